@@ -10,7 +10,7 @@ export interface BenchRow {
   reference?: number;
   /** What the reference is, e.g. "OpenCV 4.6 C++ (cv2.setNumThreads(1))". */
   referenceName?: string;
-  /** lookout / reference for times (lower is better), reference / lookout never: always lookout over reference. */
+  /** Always lookout / reference: for times lower is better, for rates (req/s, fps) higher is better. */
   ratio?: number;
   /** The goal the issue sets, in words, e.g. "ratio <= 2". */
   goal?: string;

@@ -1,0 +1,46 @@
+/**
+ * `npm run bench`: every benchmark, each printing Lookout's figure beside a reference measured in the same
+ * run on this machine, and the ratio. Run from the repository root (test images come from ../shared/testdata).
+ * Results are also written to bench/results.json for the record.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { benchCascade } from './cascade.bench.js';
+import { benchLbph } from './lbph.bench.js';
+import { benchRecognize } from './recognize.bench.js';
+import type { BenchRow } from './types.js';
+
+const repoRoot = process.cwd();
+const testdata = path.resolve(repoRoot, '../shared/testdata');
+
+function format(row: BenchRow): string {
+  const n = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+  const parts = [`${row.name}: Lookout ${n(row.lookout)} ${row.unit}`];
+  if (row.reference !== undefined) parts.push(`${row.referenceName ?? 'reference'} ${n(row.reference)} ${row.unit}`);
+  if (row.ratio !== undefined) parts.push(`ratio ${row.ratio.toFixed(2)}`);
+  if (row.goal) parts.push(`goal: ${row.goal}`);
+  return parts.join(' | ');
+}
+
+/** The 640x480 photo with faces used by the cascade and API benchmarks. */
+async function photo640(): Promise<Buffer> {
+  return sharp(path.join(testdata, 'faces/sample1.jpg')).resize(640, 480, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer();
+}
+
+const rows: BenchRow[] = [];
+const suites: [string, () => Promise<BenchRow[]>][] = [
+  ['cascade', () => benchCascade()],
+  ['lbph', () => benchLbph()],
+  ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
+];
+const only = process.argv.slice(2);
+console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+for (const [name, run] of suites) {
+  if (only.length && !only.includes(name)) continue;
+  const found = await run();
+  for (const row of found) console.log(format(row));
+  rows.push(...found);
+}
+await fs.writeFile(path.join(repoRoot, 'bench/results.json'), JSON.stringify({ at: new Date().toISOString(), rows }, null, 2) + '\n');

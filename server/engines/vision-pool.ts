@@ -1,0 +1,117 @@
+/**
+ * A fixed pool of vision worker threads with one shared queue: a job goes to the first idle worker, so a slow
+ * image never holds back the others. Broadcast jobs (a new model) reach every worker, and each worker applies
+ * them in order with the jobs it receives, so a request never sees half of a model update.
+ */
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { VisionJob, VisionResult, VisionWorkerData, WorkerReply } from './vision-protocol.js';
+
+interface Pending {
+  job: VisionJob;
+  transfer: ArrayBuffer[];
+  resolve: (result: VisionResult) => void;
+  reject: (err: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  busy: Pending | null;
+  /** Broadcast jobs waiting for this worker, sent before any queued ordinary job. */
+  broadcasts: Pending[];
+}
+
+/** Where the worker's code is: beside this module, as .js when compiled, as .ts when run from source (tests). */
+function workerEntry(): { url: URL; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  return fromSource
+    ? { url: new URL('./vision-worker.ts', import.meta.url), execArgv: ['--import', 'tsx'] }
+    : { url: new URL('./vision-worker.js', import.meta.url), execArgv: [] };
+}
+
+export class VisionPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private readonly inflight = new Map<number, Pending>();
+  private closed = false;
+
+  constructor(data: VisionWorkerData, size = 0) {
+    const count = size > 0 ? size : Math.max(1, os.availableParallelism());
+    const { url, execArgv } = workerEntry();
+    for (let i = 0; i < count; i++) {
+      const worker = new Worker(url, { workerData: data, execArgv });
+      const slot: Slot = { worker, busy: null, broadcasts: [] };
+      worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
+      worker.on('error', (err) => this.onWorkerError(slot, err));
+      this.slots.push(slot);
+    }
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Runs a job on the next idle worker. `transfer` lists buffers moved (not copied) to the worker. */
+  run(job: VisionJob, transfer: ArrayBuffer[] = []): Promise<VisionResult> {
+    if (this.closed) return Promise.reject(new Error('vision pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ job, transfer, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Runs a job on every worker (e.g. a new model); resolves when all have applied it. */
+  async broadcast(job: VisionJob): Promise<void> {
+    if (this.closed) throw new Error('vision pool is closed');
+    await Promise.all(
+      this.slots.map(
+        (slot) =>
+          new Promise<VisionResult>((resolve, reject) => {
+            slot.broadcasts.push({ job, transfer: [], resolve, reject });
+            this.pump();
+          }),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.queue.splice(0)) p.reject(new Error('vision pool is closed'));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.busy) continue;
+      const next = slot.broadcasts.shift() ?? this.queue.shift();
+      if (!next) continue;
+      const id = this.nextId++;
+      slot.busy = next;
+      this.inflight.set(id, next);
+      slot.worker.postMessage({ id, job: next.job }, next.transfer);
+    }
+  }
+
+  private onReply(slot: Slot, reply: WorkerReply): void {
+    const pending = this.inflight.get(reply.id);
+    this.inflight.delete(reply.id);
+    slot.busy = null;
+    if (pending) {
+      if (reply.ok) pending.resolve(reply.result);
+      else pending.reject(new Error(reply.error));
+    }
+    this.pump();
+  }
+
+  private onWorkerError(slot: Slot, err: Error): void {
+    // A worker that crashed cannot be trusted with its state: fail its job; the pool stays usable with the rest.
+    if (slot.busy) slot.busy.reject(err);
+    slot.busy = null;
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
+    if (this.slots.length === 0) {
+      for (const p of this.queue.splice(0)) p.reject(new Error('no vision worker is running'));
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/** Liveness and readiness probes. */
+import { Hono } from 'hono';
+import type { HealthResponse, ReadyResponse } from '../../shared/api/contract.js';
+import type { AppContext } from '../http/context.js';
+
+export function healthRoutes(ctx: AppContext): Hono {
+  const app = new Hono();
+
+  app.get('/health', (c) =>
+    c.json<HealthResponse>({ status: 'ok', version: ctx.version, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }),
+  );
+
+  // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
+  // engine and the object detector arrive with later features and are reported as such.
+  app.get('/ready', (c) => {
+    const body: ReadyResponse = {
+      status: ctx.workers > 0 ? 'ready' : 'not_ready',
+      local_detector: ctx.workers > 0 ? 'ok' : 'error',
+      recognizer_trained: ctx.faces.trained,
+      detection_method: ctx.faces.detectionMethod,
+      recognition_model: ctx.faces.recognitionModel,
+      remote_status: 'disabled',
+      object_detection: 'unavailable',
+      workers: ctx.workers,
+    };
+    return c.json(body, body.status === 'ready' ? 200 : 503);
+  });
+
+  return app;
+}

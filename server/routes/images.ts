@@ -1,0 +1,112 @@
+/**
+ * Training images per label: POST /api/images (multipart `label` + `file`, or JSON `{ label, image }`),
+ * GET /api/images/{label} to list, DELETE to remove, GET /api/images/{label}/{filename} for the bytes.
+ * An image is fully decoded before it is stored, so training never meets a file it cannot read.
+ */
+import fs from 'node:fs/promises';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type {
+  ImageUploadResponse,
+  LabelDeleteResponse,
+  LabelImagesResponse,
+} from '../../shared/api/contract.js';
+import { normalizeLabel } from '../../shared/api/labels.js';
+import type { AppContext } from '../http/context.js';
+import { ApiError } from '../http/errors.js';
+import { readJson } from '../http/request.js';
+import { decodeBase64Image, decodeImage } from '../imaging/decode.js';
+
+const jsonUpload = z.object({
+  label: z.string({ error: 'is required (the person\'s name)' }),
+  image: z.string({ error: 'must be the image as base64 text or a data URL' }).min(1, 'must not be empty'),
+});
+
+const CONTENT_TYPES: Record<string, string> = {
+  jpg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  tif: 'image/tiff',
+  avif: 'image/avif',
+  heic: 'image/heif',
+};
+
+function checkedLabel(raw: unknown): string {
+  const check = normalizeLabel(raw);
+  if (!check.ok) throw new ApiError('invalid_label', check.reason);
+  return check.label;
+}
+
+export function imageRoutes(ctx: AppContext): Hono {
+  const app = new Hono();
+
+  app.post('/images', async (c) => {
+    const type = c.req.header('content-type') ?? '';
+    let rawLabel: unknown;
+    let bytes: Uint8Array;
+    if (/^multipart\/form-data/i.test(type)) {
+      let form: Record<string, string | File | (string | File)[]>;
+      try {
+        form = await c.req.parseBody({ all: true });
+      } catch {
+        throw new ApiError('bad_request', 'the multipart body could not be read');
+      }
+      rawLabel = form.label;
+      if (Array.isArray(rawLabel)) throw new ApiError('bad_request', 'send one "label" part');
+      if (rawLabel === undefined) throw new ApiError('missing_field', 'the "label" part (the person\'s name) is missing');
+      const file = form.file ?? form.image;
+      if (Array.isArray(file)) throw new ApiError('bad_request', 'send one image per request in the "file" part');
+      if (!(file instanceof File)) throw new ApiError('missing_field', 'the "file" part with the image is missing');
+      bytes = new Uint8Array(await file.arrayBuffer());
+      if (bytes.length === 0) throw new ApiError('invalid_image', 'the uploaded file is empty');
+    } else if (/json/i.test(type)) {
+      const body = await readJson(c, jsonUpload);
+      rawLabel = body.label;
+      bytes = decodeBase64Image(body.image);
+    } else {
+      throw new ApiError(
+        'unsupported_media_type',
+        'send multipart/form-data with parts "label" and "file", or JSON { "label", "image" }',
+      );
+    }
+    const label = checkedLabel(rawLabel);
+    const { format } = await decodeImage(bytes, { maxPixels: ctx.settings.maxImagePixels });
+    const filename = await ctx.images.save(label, bytes, format);
+    ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
+    return c.json<ImageUploadResponse>({ status: 'ok', label, filename });
+  });
+
+  app.get('/images/:label', async (c) => {
+    const label = checkedLabel(c.req.param('label'));
+    const images = await ctx.images.list(label);
+    if (!images) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
+    return c.json<LabelImagesResponse>({ label, images, count: images.length });
+  });
+
+  app.get('/images/:label/:filename', async (c) => {
+    const label = checkedLabel(c.req.param('label'));
+    const file = await ctx.images.find(label, c.req.param('filename'));
+    if (!file) throw new ApiError('not_found', 'no such image');
+    const ext = file.slice(file.lastIndexOf('.') + 1);
+    return c.body(new Uint8Array(await fs.readFile(file)), 200, {
+      'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream',
+      'cache-control': 'private, max-age=3600',
+    });
+  });
+
+  app.delete('/images/:label', async (c) => {
+    const label = checkedLabel(c.req.param('label'));
+    const deleted = await ctx.images.remove(label);
+    if (deleted === 0) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
+    ctx.log.info(`deleted label ${label} (${deleted} images)`);
+    return c.json<LabelDeleteResponse>({
+      status: 'ok',
+      label,
+      deleted,
+      retrain_needed: ctx.faces.trainedLabels.has(label),
+    });
+  });
+
+  return app;
+}

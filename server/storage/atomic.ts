@@ -1,0 +1,48 @@
+/**
+ * Crash-safe file writes: the bytes go to a temporary file in the same directory, are flushed to disk, and
+ * the temporary file is renamed over the target. A reader (or a restart after a crash) sees either the old
+ * file or the new one, never a torn one. Temporary names start with `.tmp-` so listings can skip them.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export const TEMP_PREFIX = '.tmp-';
+
+export async function writeFileAtomic(target: string, data: Uint8Array | string): Promise<void> {
+  const temp = path.join(path.dirname(target), `${TEMP_PREFIX}${randomUUID()}-${path.basename(target)}`);
+  const handle = await fs.open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  try {
+    await fs.rename(temp, target);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+}
+
+/** Removes temporary files a crash left behind in a directory (they were never renamed, so never valid). */
+export async function removeStaleTemps(dir: string): Promise<number> {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (name.startsWith(TEMP_PREFIX)) {
+      await fs.rm(path.join(dir, name), { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}

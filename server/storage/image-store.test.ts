@@ -1,0 +1,91 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ImageStore } from './image-store.js';
+import { writeFileAtomic } from './atomic.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-store-'));
+});
+afterEach(async () => {
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+describe('ImageStore', () => {
+  it('keeps every image of many concurrent uploads, with distinct names', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    const names = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => store.save(i % 2 ? 'ada' : 'alan', new Uint8Array([i, 1, 2, 3]), 'jpeg')),
+    );
+    expect(new Set(names).size).toBe(60);
+    expect(await store.labels()).toEqual([
+      { label: 'ada', images: 30 },
+      { label: 'alan', images: 30 },
+    ]);
+    const stored = await Promise.all(
+      names.map((n, i) => fs.readFile(path.join(root, i % 2 ? 'ada' : 'alan', n))),
+    );
+    stored.forEach((bytes, i) => expect(bytes[0]).toBe(i));
+  });
+
+  it('removes a label and says how many images went; unknown labels remove nothing', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    await store.save('ada', new Uint8Array([1]), 'png');
+    await store.save('ada', new Uint8Array([2]), 'png');
+    expect(await store.remove('ada')).toBe(2);
+    expect(await store.remove('ada')).toBe(0);
+    expect(await store.list('ada')).toBeNull();
+  });
+
+  it('ignores temp files a crash left behind and cleans them at start', async () => {
+    await fs.mkdir(path.join(root, 'ada'));
+    await fs.writeFile(path.join(root, 'ada', '.tmp-dead-1.jpg'), 'half');
+    await fs.writeFile(path.join(root, 'ada', '1-a.jpg'), 'whole');
+    const store = new ImageStore(root);
+    await store.init();
+    expect((await store.list('ada'))!.map((i) => i.filename)).toEqual(['1-a.jpg']);
+    expect(await fs.readdir(path.join(root, 'ada'))).toEqual(['1-a.jpg']);
+  });
+
+  it('ignores folders whose names are not valid labels', async () => {
+    await fs.mkdir(path.join(root, 'Not A Label'));
+    await fs.writeFile(path.join(root, 'Not A Label', 'x.jpg'), 'x');
+    const store = new ImageStore(root);
+    await store.init();
+    expect(await store.labels()).toEqual([]);
+  });
+
+  it('finds only plain file names inside the label folder', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    const name = await store.save('ada', new Uint8Array([1]), 'png');
+    expect(await store.find('ada', name)).toBe(path.join(root, 'ada', name));
+    expect(await store.find('ada', '../ada/' + name)).toBeNull();
+    expect(await store.find('ada', 'missing.png')).toBeNull();
+  });
+});
+
+describe('writeFileAtomic', () => {
+  it('replaces the whole file and leaves no temp file', async () => {
+    const target = path.join(root, 'model.bin');
+    await writeFileAtomic(target, 'old');
+    await writeFileAtomic(target, 'new content');
+    expect(await fs.readFile(target, 'utf8')).toBe('new content');
+    expect(await fs.readdir(root)).toEqual(['model.bin']);
+  });
+
+  it('leaves the previous file intact when the write fails', async () => {
+    const target = path.join(root, 'model.bin');
+    await writeFileAtomic(target, 'old');
+    // A directory as the target makes the final rename fail after the temp file was fully written.
+    const dirTarget = path.join(root, 'sub');
+    await fs.mkdir(path.join(dirTarget, 'x'), { recursive: true });
+    await expect(writeFileAtomic(dirTarget, 'new')).rejects.toThrow();
+    expect(await fs.readFile(target, 'utf8')).toBe('old');
+    expect((await fs.readdir(root)).sort()).toEqual(['model.bin', 'sub']);
+  });
+});

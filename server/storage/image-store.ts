@@ -1,0 +1,133 @@
+/**
+ * Training images on disk: `<root>/<label>/<filename>`. Labels are already normalised and validated
+ * (shared/api/labels.ts) before they reach this module. Writes are atomic and per-label serialised, so
+ * concurrent uploads never lose an image and a delete never races an upload into a half-removed folder.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { StoredImage } from '../../shared/api/contract.js';
+import { normalizeLabel } from '../../shared/api/labels.js';
+import { TEMP_PREFIX, removeStaleTemps, writeFileAtomic } from './atomic.js';
+import { KeyedLock } from './keyed-lock.js';
+
+const EXTENSIONS: Record<string, string> = {
+  jpeg: 'jpg',
+  png: 'png',
+  webp: 'webp',
+  gif: 'gif',
+  tiff: 'tif',
+  avif: 'avif',
+  heif: 'heic',
+};
+
+export interface ImageRef {
+  label: string;
+  filename: string;
+  path: string;
+}
+
+export class ImageStore {
+  private readonly lock = new KeyedLock();
+
+  constructor(readonly root: string) {}
+
+  async init(): Promise<void> {
+    await fs.mkdir(this.root, { recursive: true });
+    for (const label of await this.labelDirs()) await removeStaleTemps(path.join(this.root, label));
+  }
+
+  /** Stores one image under a label and returns its new file name. */
+  async save(label: string, bytes: Uint8Array, format: string): Promise<string> {
+    const ext = EXTENSIONS[format] ?? 'img';
+    const filename = `${Date.now()}-${randomUUID().slice(0, 8)}.${ext}`;
+    const dir = path.join(this.root, label);
+    await this.lock.run(label, async () => {
+      await fs.mkdir(dir, { recursive: true });
+      await writeFileAtomic(path.join(dir, filename), bytes);
+    });
+    return filename;
+  }
+
+  /** The images of a label, oldest first; null when the label has none. */
+  async list(label: string): Promise<StoredImage[] | null> {
+    const dir = path.join(this.root, label);
+    let names: string[];
+    try {
+      names = await fs.readdir(dir);
+    } catch {
+      return null;
+    }
+    const images: StoredImage[] = [];
+    for (const filename of names) {
+      if (filename.startsWith(TEMP_PREFIX) || filename.startsWith('.')) continue;
+      try {
+        const st = await fs.stat(path.join(dir, filename));
+        if (st.isFile()) images.push({ filename, bytes: st.size, created: st.mtime.toISOString() });
+      } catch {
+        // Deleted between readdir and stat: not there any more.
+      }
+    }
+    if (images.length === 0) return null;
+    return images.sort((a, b) => a.filename.localeCompare(b.filename));
+  }
+
+  /** Absolute path of one stored image, or null when it does not exist or the name is not one of ours. */
+  async find(label: string, filename: string): Promise<string | null> {
+    if (!/^[A-Za-z0-9._-]+$/.test(filename) || filename.startsWith('.')) return null;
+    const file = path.join(this.root, label, filename);
+    try {
+      return (await fs.stat(file)).isFile() ? file : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Removes a label and all its images; returns how many images were removed (0: the label was unknown). */
+  async remove(label: string): Promise<number> {
+    return this.lock.run(label, async () => {
+      const images = await this.list(label);
+      await fs.rm(path.join(this.root, label), { recursive: true, force: true });
+      return images?.length ?? 0;
+    });
+  }
+
+  /** Every label that has at least one image, with its image count, sorted by label. */
+  async labels(): Promise<{ label: string; images: number }[]> {
+    const out: { label: string; images: number }[] = [];
+    for (const label of await this.labelDirs()) {
+      const images = await this.list(label);
+      if (images) out.push({ label, images: images.length });
+    }
+    return out;
+  }
+
+  /** A snapshot of every stored image, for a training run. */
+  async all(): Promise<ImageRef[]> {
+    const refs: ImageRef[] = [];
+    for (const { label } of await this.labels()) {
+      for (const image of (await this.list(label)) ?? []) {
+        refs.push({ label, filename: image.filename, path: path.join(this.root, label, image.filename) });
+      }
+    }
+    return refs;
+  }
+
+  /** Sub-folders whose names are valid labels (anything else in the folder is not ours and is ignored). */
+  private async labelDirs(): Promise<string[]> {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fs.readdir(this.root, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    return entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .filter((name) => {
+        const check = normalizeLabel(name);
+        return check.ok && check.label === name;
+      })
+      .sort();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The trained LBPH model on disk, as the original service wrote it: `training.yml` (OpenCV FileStorage YAML,
+ * readable by `cv2.face.LBPHFaceRecognizer.read`) and `model.pickle` (a Python pickle of the dict label name
+ * -> integer id). Both are written atomically. The label names are also kept in the YAML's `labelsInfo`
+ * (OpenCV's own slot for them), so a crash between the two renames leaves a self-consistent `training.yml`.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { readLbphYaml, writeLbphYaml } from '../../shared/lbph/opencv-yaml.js';
+import { decodeLabelMapPickle, encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
+import type { LbphModel } from '../../shared/lbph/lbph.js';
+import { removeStaleTemps, writeFileAtomic } from './atomic.js';
+
+export const TRAINING_FILE = 'training.yml';
+export const LABELS_FILE = 'model.pickle';
+
+export interface StoredLbph {
+  model: LbphModel;
+  /** Label name -> id, as in model.pickle. */
+  labelIds: Record<string, number>;
+  trainedAt: string;
+}
+
+export class ModelStore {
+  constructor(readonly dir: string) {}
+
+  async init(): Promise<void> {
+    await fs.mkdir(this.dir, { recursive: true });
+    await removeStaleTemps(this.dir);
+  }
+
+  async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<void> {
+    const labelInfo = new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
+    // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
+    await writeFileAtomic(path.join(this.dir, TRAINING_FILE), writeLbphYaml(model, labelInfo));
+    await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(labelIds));
+  }
+
+  /**
+   * Loads the model, or null when none was trained. A model written by OpenCV (no labelsInfo) takes its names
+   * from model.pickle. Throws with a clear message when the files exist but cannot be used.
+   */
+  async loadLbph(): Promise<StoredLbph | null> {
+    const yamlPath = path.join(this.dir, TRAINING_FILE);
+    let text: string;
+    let stat: import('node:fs').Stats;
+    try {
+      [text, stat] = await Promise.all([fs.readFile(yamlPath, 'utf8'), fs.stat(yamlPath)]);
+    } catch {
+      return null;
+    }
+    const { model, labelInfo } = readLbphYaml(text);
+    let labelIds: Record<string, number> = {};
+    if (labelInfo.size > 0) {
+      for (const [id, name] of labelInfo) labelIds[name] = id;
+    } else {
+      try {
+        labelIds = decodeLabelMapPickle(new Uint8Array(await fs.readFile(path.join(this.dir, LABELS_FILE))));
+      } catch (err) {
+        throw new Error(`${LABELS_FILE} is missing or unreadable, so the trained labels have no names: ${String(err)}`);
+      }
+    }
+    const known = new Set(Object.values(labelIds));
+    const missing = [...new Set(model.labels)].filter((id) => !known.has(id));
+    if (missing.length) throw new Error(`${TRAINING_FILE} uses label ids ${missing.join(', ')} that have no name`);
+    return { model, labelIds, trainedAt: stat.mtime.toISOString() };
+  }
+}

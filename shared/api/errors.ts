@@ -1,0 +1,29 @@
+/**
+ * The error body every endpoint uses: `{ "error": { "code": "...", "message": "..." } }`.
+ * Codes are stable identifiers for programs; messages are sentences for people.
+ */
+export const ERROR_CODES = {
+  bad_request: 400,
+  invalid_json: 400,
+  invalid_image: 400,
+  invalid_label: 400,
+  missing_field: 400,
+  not_found: 404,
+  label_not_found: 404,
+  method_not_allowed: 405,
+  training_in_progress: 409,
+  no_training_data: 422,
+  no_faces_found: 422,
+  payload_too_large: 413,
+  image_too_large: 413,
+  unsupported_media_type: 415,
+  remote_unavailable: 503,
+  not_ready: 503,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: unknown };
+}

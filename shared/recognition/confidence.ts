@@ -1,0 +1,41 @@
+/**
+ * One meaning of `confidence` everywhere (DESIGN.md section 3): a match score in percent, 0 to 100, higher is
+ * better, 0 for `unknown`. Each recognizer decides known/unknown on its own raw distance (reported beside the
+ * score as `distance`); the score is a documented monotonic map of that distance:
+ *
+ *   score = 100                                       at or below the window's `best` distance
+ *   score = 100 - (100 - EDGE_SCORE) * (d - best) / (limit - best)   inside the window
+ *
+ * so a face exactly at the limit of the known window scores EDGE_SCORE (50%), and the second factor's
+ * default threshold of 65% asks for a distance in the better 70% of the window.
+ */
+
+/** Score of a face exactly at the far edge of the known window. */
+export const EDGE_SCORE = 50;
+
+export interface DistanceWindow {
+  /** Smallest distance accepted as known (LBPH's spec window starts at 4; embeddings at 0). */
+  min: number;
+  /** Largest distance accepted as known. */
+  max: number;
+}
+
+export const DEFAULT_LBPH_WINDOW: DistanceWindow = { min: 4, max: 85 };
+export const DEFAULT_EMBEDDING_WINDOW: DistanceWindow = { min: 0, max: 0.6 };
+
+export interface Decision {
+  known: boolean;
+  /** 0 to 100, one decimal; 0 when not known. */
+  confidence: number;
+}
+
+/** Decides known/unknown from a raw distance and maps it to the percent score. */
+export function decide(distance: number, window: DistanceWindow): Decision {
+  if (!Number.isFinite(distance) || distance < window.min || distance > window.max) {
+    return { known: false, confidence: 0 };
+  }
+  const span = window.max - window.min;
+  const t = span > 0 ? (distance - window.min) / span : 0;
+  const score = 100 - (100 - EDGE_SCORE) * t;
+  return { known: true, confidence: Math.round(score * 10) / 10 };
+}

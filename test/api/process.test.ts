@@ -1,0 +1,126 @@
+/**
+ * The server as a process, the way `npm start` runs it (the compiled dist/ build): start-up validation,
+ * temporary storage without persistence, and crashes (SIGKILL) in the middle of training.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
+import { postJson, REPO_ROOT, uploadImage } from '../helpers/test-server.js';
+
+const MAIN = path.join(REPO_ROOT, 'dist/server/main.js');
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+async function start(env: Record<string, string>): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), WORKERS: '2', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${out}`);
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, url, output: () => out };
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.on('exit', (code) => r(code)));
+}
+
+describe('start-up', () => {
+  it('a bad setting stops the server with a message naming it and what it accepts', async () => {
+    const child = spawn(process.execPath, [MAIN], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, REMOTE_DETECTOR_CONFIDENCE_THRESHOLD: 'high', PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let err = '';
+    child.stderr!.on('data', (d) => (err += d));
+    expect(await exited(child)).toBe(2);
+    expect(err).toContain('REMOTE_DETECTOR_CONFIDENCE_THRESHOLD');
+    expect(err).toMatch(/0 to 1/);
+    expect(err).toContain('not started');
+  });
+
+  it('with persistence off, data lives in a temporary directory removed at exit', async () => {
+    const { child, url, output } = await start({ PERSISTENCE_ENABLED: 'false', DATA_DIR: '/nonexistent/should-not-be-used' });
+    const [capture] = await trainingCaptures('grace');
+    expect((await uploadImage(url, 'grace', capture)).status).toBe(200);
+    const dir = /data lives in (\S+)/.exec(output())?.[1];
+    expect(dir).toBeTruthy();
+    expect((await fs.readdir(path.join(dir!, 'images', 'grace'))).length).toBe(1);
+    child.kill('SIGTERM');
+    expect(await exited(child)).toBe(0);
+    await expect(fs.stat(dir!)).rejects.toThrow();
+  });
+});
+
+describe('crash safety', () => {
+  it('a SIGKILL in the middle of training never leaves an unloadable model', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-crash-'));
+    try {
+      const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+      let server = await start(env);
+      for (const person of ['grace', 'eileen'] as const) {
+        for (const capture of await trainingCaptures(person)) {
+          for (let copy = 0; copy < 3; copy++) expect((await uploadImage(server.url, person, capture)).status).toBe(200);
+        }
+      }
+      expect((await postJson(`${server.url}/api/train`, {})).status).toBe(200);
+
+      // Kill at different moments of a retraining, then check the model loads and still recognises.
+      for (const delayMs of [5, 60, 150, 300, 600]) {
+        void fetch(`${server.url}/api/train`, { method: 'POST' }).catch(() => {});
+        await new Promise((r) => setTimeout(r, delayMs));
+        server.child.kill('SIGKILL');
+        await exited(server.child);
+        server = await start(env);
+        expect(server.output()).not.toMatch(/could not be loaded/);
+        const { body } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled('eileen', 0.7)) });
+        expect(body.trained).toBe(true);
+        expect(body.faces[0].label).toBe('eileen');
+      }
+      const leftovers = (await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'));
+      expect(leftovers).toEqual([]);
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * Starts the real service in this process on 127.0.0.1 with a fresh data directory, and talks to it over
+ * real HTTP. Vision workers run the TypeScript sources through tsx.
+ */
+import fs from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve, type ServerType } from '@hono/node-server';
+import { createService, type Service } from '../../server/app.js';
+import { loadSettings } from '../../server/config/settings.js';
+import { createLogger } from '../../server/logger.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const TESTDATA = path.resolve(REPO_ROOT, '../shared/testdata');
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  service: Service;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+  const dir = dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-test-')));
+  const settings = loadSettings({ DATA_DIR: dir, WORKERS: '2', LOG_LEVEL: 'silent', ...env }, REPO_ROOT);
+  const service = await createService(settings, createLogger(settings.logLevel));
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: service.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dataDir: dir,
+    service,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
+      if (!dataDir) await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function readTestImage(rel: string): Promise<Buffer> {
+  return fs.readFile(path.join(TESTDATA, rel));
+}
+
+/** POST JSON and return status and parsed body. */
+export async function postJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+export async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, init);
+  return { status: res.status, body: await res.json() };
+}
+
+/** Uploads one training image as multipart, as the web app and the identity provider extension do. */
+export async function uploadImage(
+  base: string,
+  label: string,
+  bytes: Uint8Array,
+  filename = 'capture.jpg',
+): Promise<{ status: number; body: any }> {
+  const form = new FormData();
+  form.set('label', label);
+  form.set('file', new Blob([bytes]), filename);
+  const res = await fetch(`${base}/api/images`, { method: 'POST', body: form });
+  return { status: res.status, body: await res.json() };
+}
