@@ -4,6 +4,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Settings } from './config/settings.js';
@@ -31,6 +33,26 @@ async function readVersion(appDir: string): Promise<string> {
     return (JSON.parse(await fs.readFile(path.join(appDir, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return '0.0.0';
+  }
+}
+
+const LANDING_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Lookout</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; line-height: 1.5">
+<h1>Lookout is running</h1><p>The REST API is at <a href="/api/health">/api/health</a>,
+<a href="/api/ready">/api/ready</a>, <a href="/api/labels">/api/labels</a> and the other endpoints in the README.
+The web app has not been built in this installation.</p></body></html>`;
+
+/** Model files for the browser, and the web app's build where one exists (else a page saying the API runs). */
+function mountStatic(app: Hono, appDir: string): void {
+  const root = path.relative(process.cwd(), appDir) || '.';
+  app.use('/models/*', serveStatic({ root: path.join(root, 'public') }));
+  const clientDir = path.join(appDir, 'dist/client');
+  if (existsSync(path.join(clientDir, 'index.html'))) {
+    app.use('/*', serveStatic({ root: path.join(root, 'dist/client') }));
+    app.get('*', serveStatic({ path: path.join(root, 'dist/client/index.html') }));
+  } else {
+    app.get('/', (c) => c.html(LANDING_PAGE));
   }
 }
 
@@ -86,8 +108,12 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     '*',
     bodyLimit({
       maxSize: settings.maxBodyBytes,
+      // The unread rest of the body is still on the wire: close the connection so a keep-alive client does
+      // not send its next request into it.
       onError: (c) =>
-        c.json(errorBody('payload_too_large', `the request body is larger than ${settings.maxBodyBytes} bytes`), 413),
+        c.json(errorBody('payload_too_large', `the request body is larger than ${settings.maxBodyBytes} bytes`), 413, {
+          connection: 'close',
+        }),
     }),
   );
   for (const routes of [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes]) api.route('/', routes(ctx));
@@ -95,6 +121,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
 
   const app = new Hono();
   app.route('/api', api);
+  mountStatic(app, settings.appDir);
   app.onError((err, c) => {
     if (err instanceof ApiError) return sendError(c, err);
     log.error(`${c.req.method} ${c.req.path} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

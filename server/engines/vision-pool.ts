@@ -21,12 +21,15 @@ interface Slot {
   broadcasts: Pending[];
 }
 
-/** Where the worker's code is: beside this module, as .js when compiled, as .ts when run from source (tests). */
-function workerEntry(): { url: URL; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  return fromSource
-    ? { url: new URL('./vision-worker.ts', import.meta.url), execArgv: ['--import', 'tsx'] }
-    : { url: new URL('./vision-worker.js', import.meta.url), execArgv: [] };
+/**
+ * Starts a worker running vision-worker beside this module: the compiled .js normally; when running from the
+ * TypeScript sources (tests, dev), a bootstrap that registers tsx's loader in the worker first.
+ */
+function startWorker(workerData: VisionWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vision-worker.js', import.meta.url), { workerData });
+  const entry = new URL('./vision-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData });
 }
 
 export class VisionPool {
@@ -38,9 +41,8 @@ export class VisionPool {
 
   constructor(data: VisionWorkerData, size = 0) {
     const count = size > 0 ? size : Math.max(1, os.availableParallelism());
-    const { url, execArgv } = workerEntry();
     for (let i = 0; i < count; i++) {
-      const worker = new Worker(url, { workerData: data, execArgv });
+      const worker = startWorker(data);
       const slot: Slot = { worker, busy: null, broadcasts: [] };
       worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
       worker.on('error', (err) => this.onWorkerError(slot, err));

@@ -3,7 +3,7 @@
  * can never surface as a 500. sharp (libvips) decodes; it refuses truncated files, and it applies EXIF
  * orientation as OpenCV's imread does, so phone photos are upright.
  */
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import type { GrayImage, RgbImage } from '../../shared/image/types.js';
 import { rgbToGray } from '../../shared/image/ops.js';
 import { ApiError } from '../http/errors.js';
@@ -44,7 +44,7 @@ export interface DecodeLimits {
 
 /** Checks the header only: the format and size, without decoding the pixels. */
 export async function probeImage(bytes: Uint8Array, limits: DecodeLimits): Promise<{ format: string; width: number; height: number }> {
-  let meta: sharp.Metadata;
+  let meta: Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {

@@ -30,9 +30,11 @@ export class ModelStore {
   }
 
   async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<void> {
-    const labelInfo = new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
+    const labelsInfo = Object.entries(labelIds)
+      .map(([value, label]) => ({ label, value }))
+      .sort((a, b) => a.label - b.label);
     // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
-    await writeFileAtomic(path.join(this.dir, TRAINING_FILE), writeLbphYaml(model, labelInfo));
+    await writeFileAtomic(path.join(this.dir, TRAINING_FILE), writeLbphYaml({ ...model, labelsInfo }));
     await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(labelIds));
   }
 
@@ -49,10 +51,10 @@ export class ModelStore {
     } catch {
       return null;
     }
-    const { model, labelInfo } = readLbphYaml(text);
+    const model = readLbphYaml(text);
     let labelIds: Record<string, number> = {};
-    if (labelInfo.size > 0) {
-      for (const [id, name] of labelInfo) labelIds[name] = id;
+    if (model.labelsInfo?.length) {
+      for (const { label, value } of model.labelsInfo) labelIds[value] = label;
     } else {
       try {
         labelIds = decodeLabelMapPickle(new Uint8Array(await fs.readFile(path.join(this.dir, LABELS_FILE))));

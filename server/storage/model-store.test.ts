@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
+import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
+import { LABELS_FILE, ModelStore, TRAINING_FILE } from './model-store.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-models-'));
+});
+afterEach(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+function model(labels: number[]): LbphModel {
+  const bins = LBPH_DEFAULTS.gridX * LBPH_DEFAULTS.gridY * 256;
+  return {
+    ...LBPH_DEFAULTS,
+    histograms: labels.map((l, i) => Float32Array.from({ length: bins }, (_, k) => ((k * 7 + i * 13 + l) % 97) / 97)),
+    labels: Int32Array.from(labels),
+  };
+}
+
+describe('ModelStore', () => {
+  it('round-trips a model with its label names', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    expect(await store.loadLbph()).toBeNull();
+    await store.saveLbph(model([0, 0, 1]), { ada: 0, alan: 1 });
+    const loaded = (await store.loadLbph())!;
+    expect(loaded.labelIds).toEqual({ ada: 0, alan: 1 });
+    expect(Array.from(loaded.model.labels)).toEqual([0, 0, 1]);
+    expect(loaded.model.histograms[2]).toEqual(model([0, 0, 1]).histograms[2]);
+  });
+
+  it('a crash between the two renames (new training.yml, old model.pickle) still loads consistently', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    const oldPickle = await fs.readFile(path.join(dir, LABELS_FILE));
+    await store.saveLbph(model([0, 1, 2]), { ada: 0, alan: 1, grace: 2 });
+    await fs.writeFile(path.join(dir, LABELS_FILE), oldPickle); // as if the pickle's rename never happened
+    const loaded = (await store.loadLbph())!;
+    expect(loaded.labelIds).toEqual({ ada: 0, alan: 1, grace: 2 });
+  });
+
+  it('ignores and removes half-written temp files left by a crash', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    await store.saveLbph(model([0]), { ada: 0 });
+    await fs.writeFile(path.join(dir, `.tmp-123-${TRAINING_FILE}`), '%YAML:1.0\n---\nopencv_lbphfaces:\n   thres');
+    const restarted = new ModelStore(dir);
+    await restarted.init();
+    expect((await restarted.loadLbph())!.labelIds).toEqual({ ada: 0 });
+    expect((await fs.readdir(dir)).sort()).toEqual([LABELS_FILE, TRAINING_FILE]);
+  });
+
+  it('loads a training.yml written by OpenCV, with names from model.pickle', async () => {
+    const script = [
+      'import cv2, numpy as np',
+      'rng = np.random.default_rng(7)',
+      'faces = [rng.integers(0, 256, (60, 60), dtype=np.uint8) for _ in range(3)]',
+      'r = cv2.face.LBPHFaceRecognizer_create()',
+      'r.train(faces, np.array([0, 1, 1]))',
+      `r.write(${JSON.stringify(path.join(dir, TRAINING_FILE))})`,
+    ].join('\n');
+    execFileSync('/usr/bin/python3', ['-c', script]);
+    await fs.writeFile(path.join(dir, LABELS_FILE), encodeLabelMapPickle({ ada: 0, alan: 1 }));
+    const loaded = (await new ModelStore(dir).loadLbph())!;
+    expect(loaded.labelIds).toEqual({ ada: 0, alan: 1 });
+    expect(Array.from(loaded.model.labels)).toEqual([0, 1, 1]);
+  });
+
+  it('refuses a model whose label ids have no names', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    // Strip the names from the YAML and give a pickle without id 1.
+    const yml = await fs.readFile(path.join(dir, TRAINING_FILE), 'utf8');
+    await fs.writeFile(path.join(dir, TRAINING_FILE), yml.replace(/labelsInfo:[\s\S]*$/, 'labelsInfo: []\n'));
+    await fs.writeFile(path.join(dir, LABELS_FILE), encodeLabelMapPickle({ ada: 0 }));
+    await expect(store.loadLbph()).rejects.toThrow(/label ids 1/);
+  });
+});
