@@ -10,6 +10,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Settings } from './config/settings.js';
 import { FaceService } from './engines/face-service.js';
+import { RemoteEngine } from './engines/remote-engine.js';
 import { VisionPool } from './engines/vision-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError } from './http/errors.js';
@@ -17,6 +18,7 @@ import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { labelRoutes } from './routes/labels.js';
+import { modelRoutes } from './routes/models.js';
 import { recognizeRoutes } from './routes/recognize.js';
 import { trainRoutes } from './routes/train.js';
 import { ImageStore } from './storage/image-store.js';
@@ -81,13 +83,29 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // Fail at start, not at the first request, when a worker cannot load the cascade.
   await pool.broadcast({ op: 'setModel', model: null, version: 0 });
 
+  const remote = new RemoteEngine({
+    enabled: settings.remoteDetectorEnabled,
+    url: settings.remoteDetectorUrl,
+    modelName: settings.remoteDetectorModelName,
+    confidenceThreshold: settings.remoteDetectorConfidenceThreshold,
+    timeoutMs: settings.remoteDetectorTimeoutMs,
+    checkIntervalMs: settings.remoteDetectorCheckIntervalMs,
+    log,
+  });
+  await remote.start();
+
   const faces = new FaceService({
     pool,
+    remote,
     images,
     models,
     limits: { maxPixels: settings.maxImagePixels },
     lbphWindow: { min: settings.lbphDistanceMin, max: settings.lbphDistanceMax },
-    detectionMethod: settings.remoteDetectorDefaultMethod,
+    // A configured default of `remote` with the server down at start: start on `local`, say so, switch later.
+    detectionMethod:
+      settings.remoteDetectorDefaultMethod === 'remote' && remote.unavailableReason
+        ? (log.warn(`REMOTE_DETECTOR_DEFAULT_METHOD=remote but ${remote.unavailableReason}; starting with local detection`), 'local')
+        : settings.remoteDetectorDefaultMethod,
     recognitionModel: settings.recognitionModel,
     log,
   });
@@ -96,6 +114,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const ctx: AppContext = {
     settings,
     faces,
+    remote,
     images,
     log,
     version: await readVersion(settings.appDir),
@@ -116,7 +135,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
         }),
     }),
   );
-  for (const routes of [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes]) api.route('/', routes(ctx));
+  for (const routes of [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, modelRoutes]) api.route('/', routes(ctx));
   api.notFound((c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
 
   const app = new Hono();
@@ -129,5 +148,12 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   app.notFound((c) => c.json(errorBody('not_found', `no page ${c.req.path}`), 404));
 
-  return { app, ctx, close: () => pool.close() };
+  return {
+    app,
+    ctx,
+    close: async () => {
+      remote.stop();
+      await pool.close();
+    },
+  };
 }

@@ -102,6 +102,18 @@ export const SETTINGS = {
     default: 'local',
     doc: 'Detection method at start: `local` or `remote` (`opencv`/`openvino` accepted).',
   },
+  remoteDetectorTimeoutMs: {
+    env: 'REMOTE_DETECTOR_TIMEOUT_MS',
+    schema: integer(100, 600_000),
+    default: '5000',
+    doc: 'Timeout of one call to the remote model server, in milliseconds.',
+  },
+  remoteDetectorCheckIntervalMs: {
+    env: 'REMOTE_DETECTOR_CHECK_INTERVAL_MS',
+    schema: integer(200, 3_600_000),
+    default: '10000',
+    doc: 'How often the remote model server\'s status is checked in the background, in milliseconds.',
+  },
   chatEnabled: { env: 'CHAT_ENABLED', schema: boolean, default: 'true', doc: 'Enables the chat feature.' },
   persistenceEnabled: {
     env: 'PERSISTENCE_ENABLED',
@@ -138,6 +150,12 @@ export const SETTINGS = {
     schema: number(0, 1e6),
     default: '85',
     doc: 'LBPH: largest chi-square distance accepted as a known face.',
+  },
+  embeddingDistanceMax: {
+    env: 'EMBEDDING_DISTANCE_MAX',
+    schema: number(0, 2),
+    default: '0.6',
+    doc: 'Embedding: largest euclidean distance between face descriptors accepted as the same person.',
   },
   cascadeFile: {
     env: 'CASCADE_FILE',

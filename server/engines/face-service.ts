@@ -16,11 +16,12 @@ import type {
 } from '../../shared/api/contract.js';
 import { decide, type DistanceWindow } from '../../shared/recognition/confidence.js';
 import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
-import type { GrayImage } from '../../shared/image/types.js';
+import type { GrayImage, Rect } from '../../shared/image/types.js';
 import { ApiError } from '../http/errors.js';
-import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
+import { decodeImage, type DecodedImage, type DecodeLimits } from '../imaging/decode.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ModelStore } from '../storage/model-store.js';
+import type { RemoteEngine } from './remote-engine.js';
 import type { VisionPool } from './vision-pool.js';
 import type { Logger } from '../logger.js';
 
@@ -28,6 +29,7 @@ export interface FaceServiceOptions {
   pool: VisionPool;
   images: ImageStore;
   models: ModelStore;
+  remote: RemoteEngine;
   limits: DecodeLimits;
   lbphWindow: DistanceWindow;
   detectionMethod: DetectionMethod;
@@ -90,10 +92,51 @@ export class FaceService {
     return this.lbph?.trainedAt;
   }
 
+  /** Why a detection method cannot be selected now, or null when it can. */
+  detectionUnavailable(method: DetectionMethod): string | null {
+    return method === 'remote' ? this.opts.remote.unavailableReason : null;
+  }
+
+  /** Selects the detection engine for every later recognize and train; 409 when it is not available. */
+  setDetectionMethod(method: DetectionMethod): void {
+    const reason = this.detectionUnavailable(method);
+    if (reason) throw new ApiError('model_unavailable', `detection method "${method}" is not available: ${reason}`);
+    if (method !== this.detectionMethod) this.opts.log.info(`detection method: ${this.detectionMethod} -> ${method}`);
+    this.detectionMethod = method;
+  }
+
+  /** Why a recognition model cannot be selected now, or null when it can. */
+  recognitionUnavailable(model: RecognitionModel): string | null {
+    return model === 'embedding' ? 'the embedding recognizer is not part of this build yet' : null;
+  }
+
+  /** Selects the recognizer for every later recognize and train; 409 when it is not available. */
+  setRecognitionModel(model: RecognitionModel): void {
+    const reason = this.recognitionUnavailable(model);
+    if (reason) throw new ApiError('model_unavailable', `recognition model "${model}" is not available: ${reason}`);
+    if (model !== this.recognitionModel) this.opts.log.info(`recognition model: ${this.recognitionModel} -> ${model}`);
+    this.recognitionModel = model;
+  }
+
+  /** Training state of each recognizer. */
+  recognizerStatus(): Record<RecognitionModel, { trained: boolean; trained_at: string | null; labels: number }> {
+    return {
+      lbph: { trained: this.lbph !== null, trained_at: this.lbph?.trainedAt ?? null, labels: this.lbph?.names.size ?? 0 },
+      embedding: { trained: false, trained_at: null, labels: 0 },
+    };
+  }
+
+  /** Boxes from the remote engine, or undefined to let the worker run the local cascade. */
+  private async remoteBoxes(method: DetectionMethod, rgb: DecodedImage['rgb']): Promise<Rect[] | undefined> {
+    return method === 'remote' ? this.opts.remote.detect(rgb) : undefined;
+  }
+
   async recognize(bytes: Uint8Array): Promise<RecognizeResponse> {
-    const { gray } = await decodeImage(bytes, this.opts.limits);
+    const { gray, rgb } = await decodeImage(bytes, this.opts.limits);
+    // The method is read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
-    const result = await this.opts.pool.run({ op: 'recognize', gray }, transferable(gray));
+    const boxes = await this.remoteBoxes(method, rgb);
+    const result = await this.opts.pool.run({ op: 'recognize', gray, boxes }, transferable(gray));
     if (result.op !== 'recognize') throw new Error('unexpected worker reply');
     const lbph = this.recentLbph.get(result.modelVersion) ?? null;
     const faces: FaceResult[] = result.faces.map(({ box, labelId, distance }) => {
@@ -168,17 +211,25 @@ export class FaceService {
 
     // Keep every worker busy, with a bounded number of decoded images in memory at once.
     let next = 0;
+    let failure: unknown = null;
     const lane = async (): Promise<void> => {
-      while (next < refs.length) {
+      while (next < refs.length && failure === null) {
         const ref = refs[next++];
         try {
           const bytes = await fs.readFile(ref.path);
-          const { gray } = await decodeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), this.opts.limits);
-          const result = await this.opts.pool.run({ op: 'trainSample', gray }, transferable(gray));
+          const { gray, rgb } = await decodeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), this.opts.limits);
+          const boxes = await this.remoteBoxes(method, rgb);
+          const result = await this.opts.pool.run({ op: 'trainSample', gray, boxes }, transferable(gray));
           if (result.op !== 'trainSample') throw new Error('unexpected worker reply');
           if (result.histogram) samples.push({ label: ref.label, histogram: result.histogram });
           else skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
         } catch (err) {
+          // The remote engine failing mid-run fails the run (the previous model stays): training on the images
+          // it happened to reach would silently drop people.
+          if (err instanceof ApiError && err.code === 'remote_unavailable') {
+            failure ??= err;
+            return;
+          }
           // A file deleted meanwhile, or one that no longer decodes: report it, train on the rest.
           this.opts.log.warn(`training skipped ${ref.label}/${ref.filename}: ${String(err)}`);
           skipped.push({ label: ref.label, filename: ref.filename, reason: 'unreadable' });
@@ -186,7 +237,9 @@ export class FaceService {
         progress.processed++;
       }
     };
+    // Every lane has stopped before the run ends, so no stray work overlaps the next training.
     await Promise.all(Array.from({ length: this.opts.pool.size * 2 }, lane));
+    if (failure) throw failure;
 
     if (samples.length === 0) {
       throw new ApiError(

@@ -19,7 +19,7 @@ export function healthRoutes(ctx: AppContext): Hono {
       recognizer_trained: ctx.faces.trained,
       detection_method: ctx.faces.detectionMethod,
       recognition_model: ctx.faces.recognitionModel,
-      remote_status: 'disabled',
+      remote_status: ctx.remote.status,
       object_detection: 'unavailable',
       workers: ctx.workers,
     };

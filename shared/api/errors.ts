@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   label_not_found: 404,
   method_not_allowed: 405,
   training_in_progress: 409,
+  model_unavailable: 409,
   no_training_data: 422,
   no_faces_found: 422,
   payload_too_large: 413,

@@ -1,0 +1,63 @@
+/**
+ * Remote engine benchmark: RemoteDetector.detect on a 640x480 photo against Lookout's model server started
+ * in-process on 127.0.0.1 (FaceBoxes on tfjs WASM), HTTP and JSON included, and the bare infer call with a
+ * pre-built request body to show what the client side (resize, serialise, parse) costs on top.
+ *
+ * Input: ../shared/testdata/faces/sample1.jpg scaled by sharp to cover 640x480 (aspect kept, centre crop).
+ */
+import { resolve } from 'node:path';
+import sharp from 'sharp';
+import { ssdInput } from '../shared/vision/ssd-face.js';
+import { RemoteDetector } from '../server/engines/remote-detector.js';
+import { listenModelServer } from '../server/model-server/app.js';
+import { median, type BenchRow } from './types.js';
+
+const WARMUP = 5;
+const RUNS = 25;
+const MODEL = 'face-detection-retail-0005';
+
+async function timeRuns(fn: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < WARMUP; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+export async function benchRemote(): Promise<BenchRow[]> {
+  const photo = resolve(process.cwd(), '../shared/testdata/faces/sample1.jpg');
+  const { data, info } = await sharp(photo).resize(640, 480, { fit: 'cover' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const rgb = { width: info.width, height: info.height, channels: 3 as const, data: new Uint8Array(data) };
+
+  const srv = await listenModelServer();
+  try {
+    if (!(await srv.server.loaded)) throw new Error('the model server failed to load FaceBoxes');
+    const remote = new RemoteDetector(srv.url, MODEL, 0.5, 30_000);
+    const faces = (await remote.detect(rgb)).length;
+    const detect = await timeRuns(() => remote.detect(rgb));
+
+    const body = JSON.stringify({
+      inputs: [{ name: 'input.1', shape: [1, 3, 300, 300], datatype: 'FP32', data: Array.from(ssdInput(rgb, { width: 300, height: 300 })) }],
+    });
+    const infer = await timeRuns(async () => {
+      const res = await fetch(`${srv.url}/v2/models/${MODEL}/infer`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      await res.arrayBuffer();
+    });
+    return [
+      {
+        name: `remote detect, 640x480 over HTTP to the in-process model server (FaceBoxes, tfjs WASM; ${faces} faces)`,
+        unit: 'ms',
+        lookout: detect,
+        reference: infer,
+        referenceName: 'bare V2 infer call with a pre-built body',
+        ratio: detect / infer,
+        goal: 'client overhead small: ratio <= 1.5',
+      },
+    ];
+  } finally {
+    await srv.close();
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The `remote` detection engine as the rest of the server sees it: a RemoteDetector plus its status, checked
+ * in the background (never per request) so `/api/ready` and `/api/models/available` answer at once.
+ */
+import type { Rect, RgbImage } from '../../shared/image/types.js';
+import { ApiError } from '../http/errors.js';
+import type { Logger } from '../logger.js';
+import { RemoteDetector, type RemoteStatus } from './remote-detector.js';
+
+export type RemoteEngineStatus = RemoteStatus | 'disabled';
+
+export interface RemoteEngineOptions {
+  enabled: boolean;
+  url: string;
+  modelName: string;
+  confidenceThreshold: number;
+  timeoutMs: number;
+  checkIntervalMs: number;
+  log: Logger;
+}
+
+export class RemoteEngine {
+  private readonly detector: RemoteDetector | null;
+  private current: RemoteEngineStatus;
+  private detail: string;
+  private timer: NodeJS.Timeout | null = null;
+  private checking: Promise<void> | null = null;
+
+  constructor(private readonly opts: RemoteEngineOptions) {
+    if (!opts.enabled) {
+      this.detector = null;
+      this.current = 'disabled';
+      this.detail = 'remote detection is switched off (REMOTE_DETECTOR_ENABLED=false)';
+    } else if (!opts.url) {
+      this.detector = null;
+      this.current = 'disabled';
+      this.detail = 'no remote model server is configured (set REMOTE_DETECTOR_URL)';
+    } else {
+      this.detector = new RemoteDetector(opts.url, opts.modelName, opts.confidenceThreshold, opts.timeoutMs);
+      this.current = 'unreachable';
+      this.detail = 'not checked yet';
+    }
+  }
+
+  /** Checks once now, then keeps checking in the background. */
+  async start(): Promise<void> {
+    if (!this.detector) return;
+    await this.check();
+    this.timer = setInterval(() => void this.check(), this.opts.checkIntervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  get status(): RemoteEngineStatus {
+    return this.current;
+  }
+
+  /** Why the engine cannot be used right now, in words; null when it can. */
+  get unavailableReason(): string | null {
+    return this.current === 'connected' ? null : this.detail;
+  }
+
+  /** Checks now (one check at a time; concurrent callers share it). */
+  check(): Promise<void> {
+    if (!this.detector) return Promise.resolve();
+    this.checking ??= (async () => {
+      const before = this.current;
+      const status = await this.detector!.checkStatus();
+      this.current = status;
+      this.detail =
+        status === 'connected'
+          ? 'connected'
+          : status === 'model_not_ready'
+            ? `model "${this.opts.modelName}" is not ready on ${this.opts.url}${this.detector!.statusDetail ? `: ${this.detector!.statusDetail}` : ''}`
+            : `the remote model server at ${this.opts.url} cannot be reached${this.detector!.statusDetail ? `: ${this.detector!.statusDetail}` : ''}`;
+      if (status !== before) this.opts.log.info(`remote model server: ${before} -> ${status} (${this.detail})`);
+    })().finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  /** Face boxes from the remote server; 503 `remote_unavailable` on any failure. */
+  async detect(rgb: RgbImage): Promise<Rect[]> {
+    if (!this.detector) throw new ApiError('remote_unavailable', this.detail);
+    try {
+      return await this.detector.detect(rgb);
+    } catch (err) {
+      // A failed call is news: re-check now so the status reflects it without waiting for the next poll.
+      void this.check();
+      throw err;
+    }
+  }
+}
