@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { benchCascade } from './cascade.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchRecognize } from './recognize.bench.js';
+import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
 
 const repoRoot = process.cwd();
@@ -34,6 +35,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['cascade', () => benchCascade()],
   ['lbph', () => benchLbph()],
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
+  ['remote', () => benchRemote()],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);

@@ -38,16 +38,27 @@ export class VisionPool {
   private nextId = 1;
   private readonly inflight = new Map<number, Pending>();
   private closed = false;
+  /** The latest broadcast job per op (e.g. the current model), replayed to a worker that replaces a dead one. */
+  private readonly state = new Map<string, VisionJob>();
 
-  constructor(data: VisionWorkerData, size = 0) {
+  constructor(
+    private readonly data: VisionWorkerData,
+    size = 0,
+  ) {
     const count = size > 0 ? size : Math.max(1, os.availableParallelism());
-    for (let i = 0; i < count; i++) {
-      const worker = startWorker(data);
-      const slot: Slot = { worker, busy: null, broadcasts: [] };
-      worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
-      worker.on('error', (err) => this.onWorkerError(slot, err));
-      this.slots.push(slot);
+    for (let i = 0; i < count; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = startWorker(this.data);
+    const slot: Slot = { worker, busy: null, broadcasts: [] };
+    worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
+    worker.on('error', (err) => this.onWorkerLost(slot, err));
+    worker.on('exit', (code) => this.onWorkerLost(slot, new Error(`vision worker exited with code ${code}`)));
+    for (const job of this.state.values()) {
+      slot.broadcasts.push({ job, transfer: [], resolve: () => {}, reject: () => {} });
     }
+    return slot;
   }
 
   get size(): number {
@@ -66,6 +77,7 @@ export class VisionPool {
   /** Runs a job on every worker (e.g. a new model); resolves when all have applied it. */
   async broadcast(job: VisionJob): Promise<void> {
     if (this.closed) throw new Error('vision pool is closed');
+    this.state.set(job.op, job);
     await Promise.all(
       this.slots.map(
         (slot) =>
@@ -106,14 +118,18 @@ export class VisionPool {
     this.pump();
   }
 
-  private onWorkerError(slot: Slot, err: Error): void {
-    // A worker that crashed cannot be trusted with its state: fail its job; the pool stays usable with the rest.
-    if (slot.busy) slot.busy.reject(err);
-    slot.busy = null;
+  private onWorkerLost(slot: Slot, err: Error): void {
     const index = this.slots.indexOf(slot);
-    if (index >= 0) this.slots.splice(index, 1);
-    if (this.slots.length === 0) {
-      for (const p of this.queue.splice(0)) p.reject(new Error('no vision worker is running'));
+    if (index < 0 || this.closed) return; // already replaced (error then exit), or we are shutting down
+    // A crashed worker (e.g. out of memory) fails only the job it held; a fresh worker with the current
+    // state takes its place, and broadcasts still owed to the old one are delivered to the new one.
+    for (const [id, pending] of this.inflight) {
+      if (pending === slot.busy) this.inflight.delete(id);
     }
+    slot.busy?.reject(err);
+    const replacement = this.spawn();
+    replacement.broadcasts.push(...slot.broadcasts);
+    this.slots[index] = replacement;
+    this.pump();
   }
 }
