@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { benchCascade } from './cascade.bench.js';
+import { benchEmbedding } from './embedding.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchRecognize } from './recognize.bench.js';
 import { benchRemote } from './remote.bench.js';
@@ -35,6 +36,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['cascade', () => benchCascade()],
   ['lbph', () => benchLbph()],
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
+  ['embedding', () => benchEmbedding()],
   ['remote', () => benchRemote()],
 ];
 const only = process.argv.slice(2);

@@ -77,11 +77,12 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
         minNeighbors: settings.cascadeMinNeighbors,
         minSize: settings.cascadeMinSize,
       },
+      embeddingModelDir: path.join(settings.appDir, 'public/models/face-api'),
     },
     settings.workers,
   );
   // Fail at start, not at the first request, when a worker cannot load the cascade.
-  await pool.broadcast({ op: 'setModel', model: null, version: 0 });
+  await pool.broadcast({ op: 'setModels', lbph: null, embedding: null, version: 0 });
 
   const remote = new RemoteEngine({
     enabled: settings.remoteDetectorEnabled,
@@ -101,6 +102,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     models,
     limits: { maxPixels: settings.maxImagePixels },
     lbphWindow: { min: settings.lbphDistanceMin, max: settings.lbphDistanceMax },
+    embeddingWindow: { min: 0, max: settings.embeddingDistanceMax },
     // A configured default of `remote` with the server down at start: start on `local`, say so, switch later.
     detectionMethod:
       settings.remoteDetectorDefaultMethod === 'remote' && remote.unavailableReason

@@ -1,8 +1,10 @@
 /**
  * Face detection, recognition and training, as the spec's flows describe them: the active detection engine
- * finds faces, the active recognizer names them, training runs the detector over every stored image.
- * The heavy work runs in the vision worker pool; this module owns the state (active engines, trained model)
- * and the rules (one training at a time, the previous model stays until a new one is saved).
+ * finds faces, the active recognizer names them, training runs the detector over every stored image and
+ * trains every available recognizer (LBPH always, the embedding recognizer when its model loaded), so a
+ * switch of recognizer needs no retraining. The heavy work runs in the vision worker pool; this module owns
+ * the state (active engines, trained models) and the rules (one training at a time, the previous models stay
+ * until new ones are saved).
  */
 import fs from 'node:fs/promises';
 import type {
@@ -14,16 +16,19 @@ import type {
   TrainResponse,
   TrainStatusResponse,
 } from '../../shared/api/contract.js';
-import { decide, type DistanceWindow } from '../../shared/recognition/confidence.js';
+import { trainEmbedding, type EmbeddingModel } from '../../shared/embedding/matcher.js';
+import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
 import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
-import type { GrayImage, Rect } from '../../shared/image/types.js';
+import { decide, type DistanceWindow } from '../../shared/recognition/confidence.js';
 import { ApiError } from '../http/errors.js';
-import { decodeImage, type DecodedImage, type DecodeLimits } from '../imaging/decode.js';
+import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
+import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ModelStore } from '../storage/model-store.js';
+import type { EmbeddingAvailability } from './embedding-node.js';
 import type { RemoteEngine } from './remote-engine.js';
+import type { VisionJob } from './vision-protocol.js';
 import type { VisionPool } from './vision-pool.js';
-import type { Logger } from '../logger.js';
 
 export interface FaceServiceOptions {
   pool: VisionPool;
@@ -32,30 +37,43 @@ export interface FaceServiceOptions {
   remote: RemoteEngine;
   limits: DecodeLimits;
   lbphWindow: DistanceWindow;
+  embeddingWindow: DistanceWindow;
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
   log: Logger;
 }
 
-interface TrainedLbph {
-  model: LbphModel;
-  version: number;
+interface Trained<M> {
+  model: M;
   names: Map<number, string>;
   trainedAt: string;
 }
 
-/** Moves the pixel buffer to the worker instead of copying it. */
+/** The models the workers hold, under one version number so a reply's label ids map to the right names. */
+interface Installed {
+  version: number;
+  lbph: Trained<LbphModel> | null;
+  embedding: Trained<EmbeddingModel> | null;
+}
+
+export type RecognizerStatus = Record<RecognitionModel, { trained: boolean; trained_at: string | null; labels: number }>;
+
+/** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
 function transferable(gray: GrayImage): ArrayBuffer[] {
   return gray.data.byteOffset === 0 && gray.data.byteLength === gray.data.buffer.byteLength
     ? [gray.data.buffer as ArrayBuffer]
     : [];
 }
 
+function namesOf(labelIds: Record<string, number>): Map<number, string> {
+  return new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
+}
+
 export class FaceService {
-  private lbph: TrainedLbph | null = null;
-  /** The installed model and the one before it: a request may still run on the previous one during a swap. */
-  private readonly recentLbph = new Map<number, TrainedLbph>();
-  private modelVersion = 0;
+  private installed: Installed = { version: 0, lbph: null, embedding: null };
+  /** The installed models and the ones before: a request may still run on the previous version during a swap. */
+  private readonly recent = new Map<number, Installed>([[0, this.installed]]);
+  private embeddingStatus: EmbeddingAvailability = { available: false, reason: 'still loading', loadMs: 0 };
   private training: { processed: number; total: number } | null = null;
   private lastTraining: TrainResponse | undefined;
   private lastTrainingError: TrainStatusResponse['last_error'];
@@ -67,34 +85,72 @@ export class FaceService {
     this.recognitionModel = opts.recognitionModel;
   }
 
-  /** Loads the saved model, if any, into every worker. A broken model file is logged and ignored, not fatal. */
+  /**
+   * Waits for the workers' recognizers to load, then loads the saved models, if any, into every worker. A broken
+   * model file is logged and ignored (the next training replaces it), not fatal.
+   */
   async init(): Promise<void> {
+    const status = await this.opts.pool.run({ op: 'status' });
+    if (status.op === 'status') this.embeddingStatus = status.embedding;
+    if (this.embeddingStatus.available) {
+      this.opts.log.info(`embedding recognizer loaded in ${Math.round(this.embeddingStatus.loadMs)} ms (${this.embeddingStatus.backend})`);
+    } else {
+      this.opts.log.warn(`embedding recognizer unavailable: ${this.embeddingStatus.reason}`);
+    }
+    if (this.recognitionModel === 'embedding' && !this.embeddingStatus.available) {
+      this.opts.log.warn('RECOGNITION_MODEL=embedding but the embedding recognizer is unavailable; starting with lbph');
+      this.recognitionModel = 'lbph';
+    }
+
+    let lbph: Trained<LbphModel> | null = null;
+    let embedding: Trained<EmbeddingModel> | null = null;
     try {
       const stored = await this.opts.models.loadLbph();
-      if (stored) {
-        await this.installLbph(stored.model, stored.labelIds, stored.trainedAt);
-        this.opts.log.info(`loaded LBPH model: ${Object.keys(stored.labelIds).length} labels, ${stored.model.labels.length} faces`);
-      }
+      if (stored) lbph = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
     } catch (err) {
       this.opts.log.error(`the saved LBPH model could not be loaded and is ignored until the next training: ${String(err)}`);
+    }
+    try {
+      const stored = await this.opts.models.loadEmbedding();
+      if (stored) embedding = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+    } catch (err) {
+      this.opts.log.error(`the saved embedding model could not be loaded and is ignored until the next training: ${String(err)}`);
+    }
+    if (lbph || embedding) {
+      await this.install(lbph, embedding);
+      this.opts.log.info(`loaded models: lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`);
     }
   }
 
   get trained(): boolean {
-    return this.lbph !== null;
+    return this.installed[this.recognitionModel] !== null;
   }
 
+  /** Labels the active recognizer knows. */
   get trainedLabels(): Set<string> {
-    return new Set(this.lbph ? this.lbph.names.values() : []);
+    return new Set(this.installed[this.recognitionModel]?.names.values() ?? []);
   }
 
-  get trainedAt(): string | undefined {
-    return this.lbph?.trainedAt;
+  get embeddingAvailability(): EmbeddingAvailability {
+    return this.embeddingStatus;
+  }
+
+  recognizerStatus(): RecognizerStatus {
+    const of = (t: Trained<unknown> | null) => ({ trained: t !== null, trained_at: t?.trainedAt ?? null, labels: t?.names.size ?? 0 });
+    return { lbph: of(this.installed.lbph), embedding: of(this.installed.embedding) };
   }
 
   /** Why a detection method cannot be selected now, or null when it can. */
   detectionUnavailable(method: DetectionMethod): string | null {
     return method === 'remote' ? this.opts.remote.unavailableReason : null;
+  }
+
+  /** Why a recognition model cannot be selected now, or null when it can. */
+  recognitionUnavailable(model: RecognitionModel): string | null {
+    if (model === 'embedding' && !this.embeddingStatus.available) {
+      return `the embedding recognizer could not be loaded: ${this.embeddingStatus.reason ?? 'unknown reason'}`;
+    }
+    return null;
   }
 
   /** Selects the detection engine for every later recognize and train; 409 when it is not available. */
@@ -105,12 +161,7 @@ export class FaceService {
     this.detectionMethod = method;
   }
 
-  /** Why a recognition model cannot be selected now, or null when it can. */
-  recognitionUnavailable(model: RecognitionModel): string | null {
-    return model === 'embedding' ? 'the embedding recognizer is not part of this build yet' : null;
-  }
-
-  /** Selects the recognizer for every later recognize and train; 409 when it is not available. */
+  /** Selects the recognizer for every later recognize; 409 when it is not available. */
   setRecognitionModel(model: RecognitionModel): void {
     const reason = this.recognitionUnavailable(model);
     if (reason) throw new ApiError('model_unavailable', `recognition model "${model}" is not available: ${reason}`);
@@ -118,46 +169,36 @@ export class FaceService {
     this.recognitionModel = model;
   }
 
-  /** Training state of each recognizer. */
-  recognizerStatus(): Record<RecognitionModel, { trained: boolean; trained_at: string | null; labels: number }> {
-    return {
-      lbph: { trained: this.lbph !== null, trained_at: this.lbph?.trainedAt ?? null, labels: this.lbph?.names.size ?? 0 },
-      embedding: { trained: false, trained_at: null, labels: 0 },
-    };
-  }
-
   /** Boxes from the remote engine, or undefined to let the worker run the local cascade. */
-  private async remoteBoxes(method: DetectionMethod, rgb: DecodedImage['rgb']): Promise<Rect[] | undefined> {
+  private async remoteBoxes(method: DetectionMethod, rgb: RgbImage): Promise<Rect[] | undefined> {
     return method === 'remote' ? this.opts.remote.detect(rgb) : undefined;
   }
 
   async recognize(bytes: Uint8Array): Promise<RecognizeResponse> {
     const { gray, rgb } = await decodeImage(bytes, this.opts.limits);
-    // The method is read once: a switch while this request runs applies from the next request on.
+    // Read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
+    const recognizer = this.recognitionModel;
     const boxes = await this.remoteBoxes(method, rgb);
-    const result = await this.opts.pool.run({ op: 'recognize', gray, boxes }, transferable(gray));
+    const job: VisionJob =
+      recognizer === 'embedding' ? { op: 'recognize', recognizer, gray, rgb, boxes } : { op: 'recognize', recognizer, gray, boxes };
+    const result = await this.opts.pool.run(job, transferable(gray));
     if (result.op !== 'recognize') throw new Error('unexpected worker reply');
-    const lbph = this.recentLbph.get(result.modelVersion) ?? null;
+    const trained = this.recent.get(result.modelVersion)?.[recognizer] ?? null;
+    const window = recognizer === 'embedding' ? this.opts.embeddingWindow : this.opts.lbphWindow;
     const faces: FaceResult[] = result.faces.map(({ box, labelId, distance }) => {
       const face: FaceResult = { x: box.x, y: box.y, w: box.width, h: box.height, label: 'unknown', confidence: 0 };
-      if (labelId === null || distance === null || !lbph) return face;
-      face.distance = Math.round(distance * 1000) / 1000;
-      const decision = decide(distance, this.opts.lbphWindow);
-      const name = lbph.names.get(labelId);
+      if (labelId === null || distance === null || !trained) return face;
+      face.distance = Math.round(distance * 10_000) / 10_000;
+      const decision = decide(distance, window);
+      const name = trained.names.get(labelId);
       if (decision.known && name !== undefined) {
         face.label = name;
         face.confidence = decision.confidence;
       }
       return face;
     });
-    return {
-      faces,
-      count: faces.length,
-      detection_method: method,
-      recognition_model: this.recognitionModel,
-      trained: lbph !== null,
-    };
+    return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: trained !== null };
   }
 
   trainStatus(): TrainStatusResponse {
@@ -172,7 +213,7 @@ export class FaceService {
 
   /**
    * Trains on every stored image. One run at a time (409 otherwise). When no image gives a face, nothing is
-   * saved and the previous model stays in use.
+   * saved and the previous models stay in use.
    */
   async train(): Promise<TrainResponse> {
     if (this.training) {
@@ -182,9 +223,8 @@ export class FaceService {
       );
     }
     this.training = { processed: 0, total: 0 };
-    const started = Date.now();
     try {
-      const result = await this.runTraining(started);
+      const result = await this.runTraining(Date.now());
       this.lastTraining = result;
       this.lastTrainingError = undefined;
       return result;
@@ -206,7 +246,8 @@ export class FaceService {
       throw new ApiError('no_training_data', 'there are no training images; upload images with POST /api/images first');
     }
     const method = this.detectionMethod;
-    const samples: { label: string; histogram: Float32Array }[] = [];
+    const withEmbedding = this.embeddingStatus.available;
+    const samples: { label: string; histogram: Float32Array; descriptor: Float32Array | null }[] = [];
     const skipped: SkippedImage[] = [];
 
     // Keep every worker busy, with a bounded number of decoded images in memory at once.
@@ -219,12 +260,13 @@ export class FaceService {
           const bytes = await fs.readFile(ref.path);
           const { gray, rgb } = await decodeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), this.opts.limits);
           const boxes = await this.remoteBoxes(method, rgb);
-          const result = await this.opts.pool.run({ op: 'trainSample', gray, boxes }, transferable(gray));
+          const job: VisionJob = withEmbedding ? { op: 'trainSample', gray, rgb, boxes } : { op: 'trainSample', gray, boxes };
+          const result = await this.opts.pool.run(job, transferable(gray));
           if (result.op !== 'trainSample') throw new Error('unexpected worker reply');
-          if (result.histogram) samples.push({ label: ref.label, histogram: result.histogram });
+          if (result.histogram) samples.push({ label: ref.label, histogram: result.histogram, descriptor: result.descriptor });
           else skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
         } catch (err) {
-          // The remote engine failing mid-run fails the run (the previous model stays): training on the images
+          // The remote engine failing mid-run fails the run (the previous models stay): training on the images
           // it happened to reach would silently drop people.
           if (err instanceof ApiError && err.code === 'remote_unavailable') {
             failure ??= err;
@@ -253,15 +295,24 @@ export class FaceService {
     const labels = [...new Set(samples.map((s) => s.label))].sort();
     const labelIds: Record<string, number> = Object.fromEntries(labels.map((name, id) => [name, id]));
     samples.sort((a, b) => a.label.localeCompare(b.label));
-    const model: LbphModel = {
+    const trainedAt = new Date().toISOString();
+    const lbphModel: LbphModel = {
       ...LBPH_DEFAULTS,
-      threshold: Number.MAX_VALUE,
       histograms: samples.map((s) => s.histogram),
       labels: Int32Array.from(samples.map((s) => labelIds[s.label])),
     };
-    await this.opts.models.saveLbph(model, labelIds);
-    const trainedAt = new Date().toISOString();
-    await this.installLbph(model, labelIds, trainedAt);
+    await this.opts.models.saveLbph(lbphModel, labelIds);
+    const lbph: Trained<LbphModel> = { model: lbphModel, names: namesOf(labelIds), trainedAt };
+
+    let embedding = this.installed.embedding;
+    const described = samples.filter((s) => s.descriptor !== null);
+    if (withEmbedding && described.length > 0) {
+      const model = trainEmbedding(described.map((s) => ({ label: labelIds[s.label], descriptor: s.descriptor! })));
+      const usedIds = Object.fromEntries(Object.entries(labelIds).filter(([name]) => described.some((s) => s.label === name)));
+      await this.opts.models.saveEmbedding(model, usedIds, trainedAt);
+      embedding = { model, names: namesOf(usedIds), trainedAt };
+    }
+    await this.install(lbph, embedding);
 
     const facesPerLabel: Record<string, number> = {};
     for (const s of samples) facesPerLabel[s.label] = (facesPerLabel[s.label] ?? 0) + 1;
@@ -275,20 +326,19 @@ export class FaceService {
       images_total: refs.length,
       images_skipped: skipped,
       detection_method: method,
-      recognition_model: 'lbph',
+      recognition_model: this.recognitionModel,
+      recognizers_trained: embedding?.trainedAt === trainedAt ? ['lbph', 'embedding'] : ['lbph'],
       duration_ms: Date.now() - started,
       trained_at: trainedAt,
     };
   }
 
-  private async installLbph(model: LbphModel, labelIds: Record<string, number>, trainedAt: string): Promise<void> {
-    const version = ++this.modelVersion;
-    const names = new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
-    const installed: TrainedLbph = { model, version, names, trainedAt };
+  private async install(lbph: Trained<LbphModel> | null, embedding: Trained<EmbeddingModel> | null): Promise<void> {
+    const installed: Installed = { version: this.installed.version + 1, lbph, embedding };
     // Known before any worker can answer with this version; versions older than the previous one are dropped.
-    this.recentLbph.set(version, installed);
-    this.recentLbph.delete(version - 2);
-    await this.opts.pool.broadcast({ op: 'setModel', model, version });
-    this.lbph = installed;
+    this.recent.set(installed.version, installed);
+    this.recent.delete(installed.version - 2);
+    await this.opts.pool.broadcast({ op: 'setModels', lbph: lbph?.model ?? null, embedding: embedding?.model ?? null, version: installed.version });
+    this.installed = installed;
   }
 }

@@ -18,22 +18,22 @@ async function gray(rel: string) {
 
 describe('VisionPool', () => {
   it('runs jobs on every worker and returns the results in order of the callers', async () => {
-    pool = new VisionPool({ cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 } }, 2);
+    pool = new VisionPool({ cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 }, embeddingModelDir: null }, 2);
     const images = await Promise.all(['faces/grace_hopper.jpg', 'negatives/brick.png', 'faces/astronaut.png'].map(gray));
     const results = await Promise.all(images.map((g) => pool!.run({ op: 'detect', gray: g })));
     expect(results.map((r) => (r.op === 'detect' ? r.boxes.length : -1))).toEqual([1, 0, 1]);
   });
 
   it('replaces a worker that dies, with the current model, and keeps working', async () => {
-    pool = new VisionPool({ cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 } }, 2);
-    await pool.broadcast({ op: 'setModel', model: null, version: 7 });
+    pool = new VisionPool({ cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 }, embeddingModelDir: null }, 2);
+    await pool.broadcast({ op: 'setModels', lbph: null, embedding: null, version: 7 });
     const slots = (pool as unknown as { slots: { worker: import('node:worker_threads').Worker }[] }).slots;
     const dead = slots[0].worker;
     await dead.terminate();
     expect(pool.size).toBe(2);
     expect(slots[0].worker).not.toBe(dead);
     const image = await gray('faces/grace_hopper.jpg');
-    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run({ op: 'recognize', gray: image })));
+    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run({ op: 'recognize', recognizer: 'lbph', gray: image })));
     for (const r of results) expect(r).toMatchObject({ op: 'recognize', modelVersion: 7 });
   });
 });

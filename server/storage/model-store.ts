@@ -6,6 +6,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { decodeEmbeddingFile, encodeEmbeddingFile } from '../../shared/embedding/model-file.js';
+import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
 import { readLbphYaml, writeLbphYaml } from '../../shared/lbph/opencv-yaml.js';
 import { decodeLabelMapPickle, encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
 import type { LbphModel } from '../../shared/lbph/lbph.js';
@@ -13,6 +15,13 @@ import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 
 export const TRAINING_FILE = 'training.yml';
 export const LABELS_FILE = 'model.pickle';
+export const EMBEDDINGS_FILE = 'embeddings.json';
+
+export interface StoredEmbedding {
+  model: EmbeddingModel;
+  labelIds: Record<string, number>;
+  trainedAt: string;
+}
 
 export interface StoredLbph {
   model: LbphModel;
@@ -36,6 +45,27 @@ export class ModelStore {
     // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
     await writeFileAtomic(path.join(this.dir, TRAINING_FILE), writeLbphYaml({ ...model, labelsInfo }));
     await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(labelIds));
+  }
+
+  /** The embedding recognizer's descriptors and names, in one file (so one atomic write). */
+  async saveEmbedding(model: EmbeddingModel, labelIds: Record<string, number>, trainedAt: string): Promise<void> {
+    const labels = Object.entries(labelIds).map(([name, label]) => ({ label, name }));
+    await writeFileAtomic(path.join(this.dir, EMBEDDINGS_FILE), encodeEmbeddingFile(model, labels, { createdAt: trainedAt }));
+  }
+
+  /** The saved embedding model, or null when none was trained; throws with a clear message when unusable. */
+  async loadEmbedding(): Promise<StoredEmbedding | null> {
+    const file = path.join(this.dir, EMBEDDINGS_FILE);
+    let text: string;
+    let stat: import('node:fs').Stats;
+    try {
+      [text, stat] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)]);
+    } catch {
+      return null;
+    }
+    const decoded = decodeEmbeddingFile(text);
+    const labelIds = Object.fromEntries(decoded.labels.map(({ label, name }) => [name, label]));
+    return { model: decoded.model, labelIds, trainedAt: decoded.createdAt ?? stat.mtime.toISOString() };
   }
 
   /**

@@ -97,7 +97,10 @@ export interface TrainResponse {
   /** Images that gave no training face, with why: a person fixes these by retaking them. */
   images_skipped: SkippedImage[];
   detection_method: DetectionMethod;
+  /** The active recognizer. */
   recognition_model: RecognitionModel;
+  /** Every recognizer this run trained (the embedding recognizer too when its model is loaded). */
+  recognizers_trained: RecognitionModel[];
   duration_ms: number;
   trained_at: string;
 }

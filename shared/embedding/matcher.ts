@@ -1,0 +1,91 @@
+/**
+ * The embedding recognizer's matcher: nearest neighbour over enrolled face descriptors by euclidean distance
+ * (known iff distance <= 0.6, decided by the caller with `decide(distance, DEFAULT_EMBEDDING_WINDOW)`).
+ * Every sample is kept, not a per-label mean: a person enrolled under different lighting or poses keeps
+ * each of them, and 1-NN is what dlib's 0.6 threshold was calibrated for.
+ */
+
+/**
+ * A trained model as plain data (typed arrays only), so it survives structured clone to a worker.
+ * Sample i is `descriptors[i * dim .. (i + 1) * dim)` with label `labels[i]`; label names live with the
+ * caller (and in the model file, see model-file.ts).
+ */
+/** Length of a face-api face descriptor. */
+export const DESCRIPTOR_SIZE = 128;
+
+export interface EmbeddingModel {
+  dim: number;
+  descriptors: Float32Array;
+  labels: Int32Array;
+}
+
+export interface EmbeddingSample {
+  label: number;
+  descriptor: ArrayLike<number>;
+}
+
+export interface EmbeddingPrediction {
+  /** Nearest sample's label, or -1 for an empty model. */
+  label: number;
+  /** Its euclidean distance; Infinity with label -1. */
+  distance: number;
+}
+
+/** Builds a model from labelled descriptors (an empty list gives an empty model that predicts -1). */
+export function trainEmbedding(samples: readonly EmbeddingSample[], dim: number = DESCRIPTOR_SIZE): EmbeddingModel {
+  if (!Number.isInteger(dim) || dim < 1) throw new Error(`embedding: dim must be a positive integer, got ${dim}`);
+  const descriptors = new Float32Array(samples.length * dim);
+  const labels = new Int32Array(samples.length);
+  samples.forEach((s, i) => {
+    if (!Number.isInteger(s.label) || s.label < 0 || s.label > 0x7fffffff) {
+      throw new Error(`embedding: sample ${i} has label ${s.label}; labels are non-negative 32-bit integers`);
+    }
+    if (s.descriptor.length !== dim) {
+      throw new Error(`embedding: sample ${i} has ${s.descriptor.length} values, expected ${dim}`);
+    }
+    for (let k = 0; k < dim; k++) {
+      const v = s.descriptor[k];
+      if (!Number.isFinite(v)) throw new Error(`embedding: sample ${i} has a non-finite value at ${k}`);
+      descriptors[i * dim + k] = v;
+    }
+    labels[i] = s.label;
+  });
+  return { dim, descriptors, labels };
+}
+
+/** Number of samples in a model. */
+export function embeddingSampleCount(model: EmbeddingModel): number {
+  return model.labels.length;
+}
+
+/** Euclidean distance between two descriptors of equal length (double precision accumulation). */
+export function euclideanDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`euclideanDistance: lengths differ (${a.length} vs ${b.length})`);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = a[i] - b[i];
+    sum += d * d;
+  }
+  return Math.sqrt(sum);
+}
+
+/** Nearest enrolled sample to `descriptor` (ties: the first). */
+export function predictEmbedding(model: EmbeddingModel, descriptor: ArrayLike<number>): EmbeddingPrediction {
+  const { dim, descriptors, labels } = model;
+  if (descriptor.length !== dim) throw new Error(`embedding: descriptor has ${descriptor.length} values, model expects ${dim}`);
+  let best = -1;
+  let bestSq = Infinity;
+  for (let i = 0, o = 0; i < labels.length; i++, o += dim) {
+    let sum = 0;
+    // Early exit once this sample cannot win: most impostor samples stop well before the end.
+    for (let k = 0; k < dim && sum < bestSq; k++) {
+      const d = descriptors[o + k] - descriptor[k];
+      sum += d * d;
+    }
+    if (sum < bestSq) {
+      bestSq = sum;
+      best = i;
+    }
+  }
+  return best < 0 ? { label: -1, distance: Infinity } : { label: labels[best], distance: Math.sqrt(bestSq) };
+}
