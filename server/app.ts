@@ -11,7 +11,9 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Settings } from './config/settings.js';
 import { FaceService } from './engines/face-service.js';
 import { RemoteEngine } from './engines/remote-engine.js';
-import { VisionPool } from './engines/vision-pool.js';
+import type { EmbeddingJob, EmbeddingResult } from './engines/embedding-protocol.js';
+import type { VisionJob, VisionResult } from './engines/vision-protocol.js';
+import { WorkerPool } from './engines/worker-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError } from './http/errors.js';
 import type { Logger } from './logger.js';
@@ -69,7 +71,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
   await Promise.all([images.init(), models.init()]);
 
-  const pool = new VisionPool(
+  const pool = new WorkerPool<VisionJob, VisionResult>(
+    'vision-worker',
     {
       cascadeXml,
       cascade: {
@@ -77,12 +80,14 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
         minNeighbors: settings.cascadeMinNeighbors,
         minSize: settings.cascadeMinSize,
       },
-      embeddingModelDir: path.join(settings.appDir, 'public/models/face-api'),
     },
     settings.workers,
   );
   // Fail at start, not at the first request, when a worker cannot load the cascade.
-  await pool.broadcast({ op: 'setModels', lbph: null, embedding: null, version: 0 });
+  await pool.broadcast({ op: 'setModel', model: null, version: 0 });
+  const embedding = settings.embeddingEnabled
+    ? new WorkerPool<EmbeddingJob, EmbeddingResult>('embedding-worker', { modelDir: path.join(settings.appDir, 'public/models/face-api') }, 1)
+    : null;
 
   const remote = new RemoteEngine({
     enabled: settings.remoteDetectorEnabled,
@@ -97,6 +102,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
 
   const faces = new FaceService({
     pool,
+    embedding,
     remote,
     images,
     models,
@@ -155,7 +161,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     ctx,
     close: async () => {
       remote.stop();
-      await pool.close();
+      await Promise.all([pool.close(), embedding?.close()]);
     },
   };
 }

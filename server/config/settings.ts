@@ -151,6 +151,12 @@ export const SETTINGS = {
     default: '85',
     doc: 'LBPH: largest chi-square distance accepted as a known face.',
   },
+  embeddingEnabled: {
+    env: 'EMBEDDING_ENABLED',
+    schema: boolean,
+    default: 'true',
+    doc: 'Loads the `embedding` recognizer (face-api nets on tfjs WASM, one worker thread); `false` saves its memory.',
+  },
   embeddingDistanceMax: {
     env: 'EMBEDDING_DISTANCE_MAX',
     schema: number(0, 2),

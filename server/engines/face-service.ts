@@ -26,12 +26,17 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ModelStore } from '../storage/model-store.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
+import type { EmbeddingJob, EmbeddingResult } from './embedding-protocol.js';
 import type { RemoteEngine } from './remote-engine.js';
-import type { VisionJob } from './vision-protocol.js';
-import type { VisionPool } from './vision-pool.js';
+import type { VisionPool, WorkerPool } from './worker-pool.js';
+
+export type EmbeddingPool = WorkerPool<EmbeddingJob, EmbeddingResult>;
 
 export interface FaceServiceOptions {
+  /** Haar cascade + LBPH workers. */
   pool: VisionPool;
+  /** The embedding recognizer's worker; null when it is switched off. */
+  embedding: EmbeddingPool | null;
   images: ImageStore;
   models: ModelStore;
   remote: RemoteEngine;
@@ -90,8 +95,12 @@ export class FaceService {
    * model file is logged and ignored (the next training replaces it), not fatal.
    */
   async init(): Promise<void> {
-    const status = await this.opts.pool.run({ op: 'status' });
-    if (status.op === 'status') this.embeddingStatus = status.embedding;
+    if (this.opts.embedding) {
+      const status = await this.opts.embedding.run({ op: 'status' });
+      if (status.op === 'status') this.embeddingStatus = status.embedding;
+    } else {
+      this.embeddingStatus = { available: false, reason: 'switched off (EMBEDDING_ENABLED=false)', loadMs: 0 };
+    }
     if (this.embeddingStatus.available) {
       this.opts.log.info(`embedding recognizer loaded in ${Math.round(this.embeddingStatus.loadMs)} ms (${this.embeddingStatus.backend})`);
     } else {
@@ -179,10 +188,18 @@ export class FaceService {
     // Read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
     const recognizer = this.recognitionModel;
-    const boxes = await this.remoteBoxes(method, rgb);
-    const job: VisionJob =
-      recognizer === 'embedding' ? { op: 'recognize', recognizer, gray, rgb, boxes } : { op: 'recognize', recognizer, gray, boxes };
-    const result = await this.opts.pool.run(job, transferable(gray));
+    let boxes = await this.remoteBoxes(method, rgb);
+    let result;
+    if (recognizer === 'embedding' && this.opts.embedding) {
+      if (!boxes) {
+        const detected = await this.opts.pool.run({ op: 'detect', gray }, transferable(gray));
+        if (detected.op !== 'detect') throw new Error('unexpected worker reply');
+        boxes = detected.boxes;
+      }
+      result = await this.opts.embedding.run({ op: 'recognize', rgb, boxes });
+    } else {
+      result = await this.opts.pool.run({ op: 'recognize', gray, boxes }, transferable(gray));
+    }
     if (result.op !== 'recognize') throw new Error('unexpected worker reply');
     const trained = this.recent.get(result.modelVersion)?.[recognizer] ?? null;
     const window = recognizer === 'embedding' ? this.opts.embeddingWindow : this.opts.lbphWindow;
@@ -260,11 +277,18 @@ export class FaceService {
           const bytes = await fs.readFile(ref.path);
           const { gray, rgb } = await decodeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), this.opts.limits);
           const boxes = await this.remoteBoxes(method, rgb);
-          const job: VisionJob = withEmbedding ? { op: 'trainSample', gray, rgb, boxes } : { op: 'trainSample', gray, boxes };
-          const result = await this.opts.pool.run(job, transferable(gray));
+          const result = await this.opts.pool.run({ op: 'trainSample', gray, boxes }, transferable(gray));
           if (result.op !== 'trainSample') throw new Error('unexpected worker reply');
-          if (result.histogram) samples.push({ label: ref.label, histogram: result.histogram, descriptor: result.descriptor });
-          else skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
+          if (result.face && result.histogram) {
+            let descriptor: Float32Array | null = null;
+            if (withEmbedding && this.opts.embedding) {
+              const described = await this.opts.embedding.run({ op: 'describe', rgb, boxes: [result.face] });
+              descriptor = described.op === 'describe' ? (described.descriptors[0] ?? null) : null;
+            }
+            samples.push({ label: ref.label, histogram: result.histogram, descriptor });
+          } else {
+            skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
+          }
         } catch (err) {
           // The remote engine failing mid-run fails the run (the previous models stay): training on the images
           // it happened to reach would silently drop people.
@@ -338,7 +362,10 @@ export class FaceService {
     // Known before any worker can answer with this version; versions older than the previous one are dropped.
     this.recent.set(installed.version, installed);
     this.recent.delete(installed.version - 2);
-    await this.opts.pool.broadcast({ op: 'setModels', lbph: lbph?.model ?? null, embedding: embedding?.model ?? null, version: installed.version });
+    await Promise.all([
+      this.opts.pool.broadcast({ op: 'setModel', model: lbph?.model ?? null, version: installed.version }),
+      this.opts.embedding?.broadcast({ op: 'setModel', model: embedding?.model ?? null, version: installed.version }),
+    ]);
     this.installed = installed;
   }
 }

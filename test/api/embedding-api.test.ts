@@ -96,3 +96,21 @@ describe('embedding recognizer', () => {
     expect(body.faces[0].label).toBe('eileen');
   });
 });
+
+describe('embedding switched off', () => {
+  it('is reported unavailable with the reason, and selecting it is a 409 that changes nothing', async () => {
+    const off = await startTestServer({ EMBEDDING_ENABLED: 'false' });
+    try {
+      const { body } = await getJson(`${off.url}/api/models/available`);
+      const embedding = body.recognition_models.find((m: { name: string }) => m.name === 'embedding');
+      expect(embedding.available).toBe(false);
+      expect(embedding.reason).toMatch(/EMBEDDING_ENABLED=false/);
+      const res = await put(`${off.url}/api/models/config`, { recognition_model: 'embedding' });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('model_unavailable');
+      expect((await getJson(`${off.url}/api/models/config`)).body.recognition_model).toBe('lbph');
+    } finally {
+      await off.close();
+    }
+  });
+});

@@ -3,7 +3,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, TESTDATA } from '../../test/helpers/test-server.js';
-import { VisionPool } from './vision-pool.js';
+import type { VisionJob, VisionResult } from './vision-protocol.js';
+import { WorkerPool, type VisionPool } from './worker-pool.js';
 
 const cascadeXml = fs.readFileSync(path.join(REPO_ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8');
 let pool: VisionPool | undefined;
@@ -16,24 +17,24 @@ async function gray(rel: string) {
   return { width: info.width, height: info.height, data: new Uint8Array(data) };
 }
 
-describe('VisionPool', () => {
+describe('WorkerPool (vision workers)', () => {
   it('runs jobs on every worker and returns the results in order of the callers', async () => {
-    pool = new VisionPool({ cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 }, embeddingModelDir: null }, 2);
+    pool = new WorkerPool<VisionJob, VisionResult>('vision-worker', { cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 } }, 2);
     const images = await Promise.all(['faces/grace_hopper.jpg', 'negatives/brick.png', 'faces/astronaut.png'].map(gray));
     const results = await Promise.all(images.map((g) => pool!.run({ op: 'detect', gray: g })));
     expect(results.map((r) => (r.op === 'detect' ? r.boxes.length : -1))).toEqual([1, 0, 1]);
   });
 
   it('replaces a worker that dies, with the current model, and keeps working', async () => {
-    pool = new VisionPool({ cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 }, embeddingModelDir: null }, 2);
-    await pool.broadcast({ op: 'setModels', lbph: null, embedding: null, version: 7 });
+    pool = new WorkerPool<VisionJob, VisionResult>('vision-worker', { cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 } }, 2);
+    await pool.broadcast({ op: 'setModel', model: null, version: 7 });
     const slots = (pool as unknown as { slots: { worker: import('node:worker_threads').Worker }[] }).slots;
     const dead = slots[0].worker;
     await dead.terminate();
     expect(pool.size).toBe(2);
     expect(slots[0].worker).not.toBe(dead);
     const image = await gray('faces/grace_hopper.jpg');
-    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run({ op: 'recognize', recognizer: 'lbph', gray: image })));
+    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run({ op: 'recognize', gray: image })));
     for (const r of results) expect(r).toMatchObject({ op: 'recognize', modelVersion: 7 });
   });
 });
