@@ -89,6 +89,8 @@ describe('remote detection engine', () => {
   });
 
   it('a server that goes down: ready and available say so, recognize is a 503, local still works', async () => {
+    // The switches above raced with requests on purpose; start this one from a known method.
+    expect((await put(`${server.url}/api/models/detection`, { detection_method: 'remote' })).status).toBe(200);
     const { port } = modelServer;
     await modelServer.close();
     await waitFor(async () => (await getJson(`${server.url}/api/ready`)).body.remote_status === 'unreachable', 'unreachable');
