@@ -7,6 +7,9 @@
  */
 import { resolve } from 'node:path';
 import sharp from 'sharp';
+import { readFile } from 'node:fs/promises';
+import { rgbToGray } from '../shared/image/ops.js';
+import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascade.js';
 import { ssdInput } from '../shared/vision/ssd-face.js';
 import { RemoteDetector } from '../server/engines/remote-detector.js';
 import { listenModelServer } from '../server/model-server/app.js';
@@ -46,7 +49,20 @@ export async function benchRemote(): Promise<BenchRow[]> {
       const res = await fetch(`${srv.url}/v2/models/${MODEL}/infer`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
       await res.arrayBuffer();
     });
+    // Local vs remote on the same image: the Haar cascade (same thread, no HTTP) against the remote call.
+    const cascade = parseHaarCascade(await readFile(resolve(process.cwd(), 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
+    const gray = rgbToGray(rgb);
+    const localFaces = detectMultiScale(cascade, gray).length;
+    const local = await timeRuns(async () => detectMultiScale(cascade, gray));
     return [
+      {
+        name: `local vs remote detection, same 640x480 image (local Haar: ${localFaces} faces, remote FaceBoxes: ${faces})`,
+        unit: 'ms',
+        lookout: detect,
+        reference: local,
+        referenceName: 'local Haar cascade (alt2, scaleFactor 1.1, minNeighbors 5)',
+        ratio: detect / local,
+      },
       {
         name: `remote detect, 640x480 over HTTP to the in-process model server (FaceBoxes, tfjs WASM; ${faces} faces)`,
         unit: 'ms',
