@@ -124,3 +124,43 @@ describe('crash safety', () => {
     }
   });
 });
+
+describe('npm run model-server', () => {
+  const MODEL_SERVER = path.join(REPO_ROOT, 'dist/server/model-server/main.js');
+
+  it('serves the V2 protocol on its PORT and reports the model AVAILABLE once loaded', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [MODEL_SERVER], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, PORT: String(port), MODEL_NAME: 'faces', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const config = await fetch(`${url}/v1/config`).then((r) => r.json() as Promise<any>, () => null);
+      if (config?.faces?.model_version_status?.[0]?.state === 'AVAILABLE') break;
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error('model server did not become available');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const descriptor = (await (await fetch(`${url}/v2/models/faces`)).json()) as any;
+    expect(descriptor.inputs[0]).toMatchObject({ datatype: 'FP32', shape: [1, 3, 300, 300] });
+    expect(descriptor.outputs[0]).toMatchObject({ datatype: 'FP32', shape: [1, 1, 200, 7] });
+    child.kill('SIGTERM');
+    expect(await exited(child)).toBe(0);
+  });
+
+  it('a bad setting stops it with a message naming the setting', async () => {
+    const child = spawn(process.execPath, [MODEL_SERVER], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, MODEL_NAME: 'no spaces allowed' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let err = '';
+    child.stderr!.on('data', (d) => (err += d));
+    expect(await exited(child)).toBe(2);
+    expect(err).toContain('MODEL_NAME');
+  });
+});
