@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import { benchCascade } from './cascade.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
 import { benchLbph } from './lbph.bench.js';
+import { benchObjects } from './objects.bench.js';
 import { benchRecognize } from './recognize.bench.js';
 import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
@@ -38,6 +39,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
   ['embedding', () => benchEmbedding()],
   ['remote', () => benchRemote()],
+  ['objects', () => benchObjects()],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);

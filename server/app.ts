@@ -9,7 +9,11 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Settings } from './config/settings.js';
+import { ChatService } from './chat/chat-service.js';
+import { ChatStatus } from './chat/chat-status.js';
+import { LlmClient } from './chat/llm-client.js';
 import { FaceService } from './engines/face-service.js';
+import { ObjectService } from './engines/object-service.js';
 import { RemoteEngine } from './engines/remote-engine.js';
 import type { EmbeddingJob, EmbeddingResult } from './engines/embedding-protocol.js';
 import type { VisionJob, VisionResult } from './engines/vision-protocol.js';
@@ -17,10 +21,12 @@ import { WorkerPool } from './engines/worker-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError } from './http/errors.js';
 import type { Logger } from './logger.js';
+import { chatRoutes } from './routes/chat.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { labelRoutes } from './routes/labels.js';
 import { modelRoutes } from './routes/models.js';
+import { objectRoutes } from './routes/objects.js';
 import { recognizeRoutes } from './routes/recognize.js';
 import { trainRoutes } from './routes/train.js';
 import { ImageStore } from './storage/image-store.js';
@@ -119,10 +125,41 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   await faces.init();
 
+  const objects = new ObjectService({
+    enabled: settings.objectDetectionEnabled,
+    model: settings.objectModel,
+    modelDir: path.join(settings.appDir, 'public/models'),
+    workers: settings.objectWorkers,
+    confidence: settings.objectConfidence,
+    nmsIou: settings.objectNmsIou,
+    limits: { maxPixels: settings.maxImagePixels },
+    log,
+  });
+  objects.start();
+
+  const llm = settings.chatEndpoint
+    ? new LlmClient({
+        endpoint: settings.chatEndpoint,
+        model: settings.chatModel || undefined,
+        apiKey: settings.chatApiKey || undefined,
+        tokenFile: settings.chatTokenFile || undefined,
+        maxTokens: settings.chatMaxTokens,
+        temperature: settings.chatTemperature,
+        timeoutMs: settings.chatTimeoutMs,
+        log,
+      })
+    : null;
+  const chatStatus = new ChatStatus({ enabled: settings.chatEnabled, client: llm, intervalMs: settings.chatCheckIntervalMs, log });
+  void chatStatus.start();
+  const chat = new ChatService({ status: chatStatus, faces, objects, systemPrompt: settings.chatSystemPrompt, limits: { maxPixels: settings.maxImagePixels } });
+
   const ctx: AppContext = {
     settings,
     faces,
     remote,
+    objects,
+    chat,
+    chatStatus,
     images,
     log,
     version: await readVersion(settings.appDir),
@@ -143,7 +180,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
         }),
     }),
   );
-  for (const routes of [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, modelRoutes]) api.route('/', routes(ctx));
+  for (const routes of [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, modelRoutes, objectRoutes, chatRoutes]) api.route('/', routes(ctx));
   api.notFound((c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
 
   const app = new Hono();
@@ -161,7 +198,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     ctx,
     close: async () => {
       remote.stop();
-      await Promise.all([pool.close(), embedding?.close()]);
+      chatStatus.stop();
+      await Promise.all([pool.close(), embedding?.close(), objects.close()]);
     },
   };
 }

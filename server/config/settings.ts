@@ -115,6 +115,66 @@ export const SETTINGS = {
     doc: 'How often the remote model server\'s status is checked in the background, in milliseconds.',
   },
   chatEnabled: { env: 'CHAT_ENABLED', schema: boolean, default: 'true', doc: 'Enables the chat feature.' },
+  chatEndpoint: {
+    env: 'CHAT_ENDPOINT',
+    schema: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
+    default: '',
+    doc: 'Base URL of an OpenAI-compatible LLM server (`/v1/chat/completions` is appended); empty: chat not configured.',
+  },
+  chatModel: {
+    env: 'CHAT_MODEL',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'Model name sent to the LLM; empty: the first model the server lists.',
+  },
+  chatApiKey: {
+    env: 'CHAT_API_KEY',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'API key sent as a bearer token (never logged or returned).',
+  },
+  chatTokenFile: {
+    env: 'CHAT_TOKEN_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'File holding a bearer token (e.g. the in-cluster service-account token), re-read when it changes.',
+  },
+  chatSystemPrompt: {
+    env: 'CHAT_SYSTEM_PROMPT',
+    schema: z.string(),
+    default: '',
+    doc: 'System text of every chat prompt; empty: the built-in one.',
+  },
+  chatMaxTokens: {
+    env: 'CHAT_MAX_TOKENS',
+    schema: integer(1, 32768),
+    default: '512',
+    doc: 'Largest reply, in tokens.',
+  },
+  chatTemperature: {
+    env: 'CHAT_TEMPERATURE',
+    schema: number(0, 2),
+    default: '0.7',
+    doc: 'Sampling temperature, 0 to 2.',
+  },
+  chatTimeoutMs: {
+    env: 'CHAT_TIMEOUT_MS',
+    schema: integer(100, 3_600_000),
+    default: '60000',
+    doc: 'Timeout of one LLM call, in milliseconds (for a streamed reply: the longest silence).',
+  },
+  chatMaxMessageChars: {
+    env: 'CHAT_MAX_MESSAGE_CHARS',
+    schema: integer(1, 100_000),
+    default: '4000',
+    doc: 'Longest chat message accepted, in characters (longer: 400).',
+  },
+  chatCheckIntervalMs: {
+    env: 'CHAT_CHECK_INTERVAL_MS',
+    schema: integer(200, 3_600_000),
+    default: '30000',
+    doc: 'How often the LLM endpoint is checked in the background, in milliseconds.',
+  },
   persistenceEnabled: {
     env: 'PERSISTENCE_ENABLED',
     schema: boolean,
@@ -162,6 +222,39 @@ export const SETTINGS = {
     schema: number(0, 2),
     default: '0.6',
     doc: 'Embedding: largest euclidean distance between face descriptors accepted as the same person.',
+  },
+  objectDetectionEnabled: {
+    env: 'OBJECT_DETECTION_ENABLED',
+    schema: boolean,
+    default: 'true',
+    doc: 'Loads the object detector at start (in the background); `false` leaves /api/objects/detect answering 503.',
+  },
+  objectModel: {
+    env: 'OBJECT_MODEL',
+    schema: z
+      .string()
+      .trim()
+      .regex(/^(nanodet|[A-Za-z0-9._-]+\.onnx)$/, '`nanodet` or the file name of a YOLO ONNX model in public/models/'),
+    default: 'nanodet',
+    doc: 'Object detector: `nanodet` (built in) or the file name of a YOLOv5/v8 ONNX model put in `public/models/`.',
+  },
+  objectConfidence: {
+    env: 'OBJECT_CONFIDENCE',
+    schema: number(0, 1),
+    default: '0.4',
+    doc: 'Default minimum object confidence, 0 to 1 (a request may send its own `confidence`).',
+  },
+  objectNmsIou: {
+    env: 'OBJECT_NMS_IOU',
+    schema: number(0, 1),
+    default: '0.4',
+    doc: 'IoU above which two boxes of one class are the same object (non-maximum suppression).',
+  },
+  objectWorkers: {
+    env: 'OBJECT_WORKERS',
+    schema: integer(1, 16),
+    default: '1',
+    doc: 'Worker threads running the object detector.',
   },
   cascadeFile: {
     env: 'CASCADE_FILE',

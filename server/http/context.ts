@@ -1,6 +1,9 @@
 /** What the route modules need, built once by the composition root (server/app.ts). */
 import type { Settings } from '../config/settings.js';
+import type { ChatService } from '../chat/chat-service.js';
+import type { ChatStatus } from '../chat/chat-status.js';
 import type { FaceService } from '../engines/face-service.js';
+import type { ObjectService } from '../engines/object-service.js';
 import type { RemoteEngine } from '../engines/remote-engine.js';
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
@@ -9,6 +12,9 @@ export interface AppContext {
   settings: Settings;
   faces: FaceService;
   remote: RemoteEngine;
+  objects: ObjectService;
+  chat: ChatService;
+  chatStatus: ChatStatus;
   images: ImageStore;
   log: Logger;
   version: string;

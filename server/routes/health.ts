@@ -2,6 +2,14 @@
 import { Hono } from 'hono';
 import type { HealthResponse, ReadyResponse } from '../../shared/api/contract.js';
 import type { AppContext } from '../http/context.js';
+import type { ObjectDetectorState } from '../engines/object-service.js';
+
+const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection']> = {
+  ready: 'ready',
+  loading: 'loading',
+  error: 'error',
+  disabled: 'unavailable',
+};
 
 export function healthRoutes(ctx: AppContext): Hono {
   const app = new Hono();
@@ -11,7 +19,7 @@ export function healthRoutes(ctx: AppContext): Hono {
   );
 
   // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
-  // engine and the object detector arrive with later features and are reported as such.
+  // engine and the object detector are reported beside it; neither holds readiness back.
   app.get('/ready', (c) => {
     const body: ReadyResponse = {
       status: ctx.workers > 0 ? 'ready' : 'not_ready',
@@ -20,7 +28,7 @@ export function healthRoutes(ctx: AppContext): Hono {
       detection_method: ctx.faces.detectionMethod,
       recognition_model: ctx.faces.recognitionModel,
       remote_status: ctx.remote.status,
-      object_detection: 'unavailable',
+      object_detection: OBJECT_READINESS[ctx.objects.readiness],
       workers: ctx.workers,
     };
     return c.json(body, body.status === 'ready' ? 200 : 503);

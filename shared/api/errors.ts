@@ -19,7 +19,14 @@ export const ERROR_CODES = {
   image_too_large: 413,
   unsupported_media_type: 415,
   remote_unavailable: 503,
+  chat_disabled: 503,
+  chat_not_configured: 503,
+  llm_unavailable: 503,
+  llm_bad_gateway: 502,
+  llm_timeout: 504,
+  llm_busy: 429,
   not_ready: 503,
+  detector_unavailable: 503,
   internal_error: 500,
 } as const;
 

@@ -1,0 +1,131 @@
+/**
+ * Object detection (80 COCO classes) as the API sees it: the detector loads once, in the background, in its
+ * own worker pool; a request that arrives while it loads waits for it, and one that arrives after loading
+ * failed gets a 503 with the reason.
+ */
+import path from 'node:path';
+import { OBJECT_CLASSES } from '../../shared/objects/classes.js';
+import { summarize, type DetectedObject } from '../../shared/objects/types.js';
+import { ApiError } from '../http/errors.js';
+import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
+import type { Logger } from '../logger.js';
+import type { ObjectDetectorInfo, ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
+import { WorkerPool } from './worker-pool.js';
+
+export type ObjectDetectorState = 'loading' | 'ready' | 'error' | 'disabled';
+
+export interface ObjectServiceOptions {
+  enabled: boolean;
+  /** `nanodet`, or the file name of a YOLO ONNX model in `modelDir`. */
+  model: string;
+  modelDir: string;
+  workers: number;
+  confidence: number;
+  nmsIou: number;
+  limits: DecodeLimits;
+  log: Logger;
+}
+
+export interface ObjectDetectionResponse {
+  objects: DetectedObject[];
+  count: number;
+  /** Class name -> number of objects of that class. */
+  summary: Record<string, number>;
+}
+
+export interface ObjectStatusResponse {
+  name: string;
+  runtime: string | null;
+  input_size: number | null;
+  classes: number;
+  available: boolean;
+  state: ObjectDetectorState;
+  reason?: string;
+  confidence_threshold: number;
+  nms_iou: number;
+  load_ms: number | null;
+}
+
+export class ObjectService {
+  private pool: WorkerPool<ObjectJob, ObjectResult> | null = null;
+  private state: ObjectDetectorState;
+  private reason: string | undefined;
+  private info: ObjectDetectorInfo | null = null;
+  private loadMs: number | null = null;
+  private loading: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: ObjectServiceOptions) {
+    this.state = opts.enabled ? 'loading' : 'disabled';
+    if (!opts.enabled) this.reason = 'object detection is switched off (OBJECT_DETECTION_ENABLED=false)';
+  }
+
+  /** Starts loading in the background; resolves at once. */
+  start(): void {
+    if (!this.opts.enabled) return;
+    const data: ObjectWorkerData = {
+      model: this.opts.model === 'nanodet' ? { kind: 'nanodet', dir: this.opts.modelDir } : { kind: 'yolo', file: path.join(this.opts.modelDir, this.opts.model) },
+    };
+    this.pool = new WorkerPool<ObjectJob, ObjectResult>('object-worker', data, this.opts.workers);
+    const started = Date.now();
+    this.loading = this.pool.run({ op: 'status' }).then(
+      (result) => {
+        if (result.op !== 'status') throw new Error('unexpected worker reply');
+        this.info = result.info;
+        this.loadMs = result.loadMs;
+        if (result.available) {
+          this.state = 'ready';
+          this.opts.log.info(`object detector ${result.info.name} (${result.info.runtime}) ready in ${Date.now() - started} ms`);
+        } else {
+          this.state = 'error';
+          this.reason = result.reason ?? 'the object detector could not be loaded';
+          this.opts.log.error(`object detector unavailable: ${this.reason}`);
+        }
+      },
+      (err: unknown) => {
+        this.state = 'error';
+        this.reason = `the object detector could not be loaded: ${err instanceof Error ? err.message : String(err)}`;
+        this.opts.log.error(this.reason);
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+
+  get readiness(): ObjectDetectorState {
+    return this.state;
+  }
+
+  /** The detector's name (`nanodet`, or the YOLO file), for class lists and status. */
+  get name(): string {
+    return this.info?.name ?? this.opts.model;
+  }
+
+  status(): ObjectStatusResponse {
+    return {
+      name: this.name,
+      runtime: this.info?.runtime ?? null,
+      input_size: this.info?.inputSize ?? null,
+      classes: OBJECT_CLASSES.length,
+      available: this.state === 'ready',
+      state: this.state,
+      ...(this.reason && this.state !== 'ready' ? { reason: this.reason } : {}),
+      confidence_threshold: this.opts.confidence,
+      nms_iou: this.opts.nmsIou,
+      load_ms: this.loadMs,
+    };
+  }
+
+  async detect(bytes: Uint8Array, confidence?: number): Promise<ObjectDetectionResponse> {
+    // Decode first: a bad image is a 400 whatever state the detector is in.
+    const { rgb } = await decodeImage(bytes, this.opts.limits);
+    await this.loading;
+    if (this.state !== 'ready' || !this.pool) {
+      throw new ApiError('detector_unavailable', this.reason ?? 'the object detector is not available');
+    }
+    const result = await this.pool.run({ op: 'detect', rgb, confidence: confidence ?? this.opts.confidence, iou: this.opts.nmsIou });
+    if (result.op !== 'detect') throw new Error('unexpected worker reply');
+    return { objects: result.objects, count: result.objects.length, summary: summarize(result.objects) };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The object detection worker thread: NanoDet (shared/objects) on tfjs WASM, or a YOLO ONNX model on
+ * onnxruntime-node when the operator configured one. Jobs arrive one at a time (the pool waits for each
+ * reply), so async jobs never interleave.
+ */
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { RgbImage } from '../../shared/image/types.js';
+import type { DetectedObject } from '../../shared/objects/types.js';
+import type { ObjectDetectorInfo, ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
+import type { WorkerReply } from './worker-pool.js';
+
+interface Engine {
+  load(): Promise<{ available: boolean; reason?: string; loadMs: number; threads?: number }>;
+  detect(rgb: RgbImage, opts: { confidence?: number; iou?: number }): Promise<DetectedObject[]>;
+  describe(): { name: string; runtime: string; inputSize: number; classes: number };
+}
+
+const config = workerData as ObjectWorkerData;
+
+// Only the configured runtime is loaded into this thread.
+async function createEngine(): Promise<Engine> {
+  if (config.model.kind === 'yolo') {
+    const { YoloOnnxDetector } = await import('./yolo-onnx-node.js');
+    return new YoloOnnxDetector({ modelPath: config.model.file });
+  }
+  const { NodeObjectDetector } = await import('./object-detector-node.js');
+  return new NodeObjectDetector({ modelDir: config.model.dir, threads: config.threads ?? Math.min(2, os.availableParallelism()) });
+}
+
+const engine = createEngine();
+const loaded = engine.then((e) => e.load());
+
+async function handle(job: ObjectJob): Promise<ObjectResult> {
+  switch (job.op) {
+    case 'status': {
+      const e = await engine;
+      const status = await loaded;
+      const d = e.describe();
+      const info: ObjectDetectorInfo = { name: d.name, runtime: d.runtime, inputSize: d.inputSize, classes: d.classes };
+      if (status.threads !== undefined) info.threads = status.threads;
+      return { op: 'status', info, available: status.available, loadMs: status.loadMs, ...(status.reason ? { reason: status.reason } : {}) };
+    }
+    case 'detect': {
+      const e = await engine;
+      const t0 = performance.now();
+      const objects = await e.detect(job.rgb, { confidence: job.confidence, iou: job.iou });
+      return { op: 'detect', objects, ms: performance.now() - t0 };
+    }
+  }
+}
+
+parentPort!.on('message', ({ id, job }: { id: number; job: ObjectJob }) => {
+  handle(job).then(
+    (result) => parentPort!.postMessage({ id, ok: true, result } satisfies WorkerReply<ObjectResult>),
+    (err: unknown) =>
+      parentPort!.postMessage({ id, ok: false, error: err instanceof Error ? err.message : String(err) } satisfies WorkerReply<ObjectResult>),
+  );
+});

@@ -1,0 +1,22 @@
+/** What every object detector returns, in the wire shape of `POST /api/objects/detect` (DESIGN.md section 2). */
+import type { ObjectClassName } from './classes.js';
+
+export interface DetectedObject {
+  /** Index into OBJECT_CLASSES (COCO order). */
+  class_id: number;
+  class_name: ObjectClassName;
+  /** Detector score, 0..1. */
+  confidence: number;
+  /** Integer box in pixels of the submitted image, top-left corner plus size, clipped to the image. */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** Count per class name, e.g. `{ person: 2, cup: 1 }`; classes with no object are absent. */
+export function summarize(objects: readonly Pick<DetectedObject, 'class_name'>[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const o of objects) counts[o.class_name] = (counts[o.class_name] ?? 0) + 1;
+  return counts;
+}
