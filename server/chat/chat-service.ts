@@ -1,0 +1,76 @@
+/**
+ * The chat flow (spec "Chat flow"): with an image, Lookout's own analysis (faces with the active engines,
+ * objects) becomes the prompt's context; without one, only the message is sent. The LLM is any
+ * OpenAI-compatible endpoint.
+ */
+import type { FaceResult } from '../../shared/api/contract.js';
+import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
+import type { DetectedObject } from '../../shared/objects/types.js';
+import type { FaceService } from '../engines/face-service.js';
+import type { ObjectService } from '../engines/object-service.js';
+import { ApiError } from '../http/errors.js';
+import { probeImage, type DecodeLimits } from '../imaging/decode.js';
+import type { ChatStatus } from './chat-status.js';
+import type { LlmStream } from './llm-client.js';
+
+export interface ChatAnalysis {
+  faces: FaceResult[];
+  objects: DetectedObject[];
+  detection_method: string;
+  /** Set when object detection could not run; the reply was made without objects. */
+  objects_unavailable?: string;
+}
+
+export interface ChatServiceOptions {
+  status: ChatStatus;
+  faces: FaceService;
+  objects: ObjectService;
+  systemPrompt: string;
+  limits: DecodeLimits;
+}
+
+export class ChatService {
+  constructor(private readonly opts: ChatServiceOptions) {}
+
+  /** Runs the image analysis and builds the prompt; 503 first when chat cannot answer anyway. */
+  async prepare(message: string, image?: Uint8Array): Promise<{ messages: ChatMessage[]; analysis: ChatAnalysis | null }> {
+    this.opts.status.requireClient();
+    if (!image) return { messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, question: message }), analysis: null };
+    const { width, height } = await probeImage(image, this.opts.limits);
+    const recognized = await this.opts.faces.recognize(image);
+    let objects: DetectedObject[] = [];
+    let objectsUnavailable: string | undefined;
+    try {
+      objects = (await this.opts.objects.detect(image)).objects;
+    } catch (err) {
+      // Faces alone still make a useful answer; say in the analysis what is missing.
+      if (!(err instanceof ApiError) || err.code !== 'detector_unavailable') throw err;
+      objectsUnavailable = err.message;
+    }
+    const context = buildAnalysisContext({
+      faces: recognized.faces,
+      objects,
+      detectionMethod: recognized.detection_method,
+      recognitionModel: recognized.recognition_model,
+      imageWidth: width,
+      imageHeight: height,
+    });
+    return {
+      messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, context, question: message }),
+      analysis: {
+        faces: recognized.faces,
+        objects,
+        detection_method: recognized.detection_method,
+        ...(objectsUnavailable ? { objects_unavailable: objectsUnavailable } : {}),
+      },
+    };
+  }
+
+  complete(messages: ChatMessage[], signal?: AbortSignal): Promise<string> {
+    return this.opts.status.requireClient().complete(messages, { signal });
+  }
+
+  stream(messages: ChatMessage[], signal?: AbortSignal): Promise<LlmStream> {
+    return this.opts.status.requireClient().stream(messages, { signal });
+  }
+}
