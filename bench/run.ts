@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { benchCascade } from './cascade.bench.js';
+import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchObjects } from './objects.bench.js';
@@ -40,6 +41,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['embedding', () => benchEmbedding()],
   ['remote', () => benchRemote()],
   ['objects', () => benchObjects()],
+  ['chat', async () => benchChat(repoRoot, await photo640())],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);

@@ -37,16 +37,20 @@ export class ChatService {
     this.opts.status.requireClient();
     if (!image) return { messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, question: message }), analysis: null };
     const { width, height } = await probeImage(image, this.opts.limits);
-    const recognized = await this.opts.faces.recognize(image);
-    let objects: DetectedObject[] = [];
+    // Faces and objects run in different worker pools: in parallel, the analysis costs the slower of the two.
     let objectsUnavailable: string | undefined;
-    try {
-      objects = (await this.opts.objects.detect(image)).objects;
-    } catch (err) {
-      // Faces alone still make a useful answer; say in the analysis what is missing.
-      if (!(err instanceof ApiError) || err.code !== 'detector_unavailable') throw err;
-      objectsUnavailable = err.message;
-    }
+    const [recognized, objects] = await Promise.all([
+      this.opts.faces.recognize(image),
+      this.opts.objects.detect(image).then(
+        (r) => r.objects,
+        (err: unknown): DetectedObject[] => {
+          // Faces alone still make a useful answer; say in the analysis what is missing.
+          if (!(err instanceof ApiError) || err.code !== 'detector_unavailable') throw err;
+          objectsUnavailable = err.message;
+          return [];
+        },
+      ),
+    ]);
     const context = buildAnalysisContext({
       faces: recognized.faces,
       objects,
