@@ -192,6 +192,25 @@ describe('NodeObjectDetector (NanoDet, tfjs WASM)', () => {
     await expect(detector.detect(bus, { confidence: 1.2 })).rejects.toThrow(RangeError);
   });
 
+  it('finds the same objects with the load-time graph rewrite (nanodet-graph.ts) as with the shipped graph', async () => {
+    const plain = new NodeObjectDetector({ modelDir: MODEL_DIR, optimizeGraph: false });
+    try {
+      expect((await plain.load()).available).toBe(true);
+      for (const file of ['objects/pexels_double_decker_bus.jpg', 'objects/chelsea.png', 'faces/sample2.jpg']) {
+        const img = await load(file);
+        const want = await plain.detect(img, { confidence: 0.2 });
+        const got = await detector.detect(img, { confidence: 0.2 });
+        expect(got.map((o) => o.class_name), file).toEqual(want.map((o) => o.class_name));
+        got.forEach((o, i) => {
+          for (const k of ['x', 'y', 'w', 'h'] as const) expect(Math.abs(o[k] - want[i][k]), `${file} ${k}`).toBeLessThanOrEqual(1);
+          expect(Math.abs(o.confidence - want[i].confidence), file).toBeLessThanOrEqual(1e-3);
+        });
+      }
+    } finally {
+      plain.dispose();
+    }
+  });
+
   it('reports a missing model as unavailable, with the reason, instead of throwing', async () => {
     const broken = new NodeObjectDetector({ modelDir: path.join(root, 'no-such-models') });
     const status = await broken.load();

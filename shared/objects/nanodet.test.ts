@@ -65,6 +65,17 @@ describe('preprocessNanoDet', () => {
     expect(at(2, 400, 300)).toBeCloseTo(-123.675 / 58.395, 5);
   });
 
+  it('writes the same values interleaved (NHWC) when asked, for the server rewritten graph', () => {
+    const img: RgbImage = { width: 37, height: 23, channels: 3, data: new Uint8Array(37 * 23 * 3) };
+    for (let i = 0; i < img.data.length; i++) img.data[i] = (i * 53) % 256;
+    const nchw = preprocessNanoDet(img).data;
+    const nhwc = preprocessNanoDet(img, SIZE, undefined, 'nhwc').data;
+    const plane = SIZE * SIZE;
+    let diffs = 0;
+    for (let o = 0; o < plane; o++) for (let c = 0; c < 3; c++) if (nhwc[o * 3 + c] !== nchw[c * plane + o]) diffs++;
+    expect(diffs).toBe(0);
+  });
+
   it('accepts RGBA and interpolates between pixels', () => {
     // 2x1 image: black then white; scaled 208x, the middle column is about halfway.
     const img: RgbImage = { width: 2, height: 1, channels: 4, data: new Uint8Array([0, 0, 0, 255, 255, 255, 255, 255]) };

@@ -54,8 +54,11 @@ export function letterboxFor(width: number, height: number, size = NANODET_INPUT
   return { width, height, size, scale, padX: (size - width * scale) / 2, padY: (size - height * scale) / 2 };
 }
 
+/** Memory order of the network input: the shipped graph takes NCHW; the server's rewritten graph NHWC. */
+export type NanoDetLayout = 'nchw' | 'nhwc';
+
 export interface NanoDetInput {
-  /** NCHW float data, [1, 3, size, size], channels B, G, R normalised. */
+  /** Float data, [1, 3, size, size] (NCHW) or [1, size, size, 3] (NHWC), channels B, G, R normalised. */
   data: Float32Array;
   letterbox: Letterbox;
 }
@@ -66,7 +69,7 @@ export interface NanoDetInput {
  * normalisation, as NanoDet's warpPerspective leaves it.
  * `out` may be a reused buffer of 3 * size * size floats.
  */
-export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?: Float32Array): NanoDetInput {
+export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?: Float32Array, layout: NanoDetLayout = 'nchw'): NanoDetInput {
   const lb = letterboxFor(img.width, img.height, size);
   const plane = size * size;
   const data = out && out.length === 3 * plane ? out : new Float32Array(3 * plane);
@@ -75,6 +78,10 @@ export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?
   if (src.length < w * h * c) throw new RangeError(`image data holds ${src.length} bytes, expected ${w * h * c}`);
   const pad = [(0 - MEAN_BGR[0]) / STD_BGR[0], (0 - MEAN_BGR[1]) / STD_BGR[1], (0 - MEAN_BGR[2]) / STD_BGR[2]];
   const k = [1 / STD_BGR[0], 1 / STD_BGR[1], 1 / STD_BGR[2]];
+  // Where pixel o of BGR plane p goes: p * cs + o * ps.
+  const nhwc = layout === 'nhwc';
+  const cs = nhwc ? 1 : plane;
+  const ps = nhwc ? 3 : 1;
 
   // Horizontal taps once per call: source column pair and weight, or -1 for padding.
   const x0 = new Int32Array(size);
@@ -96,6 +103,14 @@ export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?
     const sy = (dy + 0.5 - lb.padY) / lb.scale - 0.5;
     const row = dy * size;
     if (sy < -0.5 || sy > h - 0.5) {
+      if (nhwc) {
+        for (let o = row * 3; o < (row + size) * 3; o += 3) {
+          data[o] = pad[0];
+          data[o + 1] = pad[1];
+          data[o + 2] = pad[2];
+        }
+        continue;
+      }
       data.fill(pad[0], row, row + size);
       data.fill(pad[1], plane + row, plane + row + size);
       data.fill(pad[2], 2 * plane + row, 2 * plane + row + size);
@@ -108,12 +123,12 @@ export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?
     const ra = ya * w * c;
     const rb = yb * w * c;
     for (let dx = 0; dx < size; dx++) {
-      const o = row + dx;
+      const o = (row + dx) * ps;
       const a = x0[dx];
       if (a < 0) {
         data[o] = pad[0];
-        data[plane + o] = pad[1];
-        data[2 * plane + o] = pad[2];
+        data[cs + o] = pad[1];
+        data[2 * cs + o] = pad[2];
         continue;
       }
       const b = x1[dx];
@@ -128,7 +143,7 @@ export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?
         const v = top + (bottom - top) * wy;
         // RGB channel ch goes to BGR plane 2 - ch.
         const plIdx = 2 - ch;
-        data[plIdx * plane + o] = (v - MEAN_BGR[plIdx]) * k[plIdx];
+        data[plIdx * cs + o] = (v - MEAN_BGR[plIdx]) * k[plIdx];
       }
     }
   }
@@ -267,6 +282,8 @@ export interface TfLike {
 export interface GraphModelLike {
   execute(inputs: TensorLike, outputs: string[]): TensorLike | TensorLike[];
   readonly outputNodes: string[];
+  /** Input signature; a [1, size, size, 3] input means the graph takes NHWC (the server's rewritten graph). */
+  readonly inputs?: readonly { shape?: readonly number[] }[];
 }
 
 export interface NanoDetTimings {
@@ -284,6 +301,9 @@ export interface NanoDetRunner {
 /** Binds the pure steps to a loaded graph model. One input buffer is reused; calls may overlap safely. */
 export function createNanoDetRunner(tf: TfLike, model: GraphModelLike, size = NANODET_INPUT_SIZE): NanoDetRunner {
   let spare: Float32Array | null = null;
+  const shape = model.inputs?.[0]?.shape;
+  const layout: NanoDetLayout = shape?.length === 4 && shape[3] === 3 && shape[1] !== 3 ? 'nhwc' : 'nchw';
+  const inputShape: [number, number, number, number] = layout === 'nhwc' ? [1, size, size, 3] : [1, 3, size, size];
   const detectTimed = async (img: RgbImage, options: DecodeOptions = {}) => {
     // Validate before any work so bad options never cost a forward pass.
     checkUnit('confidence', options.confidence ?? DEFAULT_OBJECT_CONFIDENCE);
@@ -291,9 +311,9 @@ export function createNanoDetRunner(tf: TfLike, model: GraphModelLike, size = NA
     const t0 = performance.now();
     const buffer = spare;
     spare = null;
-    const input = preprocessNanoDet(img, size, buffer ?? undefined);
+    const input = preprocessNanoDet(img, size, buffer ?? undefined, layout);
     const t1 = performance.now();
-    const x = tf.tensor4d(input.data, [1, 3, size, size], 'float32');
+    const x = tf.tensor4d(input.data, inputShape, 'float32');
     spare = input.data; // tensor4d copied it
     let outs: TensorLike[] = [];
     let raw: RawOutput[];
