@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createEmbeddingEngine, type EmbeddingEngine, type FaceApiModule, type FaceDescription } from '../../shared/embedding/engine.js';
 import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
+import { errorMessage, keepingProcessHandlers } from './runtime-support.js';
 
 export interface NodeEmbeddingOptions {
   /** Folder with the face-api weight manifests and shards (the repo's `public/models/face-api`). */
@@ -68,38 +69,20 @@ function loadRuntime(wasmDir: string): Promise<FaceApiNode> {
     // thread shares (loaders differ in how they wrap a CommonJS module for import()).
     const faceapi = require('@vladmandic/face-api/dist/face-api.node-wasm.js') as FaceApiNode;
     const { tf } = faceapi;
-    // Emscripten's Node glue installs process-wide uncaughtException/unhandledRejection handlers that rethrow;
-    // take them back off so the host's own error handling stays in charge.
-    const before = {
-      uncaughtException: new Set(process.listeners('uncaughtException')),
-      unhandledRejection: new Set(process.listeners('unhandledRejection')),
-    };
-    try {
+    // Emscripten's Node glue would leave process-wide handlers behind: keepingProcessHandlers takes them off.
+    await keepingProcessHandlers(async () => {
       // Before any backend starts (asking tfjs for its backend would already start one): plain file paths,
       // no fetch, so Emscripten reads the binary from disk.
       tf.setWasmPaths(wasmDir.endsWith(path.sep) ? wasmDir : wasmDir + path.sep, false);
       if (!(await tf.setBackend('wasm'))) throw new Error(`tfjs WASM backend failed to start (binaries in ${wasmDir})`);
       await tf.ready();
-    } finally {
-      for (const l of process.listeners('uncaughtException')) {
-        if (!before.uncaughtException.has(l)) process.removeListener('uncaughtException', l);
-      }
-      for (const l of process.listeners('unhandledRejection')) {
-        if (!before.unhandledRejection.has(l)) process.removeListener('unhandledRejection', l);
-      }
-    }
+    });
     return faceapi;
   })().catch((err: unknown) => {
     runtime = null;
     throw err;
   });
   return runtime;
-}
-
-function message(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === 'object' && err && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
 }
 
 export class NodeEmbeddingEngine {
@@ -144,7 +127,7 @@ export class NodeEmbeddingEngine {
         versions: { faceapi: faceapi.version, tfjs: faceapi.tf.version_core },
       };
     } catch (err) {
-      result = { available: false, reason: message(err), loadMs: performance.now() - t0 };
+      result = { available: false, reason: errorMessage(err), loadMs: performance.now() - t0 };
     }
     this.#availability = result;
     return result;

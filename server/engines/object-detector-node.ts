@@ -34,6 +34,7 @@ import {
 } from '../../shared/objects/nanodet.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
 import { optimizeNanoDetGraph, type GraphArtifacts, type GraphRewriteOptions } from './nanodet-graph.js';
+import { errorMessage, keepingProcessHandlers } from './runtime-support.js';
 
 export interface NodeObjectDetectorOptions {
   /** Folder holding nanodet.json and nanodet.bin (the repo's `public/models`). */
@@ -102,20 +103,6 @@ const require = createRequire(import.meta.url);
 
 function defaultWasmDir(): string {
   return path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
-}
-
-/** Emscripten's Node glue adds process-wide handlers that rethrow; take back whatever `fn` added. */
-async function keepingProcessHandlers<T>(fn: () => Promise<T>): Promise<T> {
-  const events = ['uncaughtException', 'unhandledRejection'] as const;
-  const listeners = (e: (typeof events)[number]) => process.listeners(e as 'uncaughtException') as ((...args: unknown[]) => void)[];
-  const before = events.map((e) => new Set(listeners(e)));
-  try {
-    return await fn();
-  } finally {
-    events.forEach((e, i) => {
-      for (const l of listeners(e)) if (!before[i].has(l)) process.removeListener(e, l);
-    });
-  }
 }
 
 // What the threaded worker does with the main script it is sent (a Blob, unreadable by importScripts in Node).
@@ -212,12 +199,6 @@ function loadRuntime(wasmDir: string, threads: number): Promise<Runtime> {
     throw err;
   });
   return runtime;
-}
-
-function message(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === 'object' && err && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
 }
 
 interface ModelJson {
@@ -335,7 +316,7 @@ export class NodeObjectDetector {
       this.#model = model as unknown as { dispose(): void };
       result = { ...this.#base(), available: true, loadMs: performance.now() - t0, threads, tfjs: tf.version_core };
     } catch (err) {
-      result = { ...this.#base(), available: false, reason: message(err), loadMs: performance.now() - t0 };
+      result = { ...this.#base(), available: false, reason: errorMessage(err), loadMs: performance.now() - t0 };
     }
     this.#status = result;
     return result;

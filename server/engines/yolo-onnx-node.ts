@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { RgbImage } from '../../shared/image/types.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
+import { errorMessage } from './runtime-support.js';
 import {
   YOLO_DEFAULT_INPUT_SIZE,
   YOLO_NUM_CLASSES,
@@ -78,11 +79,6 @@ function ort(): Ort {
   return ortModule;
 }
 
-function message(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
-
 function shapeText(shape: readonly (number | string)[]): string {
   return `[${shape.map((d) => (typeof d === 'string' ? JSON.stringify(d) : String(d))).join(', ')}]`;
 }
@@ -126,7 +122,7 @@ export class YoloOnnxDetector {
       this.#loaded = await this.#open();
       result = { available: true, loadMs: performance.now() - t0 };
     } catch (err) {
-      result = { available: false, reason: message(err), loadMs: performance.now() - t0 };
+      result = { available: false, reason: errorMessage(err), loadMs: performance.now() - t0 };
     }
     this.#availability = result;
     return result;
@@ -148,7 +144,7 @@ export class YoloOnnxDetector {
         graphOptimizationLevel: 'all',
       });
     } catch (err) {
-      throw new YoloModelError(`${name} is not a valid ONNX model (onnxruntime: ${message(err)})`);
+      throw new YoloModelError(`${name} is not a valid ONNX model (onnxruntime: ${errorMessage(err)})`);
     }
     try {
       return this.#check(session, name);
@@ -174,7 +170,7 @@ export class YoloOnnxDetector {
     try {
       size = resolveYoloInputSize(input.shape, this.#defaultInputSize);
     } catch (err) {
-      throw new YoloModelError(`${name}: input "${input.name}": ${message(err)}`);
+      throw new YoloModelError(`${name}: input "${input.name}": ${errorMessage(err)}`);
     }
 
     // Ultralytics exports have one detection output; older YOLOv5 exports add the raw head outputs after it.
