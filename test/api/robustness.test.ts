@@ -55,6 +55,12 @@ describe('bad images', () => {
     expectError(await uploadImage(server.url, 'ada', truncated), 400, 'invalid_image');
   });
 
+  it('an image over MAX_IMAGE_PIXELS is a 413 before its pixels are decoded', async () => {
+    const sharp = (await import('sharp')).default;
+    const huge = await sharp({ create: { width: 8000, height: 6000, channels: 3, background: '#777' } }).png({ compressionLevel: 9 }).toBuffer();
+    expectError(await postJson(`${server.url}/api/recognize`, { image: base64(huge) }), 413, 'image_too_large');
+  });
+
   it('an SVG document is refused', async () => {
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>');
     expectError(await postJson(`${server.url}/api/recognize`, { image: base64(svg) }), 400, 'invalid_image');
