@@ -55,17 +55,11 @@ export class ModelStore {
 
   /** The saved embedding model, or null when none was trained; throws with a clear message when unusable. */
   async loadEmbedding(): Promise<StoredEmbedding | null> {
-    const file = path.join(this.dir, EMBEDDINGS_FILE);
-    let text: string;
-    let stat: import('node:fs').Stats;
-    try {
-      [text, stat] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)]);
-    } catch {
-      return null;
-    }
-    const decoded = decodeEmbeddingFile(text);
+    const found = await this.readText(EMBEDDINGS_FILE);
+    if (!found) return null;
+    const decoded = decodeEmbeddingFile(found.text);
     const labelIds = Object.fromEntries(decoded.labels.map(({ label, name }) => [name, label]));
-    return { model: decoded.model, labelIds, trainedAt: decoded.createdAt ?? stat.mtime.toISOString() };
+    return { model: decoded.model, labelIds, trainedAt: decoded.createdAt ?? found.modified };
   }
 
   /**
@@ -73,15 +67,9 @@ export class ModelStore {
    * from model.pickle. Throws with a clear message when the files exist but cannot be used.
    */
   async loadLbph(): Promise<StoredLbph | null> {
-    const yamlPath = path.join(this.dir, TRAINING_FILE);
-    let text: string;
-    let stat: import('node:fs').Stats;
-    try {
-      [text, stat] = await Promise.all([fs.readFile(yamlPath, 'utf8'), fs.stat(yamlPath)]);
-    } catch {
-      return null;
-    }
-    const model = readLbphYaml(text);
+    const found = await this.readText(TRAINING_FILE);
+    if (!found) return null;
+    const model = readLbphYaml(found.text);
     let labelIds: Record<string, number> = {};
     if (model.labelsInfo?.length) {
       for (const { label, value } of model.labelsInfo) labelIds[value] = label;
@@ -95,6 +83,17 @@ export class ModelStore {
     const known = new Set(Object.values(labelIds));
     const missing = [...new Set(model.labels)].filter((id) => !known.has(id));
     if (missing.length) throw new Error(`${TRAINING_FILE} uses label ids ${missing.join(', ')} that have no name`);
-    return { model, labelIds, trainedAt: stat.mtime.toISOString() };
+    return { model, labelIds, trainedAt: found.modified };
+  }
+
+  /** A model file's text and modification time, or null when it does not exist (nothing trained yet). */
+  private async readText(name: string): Promise<{ text: string; modified: string } | null> {
+    const file = path.join(this.dir, name);
+    try {
+      const [text, stat] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)]);
+      return { text, modified: stat.mtime.toISOString() };
+    } catch {
+      return null;
+    }
   }
 }
