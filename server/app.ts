@@ -12,6 +12,7 @@ import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
 import { ChatStatus } from './chat/chat-status.js';
 import { LlmClient } from './chat/llm-client.js';
+import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-server.js';
 import { FaceService } from './engines/face-service.js';
 import { ObjectService } from './engines/object-service.js';
 import { RemoteEngine } from './engines/remote-engine.js';
@@ -137,10 +138,31 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   objects.start();
 
-  const llm = settings.chatEndpoint
+  // Offline chat: the GGUF model is served in-process behind the same OpenAI interface on 127.0.0.1.
+  let local: LocalLlmServer | null = null;
+  if (settings.chatEnabled && settings.chatModelPath) {
+    try {
+      local = await startLocalLlmServer({
+        modelPath: path.resolve(settings.chatModelPath),
+        threads: settings.chatThreads,
+        contextSize: 8192,
+        maxTokens: settings.chatMaxTokens,
+        temperature: settings.chatTemperature,
+        appDir: settings.appDir,
+        log,
+      });
+    } catch (err) {
+      await Promise.all([pool.close(), embedding?.close(), objects.close()]);
+      throw new Error(`CHAT_MODEL_PATH: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (settings.chatEndpoint) log.warn('CHAT_MODEL_PATH is set, so CHAT_ENDPOINT is not used');
+    log.info(`offline chat model ${local.llm.model} served on ${local.url}`);
+  }
+  const chatEndpoint = local?.url ?? settings.chatEndpoint;
+  const llm = chatEndpoint
     ? new LlmClient({
-        endpoint: settings.chatEndpoint,
-        model: settings.chatModel || undefined,
+        endpoint: chatEndpoint,
+        model: (local ? local.llm.model : settings.chatModel) || undefined,
         apiKey: settings.chatApiKey || undefined,
         tokenFile: settings.chatTokenFile || undefined,
         maxTokens: settings.chatMaxTokens,
@@ -199,6 +221,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     close: async () => {
       remote.stop();
       chatStatus.stop();
+      await local?.close();
       await Promise.all([pool.close(), embedding?.close(), objects.close()]);
     },
   };

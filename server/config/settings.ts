@@ -121,6 +121,18 @@ export const SETTINGS = {
     default: '',
     doc: 'Base URL of an OpenAI-compatible LLM server (`/v1/chat/completions` is appended); empty: chat not configured.',
   },
+  chatModelPath: {
+    env: 'CHAT_MODEL_PATH',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'A GGUF model file Lookout hosts itself for offline chat (node-llama-cpp, `npm run llama:install`); wins over CHAT_ENDPOINT.',
+  },
+  chatThreads: {
+    env: 'CHAT_THREADS',
+    schema: integer(1, 256),
+    default: '2',
+    doc: 'CPU threads of the offline chat model.',
+  },
   chatModel: {
     env: 'CHAT_MODEL',
     schema: z.string().trim(),

@@ -152,3 +152,31 @@ describe('GET /api/chat/status', () => {
     }
   });
 });
+
+describe('offline chat (CHAT_MODEL_PATH, a GGUF served in-process by node-llama-cpp)', () => {
+  it('answers through the same API with a tiny random-weight model the test writes', async () => {
+    const { writeTinyGguf } = await import('../helpers/tiny-gguf.js');
+    const fs = await import('node:fs/promises');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-gguf-'));
+    const model = path.join(dir, 'tiny.gguf');
+    await writeTinyGguf(model, { seed: 7 });
+    const offline = await startTestServer({ CHAT_MODEL_PATH: model, CHAT_MAX_TOKENS: '8', OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+    try {
+      const { status, body } = await postJson(`${offline.url}/api/chat`, { message: 'Say something' });
+      expect(status).toBe(200);
+      expect(typeof body.response).toBe('string');
+      expect(body.response.length).toBeGreaterThan(0); // the words are nonsense: the weights are random
+      await expect.poll(async () => (await getJson(`${offline.url}/api/chat/status`)).body.reachable, { timeout: 5000 }).toBe(true);
+      expect((await getJson(`${offline.url}/api/chat/status`)).body.model).toBe('tiny');
+    } finally {
+      await offline.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a CHAT_MODEL_PATH that cannot be loaded stops start-up with a message naming it', async () => {
+    await expect(startTestServer({ CHAT_MODEL_PATH: '/nonexistent/model.gguf', OBJECT_DETECTION_ENABLED: 'false' })).rejects.toThrow(/CHAT_MODEL_PATH/);
+  });
+});
