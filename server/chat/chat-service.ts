@@ -9,7 +9,7 @@ import type { DetectedObject } from '../../shared/objects/types.js';
 import type { FaceService } from '../engines/face-service.js';
 import type { ObjectService } from '../engines/object-service.js';
 import { ApiError } from '../http/errors.js';
-import { probeImage, type DecodeLimits } from '../imaging/decode.js';
+import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
 import type { ChatStatus } from './chat-status.js';
 import type { LlmStream } from './llm-client.js';
 
@@ -36,12 +36,14 @@ export class ChatService {
   async prepare(message: string, image?: Uint8Array): Promise<{ messages: ChatMessage[]; analysis: ChatAnalysis | null }> {
     this.opts.status.requireClient();
     if (!image) return { messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, question: message }), analysis: null };
-    const { width, height } = await probeImage(image, this.opts.limits);
+    // One decode for both analyses (the gray buffer moves to the face worker, so objects get the RGB).
+    const decoded = await decodeImage(image, this.opts.limits);
+    const { width, height } = decoded.rgb;
     // Faces and objects run in different worker pools: in parallel, the analysis costs the slower of the two.
     let objectsUnavailable: string | undefined;
     const [recognized, objects] = await Promise.all([
-      this.opts.faces.recognize(image),
-      this.opts.objects.detect(image).then(
+      this.opts.faces.recognizeDecoded(decoded),
+      this.opts.objects.detectDecoded(decoded.rgb).then(
         (r) => r.objects,
         (err: unknown): DetectedObject[] => {
           // Faces alone still make a useful answer; say in the analysis what is missing.

@@ -21,7 +21,7 @@ import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
 import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
 import { decide, type DistanceWindow } from '../../shared/recognition/confidence.js';
 import { ApiError } from '../http/errors.js';
-import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
+import { decodeImage, type DecodedImage, type DecodeLimits } from '../imaging/decode.js';
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ModelStore } from '../storage/model-store.js';
@@ -184,7 +184,11 @@ export class FaceService {
   }
 
   async recognize(bytes: Uint8Array): Promise<RecognizeResponse> {
-    const { gray, rgb } = await decodeImage(bytes, this.opts.limits);
+    return this.recognizeDecoded(await decodeImage(bytes, this.opts.limits));
+  }
+
+  /** Recognition on an image already decoded (the chat analysis decodes once for faces and objects). */
+  async recognizeDecoded({ gray, rgb }: Pick<DecodedImage, 'gray' | 'rgb'>): Promise<RecognizeResponse> {
     // Read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
     const recognizer = this.recognitionModel;

@@ -4,6 +4,7 @@
  * failed gets a 503 with the reason.
  */
 import path from 'node:path';
+import type { RgbImage } from '../../shared/image/types.js';
 import { OBJECT_CLASSES } from '../../shared/objects/classes.js';
 import { summarize, type DetectedObject } from '../../shared/objects/types.js';
 import { ApiError } from '../http/errors.js';
@@ -120,6 +121,11 @@ export class ObjectService {
   async detect(bytes: Uint8Array, confidence?: number): Promise<ObjectDetectionResponse> {
     // Decode first: a bad image is a 400 whatever state the detector is in.
     const { rgb } = await decodeImage(bytes, this.opts.limits);
+    return this.detectDecoded(rgb, confidence);
+  }
+
+  /** Detection on an image already decoded (the chat analysis decodes once for faces and objects). */
+  async detectDecoded(rgb: RgbImage, confidence?: number): Promise<ObjectDetectionResponse> {
     await this.loading;
     if (this.state !== 'ready' || !this.pool) {
       throw new ApiError('detector_unavailable', this.reason ?? 'the object detector is not available');
