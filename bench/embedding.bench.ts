@@ -14,6 +14,7 @@ import { rgbToGray } from '../shared/image/ops.js';
 import type { Rect, RgbImage } from '../shared/image/types.js';
 import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascade.js';
 import { NodeEmbeddingEngine } from '../server/engines/embedding-node.js';
+import { exactFaceApiDetection } from './face-api-reference.js';
 import { median, type BenchRow } from './types.js';
 
 const WARMUP = 5;
@@ -52,19 +53,7 @@ export async function benchEmbedding(): Promise<BenchRow[]> {
   await faceapi.nets.faceLandmark68Net.loadFromDisk(modelDir);
   await faceapi.nets.faceRecognitionNet.loadFromDisk(modelDir);
   const matcher = new faceapi.FaceMatcher(enrolled.map((e) => new faceapi.LabeledFaceDescriptors(String(e.label), [e.descriptor])));
-  const detection = (box: Rect, width: number, height: number) => {
-    // An exact integer box (face-api keeps boxes relative to the image, which could round).
-    class Exact extends faceapi.FaceDetection {
-      constructor() {
-        super(1, new faceapi.Rect(box.x / width, box.y / height, box.width / width, box.height / height), { width, height });
-        (this as unknown as { _box: unknown })._box = new faceapi.Box(box);
-      }
-      forSize() {
-        return this;
-      }
-    }
-    return { detection: new Exact() };
-  };
+  const detection = (box: Rect, width: number, height: number) => ({ detection: exactFaceApiDetection(faceapi, box, width, height) });
 
   const rows: BenchRow[] = [];
   const cases: [string, string, number][] = [

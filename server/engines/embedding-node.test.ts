@@ -9,6 +9,7 @@ import type { Rect, RgbImage } from '../../shared/image/types.js';
 import { rgbToGray } from '../../shared/image/ops.js';
 import { decide, DEFAULT_EMBEDDING_WINDOW } from '../../shared/recognition/confidence.js';
 import { detectMultiScale, parseHaarCascade } from '../../shared/vision/haar-cascade.js';
+import { exactFaceApiDetection } from '../../bench/face-api-reference.js';
 import { NodeEmbeddingEngine } from './embedding-node.js';
 
 const root = process.cwd();
@@ -150,19 +151,7 @@ describe('NodeEmbeddingEngine: agreement with face-api', () => {
     await faceapi.nets.ssdMobilenetv1.loadFromDisk(path.join(root, 'node_modules/@vladmandic/face-api/model'));
   });
 
-  /** A FaceDetection for an integer box, exact (face-api stores boxes relative to the image, which can round). */
-  function exactDetection(box: Rect, width: number, height: number) {
-    class Exact extends faceapi.FaceDetection {
-      constructor() {
-        super(1, new faceapi.Rect(box.x / width, box.y / height, box.width / width, box.height / height), { width, height });
-        (this as unknown as { _box: unknown })._box = new faceapi.Box(box);
-      }
-      forSize() {
-        return this;
-      }
-    }
-    return new Exact();
-  }
+  const exactDetection = (box: Rect, width: number, height: number) => exactFaceApiDetection(faceapi, box, width, height);
 
   it("equals face-api's withFaceLandmarks().withFaceDescriptor() for the same Haar box", async () => {
     const figures: string[] = [];
