@@ -195,6 +195,13 @@ export async function writeTinyGguf(file: string, opts: TinyGgufOptions = {}): P
   w.u32(3);
   w.u64(tensors.length);
   w.u64(kvs.length);
+  // A GGUF array value: element type, count, then the elements.
+  const writeArray = <T>(type: number, items: readonly T[], write: (v: T) => void) => {
+    w.u32(T_ARRAY);
+    w.u32(type);
+    w.u64(items.length);
+    for (const v of items) write(v);
+  };
   for (const [key, kv] of kvs) {
     w.str(key);
     switch (kv.type) {
@@ -215,22 +222,13 @@ export async function writeTinyGguf(file: string, opts: TinyGgufOptions = {}): P
         w.str(kv.value);
         break;
       case 'str[]':
-        w.u32(T_ARRAY);
-        w.u32(T_STRING);
-        w.u64(kv.value.length);
-        for (const v of kv.value) w.str(v);
+        writeArray(T_STRING, kv.value, (v) => w.str(v));
         break;
       case 'f32[]':
-        w.u32(T_ARRAY);
-        w.u32(T_FLOAT32);
-        w.u64(kv.value.length);
-        for (const v of kv.value) w.f32(v);
+        writeArray(T_FLOAT32, kv.value, (v) => w.f32(v));
         break;
       case 'i32[]':
-        w.u32(T_ARRAY);
-        w.u32(T_INT32);
-        w.u64(kv.value.length);
-        for (const v of kv.value) w.i32(v);
+        writeArray(T_INT32, kv.value, (v) => w.i32(v));
         break;
     }
   }
