@@ -3,7 +3,7 @@
  * objects) becomes the prompt's context; without one, only the message is sent. The LLM is any
  * OpenAI-compatible endpoint.
  */
-import type { FaceResult } from '../../shared/api/contract.js';
+import type { ChatAnalysis } from '../../shared/api/contract.js';
 import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
 import type { FaceService } from '../engines/face-service.js';
@@ -13,13 +13,6 @@ import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
 import type { ChatStatus } from './chat-status.js';
 import type { LlmStream } from './llm-client.js';
 
-export interface ChatAnalysis {
-  faces: FaceResult[];
-  objects: DetectedObject[];
-  detection_method: string;
-  /** Set when object detection could not run; the reply was made without objects. */
-  objects_unavailable?: string;
-}
 
 export interface ChatServiceOptions {
   status: ChatStatus;

@@ -2,25 +2,11 @@
  * Whether chat can work, checked in the background (never per request) so `GET /api/chat/status` answers at
  * once: `GET {endpoint}/v1/models` every `intervalMs`. Also the guard the chat route calls first.
  */
+import type { ChatStatusBody } from '../../shared/api/contract.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import type { LlmClient } from './llm-client.js';
 
-export interface ChatStatusBody {
-  enabled: boolean;
-  endpoint_configured: boolean;
-  /** Base URL of the LLM endpoint without credentials; null when none is configured. */
-  endpoint: string | null;
-  /** The model requests name (configured, else the first one the server lists); null while unknown. */
-  model: string | null;
-  reachable: boolean;
-  /** Why it is not reachable, in words; absent when it is. */
-  reason?: string;
-  /** Models the endpoint listed at the last check, when it succeeded. */
-  models?: string[];
-  /** ISO 8601 time of the last check; null before the first. */
-  checked_at: string | null;
-}
 
 export interface ChatStatusOptions {
   /** CHAT_ENABLED. */

@@ -12,6 +12,7 @@ import type {
   FaceResult,
   RecognitionModel,
   RecognizeResponse,
+  RecognizerStatus,
   SkippedImage,
   TrainResponse,
   TrainStatusResponse,
@@ -61,7 +62,6 @@ interface Installed {
   embedding: Trained<EmbeddingModel> | null;
 }
 
-export type RecognizerStatus = Record<RecognitionModel, { trained: boolean; trained_at: string | null; labels: number }>;
 
 /** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
 function transferable(gray: GrayImage): ArrayBuffer[] {

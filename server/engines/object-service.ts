@@ -3,6 +3,7 @@
  * own worker pool; a request that arrives while it loads waits for it, and one that arrives after loading
  * failed gets a 503 with the reason.
  */
+import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../shared/api/contract.js';
 import path from 'node:path';
 import type { RgbImage } from '../../shared/image/types.js';
 import { OBJECT_CLASSES } from '../../shared/objects/classes.js';
@@ -27,25 +28,7 @@ export interface ObjectServiceOptions {
   log: Logger;
 }
 
-export interface ObjectDetectionResponse {
-  objects: DetectedObject[];
-  count: number;
-  /** Class name -> number of objects of that class. */
-  summary: Record<string, number>;
-}
 
-export interface ObjectStatusResponse {
-  name: string;
-  runtime: string | null;
-  input_size: number | null;
-  classes: number;
-  available: boolean;
-  state: ObjectDetectorState;
-  reason?: string;
-  confidence_threshold: number;
-  nms_iou: number;
-  load_ms: number | null;
-}
 
 export class ObjectService {
   private pool: WorkerPool<ObjectJob, ObjectResult> | null = null;

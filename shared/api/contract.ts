@@ -3,6 +3,7 @@
  * browser) and response types. Wire names follow the original service so its clients keep working.
  */
 import { z } from 'zod';
+import type { DetectedObject } from '../objects/types.js';
 
 export type DetectionMethod = 'local' | 'remote';
 export type RecognitionModel = 'lbph' | 'embedding';
@@ -131,4 +132,71 @@ export interface HealthResponse {
   status: 'ok';
   version: string;
   uptime_s: number;
+}
+
+export type RecognizerStatus = Record<RecognitionModel, { trained: boolean; trained_at: string | null; labels: number }>;
+
+/** `GET /api/models/config` (and the body of a successful PUT, with `status: "ok"`). */
+export interface ModelsConfigResponse {
+  recognition_model: RecognitionModel;
+  detection_method: DetectionMethod;
+  recognizers: RecognizerStatus;
+}
+
+export interface ModelChoice<N extends string> {
+  name: N;
+  available: boolean;
+  /** Why it cannot be chosen now, in words; absent when available. */
+  reason?: string;
+  active: boolean;
+}
+
+/** `GET /api/models/available`. */
+export interface ModelsAvailableResponse {
+  recognition_models: (ModelChoice<RecognitionModel> & { trained: boolean })[];
+  detection_methods: (ModelChoice<DetectionMethod> & { status?: ReadyResponse['remote_status'] })[];
+}
+
+export interface ObjectDetectionResponse {
+  objects: DetectedObject[];
+  count: number;
+  /** Class name -> number of objects of that class. */
+  summary: Record<string, number>;
+}
+
+export interface ObjectStatusResponse {
+  name: string;
+  runtime: string | null;
+  input_size: number | null;
+  classes: number;
+  available: boolean;
+  state: 'loading' | 'ready' | 'error' | 'disabled';
+  reason?: string;
+  confidence_threshold: number;
+  nms_iou: number;
+  load_ms: number | null;
+}
+
+export interface ChatStatusBody {
+  enabled: boolean;
+  endpoint_configured: boolean;
+  /** Base URL of the LLM endpoint without credentials; null when none is configured. */
+  endpoint: string | null;
+  /** The model requests name (configured, else the first one the server lists); null while unknown. */
+  model: string | null;
+  reachable: boolean;
+  /** Why it is not reachable, in words; absent when it is. */
+  reason?: string;
+  /** Models the endpoint listed at the last check, when it succeeded. */
+  models?: string[];
+  /** ISO 8601 time of the last check; null before the first. */
+  checked_at: string | null;
+}
+
+export interface ChatAnalysis {
+  faces: FaceResult[];
+  objects: DetectedObject[];
+  detection_method: string;
+  /** Set when object detection could not run; the reply was made without objects. */
+  objects_unavailable?: string;
 }

@@ -1,0 +1,106 @@
+/**
+ * The dashboard: the spec's four indicators (Model Trained badge, Detection chip, Remote connected, Object
+ * detector ready) and every label with its image count, kept current by the shared status poll.
+ */
+import { For, Show } from 'solid-js';
+import type { ReadyResponse } from '../../../shared/api/contract';
+import { navigate } from '../lib/router';
+import { serverStatus } from '../lib/server-status';
+
+const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
+  connected: 'Connected',
+  unreachable: 'Unreachable',
+  model_not_ready: 'Model not ready',
+  disabled: 'Not configured',
+};
+
+const OBJECT_TEXT: Record<ReadyResponse['object_detection'], string> = {
+  ready: 'Ready',
+  loading: 'Loading…',
+  unavailable: 'Switched off',
+  error: 'Failed to load',
+};
+
+function Indicator(props: { name: string; value: string; tone: 'ok' | 'warn' | 'off' | 'error'; testId: string }) {
+  return (
+    <div class="indicator" data-testid={props.testId}>
+      <span class="indicator-name">{props.name}</span>
+      <span class={`chip chip-${props.tone}`}>{props.value}</span>
+    </div>
+  );
+}
+
+export function Dashboard() {
+  const ready = serverStatus.ready;
+  const labels = serverStatus.labels;
+  return (
+    <section>
+      <h1>Dashboard</h1>
+      <Show when={ready()} fallback={<p role="status">{serverStatus.reachable() === false ? 'Waiting for the server…' : 'Loading…'}</p>}>
+        {(r) => (
+          <div class="indicators" aria-label="Service status">
+            <Indicator name="Model" testId="indicator-trained" value={r().recognizer_trained ? 'Trained' : 'Not trained'} tone={r().recognizer_trained ? 'ok' : 'warn'} />
+            <Indicator name="Detection" testId="indicator-detection" value={r().detection_method} tone="ok" />
+            <Indicator
+              name="Remote"
+              testId="indicator-remote"
+              value={REMOTE_TEXT[r().remote_status]}
+              tone={r().remote_status === 'connected' ? 'ok' : r().remote_status === 'disabled' ? 'off' : 'error'}
+            />
+            <Indicator
+              name="Object detector"
+              testId="indicator-objects"
+              value={OBJECT_TEXT[r().object_detection]}
+              tone={r().object_detection === 'ready' ? 'ok' : r().object_detection === 'loading' ? 'warn' : r().object_detection === 'error' ? 'error' : 'off'}
+            />
+          </div>
+        )}
+      </Show>
+      <p class="muted">
+        Recognition model: <strong>{ready()?.recognition_model ?? '…'}</strong>.{' '}
+        <a href="/config" onClick={(e) => (e.preventDefault(), navigate('/config'))}>
+          Change models
+        </a>
+      </p>
+
+      <h2>People</h2>
+      <Show when={labels()} fallback={<p role="status">Loading…</p>}>
+        {(l) => (
+          <Show
+            when={l().count > 0}
+            fallback={
+              <p data-testid="labels-empty">
+                Nobody has been added yet.{' '}
+                <a href="/training" onClick={(e) => (e.preventDefault(), navigate('/training'))}>
+                  Add a person on the training page
+                </a>
+                .
+              </p>
+            }
+          >
+            <table class="table" data-testid="labels-table">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Images</th>
+                  <th scope="col">In the trained model</th>
+                </tr>
+              </thead>
+              <tbody>
+                <For each={l().details}>
+                  {(d) => (
+                    <tr>
+                      <td>{d.label}</td>
+                      <td>{d.images}</td>
+                      <td>{d.trained ? 'Yes' : 'No: train again'}</td>
+                    </tr>
+                  )}
+                </For>
+              </tbody>
+            </table>
+          </Show>
+        )}
+      </Show>
+    </section>
+  );
+}

@@ -1,0 +1,3 @@
+export default function ModelConfig() {
+  return <section><h1>ModelConfig</h1><p>Coming soon.</p></section>;
+}

@@ -1,0 +1,3 @@
+export default function Objects() {
+  return <section><h1>Objects</h1><p>Coming soon.</p></section>;
+}

@@ -1,0 +1,3 @@
+export default function Recognize() {
+  return <section><h1>Recognize</h1><p>Coming soon.</p></section>;
+}

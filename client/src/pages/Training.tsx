@@ -1,0 +1,3 @@
+export default function Training() {
+  return <section><h1>Training</h1><p>Coming soon.</p></section>;
+}

@@ -1,0 +1,21 @@
+import { expect, test } from '@playwright/test';
+import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
+
+let lookout: Lookout;
+test.beforeAll(async () => {
+  lookout = await startLookout();
+});
+test.afterAll(async () => {
+  await lookout.close();
+});
+
+test('the dashboard shows the four indicators and an empty list of people', async ({ page }) => {
+  await page.goto(lookout.url);
+  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  await expect(page.getByTestId('indicator-trained')).toContainText('Not trained');
+  await expect(page.getByTestId('indicator-detection')).toContainText('local');
+  await expect(page.getByTestId('indicator-remote')).toContainText('Not configured');
+  await expect(page.getByTestId('indicator-objects')).toContainText(/Ready|Loading/);
+  await expect(page.getByTestId('labels-empty')).toBeVisible();
+  await screenshot(page, 'dashboard-desktop');
+});

@@ -1,0 +1,100 @@
+/**
+ * Starts the real Lookout server (`node dist/server/main.js`, as `npm start` does) on 127.0.0.1 with a
+ * temporary data directory, waits until /api/health answers, and stops it. `restart()` brings it back on the
+ * same port and data, for the offline tests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const TESTDATA = path.resolve(REPO_ROOT, '../shared/testdata');
+export const SCREENSHOTS = path.join(REPO_ROOT, 'e2e/screenshots');
+
+export interface Lookout {
+  url: string;
+  port: number;
+  dataDir: string;
+  /** Everything the server wrote to stdout and stderr, for failure messages. */
+  output(): string;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  /** Stop and remove the data directory. */
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startLookout(env: Record<string, string> = {}): Promise<Lookout> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-e2e-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | null = null;
+  let log = '';
+
+  const start = async () => {
+    child = spawn(process.execPath, ['dist/server/main.js'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d) => (log += d));
+    child.stderr!.on('data', (d) => (log += d));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`Lookout exited with ${child.exitCode}:\n${log}`);
+      try {
+        if ((await fetch(`${url}/api/health`)).ok) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`Lookout did not answer within 30 s:\n${log}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  const stop = async () => {
+    const c = child;
+    child = null;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.kill('SIGTERM');
+    });
+  };
+
+  await start();
+  return {
+    url,
+    port,
+    dataDir,
+    output: () => log,
+    stop,
+    restart: async () => {
+      await stop();
+      await start();
+    },
+    close: async () => {
+      await stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a screenshot of the page as a test artefact under e2e/screenshots/ (not committed). */
+export async function screenshot(page: import('@playwright/test').Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
