@@ -11,7 +11,14 @@ export default defineConfig({
   root: 'client',
   publicDir: false,
   plugins: [solid()],
-  build: { outDir: '../dist/client', emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 2000 },
+  build: {
+    outDir: '../dist/client',
+    emptyOutDir: true,
+    target: 'es2022',
+    chunkSizeWarningLimit: 2000,
+    // The app, and the in-browser engine bench page (`npm run bench` drives it in headless Chromium).
+    rollupOptions: { input: { app: 'client/index.html', bench: 'client/bench.html' } },
+  },
   worker: { format: 'es' },
   server: {
     host: '127.0.0.1',
