@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { benchAppLoad } from './app-load.bench.js';
 import { benchCascade } from './cascade.bench.js';
 import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
@@ -42,6 +43,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['remote', () => benchRemote()],
   ['objects', () => benchObjects()],
   ['chat', async () => benchChat(repoRoot, await photo640())],
+  ['app', () => benchAppLoad(repoRoot)],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
