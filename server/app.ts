@@ -5,8 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { serveStatic } from '@hono/node-server/serve-static';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
@@ -21,6 +20,8 @@ import type { VisionJob, VisionResult } from './engines/vision-protocol.js';
 import { WorkerPool } from './engines/worker-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError } from './http/errors.js';
+import { isolationHeaders } from './http/headers.js';
+import { staticFiles } from './http/static-files.js';
 import type { Logger } from './logger.js';
 import { chatRoutes } from './routes/chat.js';
 import { healthRoutes } from './routes/health.js';
@@ -29,9 +30,12 @@ import { labelRoutes } from './routes/labels.js';
 import { modelRoutes } from './routes/models.js';
 import { objectRoutes } from './routes/objects.js';
 import { recognizeRoutes } from './routes/recognize.js';
+import { resultRoutes } from './routes/results.js';
 import { trainRoutes } from './routes/train.js';
+import { trainedModelRoutes } from './routes/trained-models.js';
 import { ImageStore } from './storage/image-store.js';
 import { ModelStore } from './storage/model-store.js';
+import { ResultStore } from './storage/result-store.js';
 
 export interface Service {
   app: Hono;
@@ -54,16 +58,31 @@ const LANDING_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"
 <a href="/api/ready">/api/ready</a>, <a href="/api/labels">/api/labels</a> and the other endpoints in the README.
 The web app has not been built in this installation.</p></body></html>`;
 
-/** Model files for the browser, and the web app's build where one exists (else a page saying the API runs). */
+/** Model files only change with an upgrade (and the service worker keeps its own copy): cache a day, revalidate. */
+export const MODEL_CACHE_CONTROL = 'public, max-age=86400, stale-while-revalidate=604800';
+/** Vite names /assets/* files by their content hash: a changed file is a new URL. */
+export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/**
+ * Model files for the browser, and the web app's build where one exists (else a page saying the API runs).
+ * The app's routes all answer index.html; a missing file (a path with an extension) is a 404, not the page.
+ */
 function mountStatic(app: Hono, appDir: string): void {
-  const root = path.relative(process.cwd(), appDir) || '.';
-  app.use('/models/*', serveStatic({ root: path.join(root, 'public') }));
+  const notFound = (what: string) => (c: Context) => c.json(errorBody('not_found', `no ${what} ${c.req.path}`), 404);
+  app.use('/models/*', staticFiles({ root: path.join(appDir, 'public'), cacheControl: () => MODEL_CACHE_CONTROL }));
+  app.get('/models/*', notFound('model file'));
   const clientDir = path.join(appDir, 'dist/client');
-  if (existsSync(path.join(clientDir, 'index.html'))) {
-    app.use('/*', serveStatic({ root: path.join(root, 'dist/client') }));
-    app.get('*', serveStatic({ path: path.join(root, 'dist/client/index.html') }));
+  const index = path.join(clientDir, 'index.html');
+  if (existsSync(index)) {
+    // A service worker is checked for updates on every navigation; Service-Worker-Allowed lets it control "/".
+    app.use('/sw.js', staticFiles({ root: clientDir, cacheControl: () => 'no-cache', headers: () => ({ 'service-worker-allowed': '/' }) }));
+    app.use('/assets/*', staticFiles({ root: clientDir, cacheControl: () => ASSET_CACHE_CONTROL }));
+    app.get('/assets/*', notFound('file'));
+    app.use('/*', staticFiles({ root: clientDir, cacheControl: () => 'no-cache' }));
+    app.get('*', (c, next) => (/\.[A-Za-z0-9]+$/.test(c.req.path) ? notFound('file')(c) : next()));
+    app.get('*', staticFiles({ root: clientDir, file: index, cacheControl: () => 'no-cache' }));
   } else {
-    app.get('/', (c) => c.html(LANDING_PAGE));
+    app.get('/', (c) => c.html(LANDING_PAGE, 200, { 'cache-control': 'no-cache' }));
   }
 }
 
@@ -76,7 +95,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   }
   const images = new ImageStore(path.join(settings.dataDir, 'images'));
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
-  await Promise.all([images.init(), models.init()]);
+  const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
+  await Promise.all([images.init(), models.init(), results.init()]);
 
   const pool = new WorkerPool<VisionJob, VisionResult>(
     'vision-worker',
@@ -183,6 +203,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     chat,
     chatStatus,
     images,
+    results,
     log,
     version: await readVersion(settings.appDir),
     startedAt: Date.now(),
@@ -202,10 +223,13 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
         }),
     }),
   );
-  for (const routes of [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, modelRoutes, objectRoutes, chatRoutes]) api.route('/', routes(ctx));
-  api.notFound((c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
+  const routeModules = [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, trainedModelRoutes, modelRoutes, objectRoutes, resultRoutes, chatRoutes];
+  for (const routes of routeModules) api.route('/', routes(ctx));
+  // Every other /api path: a JSON 404 (never the web app's page).
+  api.all('*', (c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
 
   const app = new Hono();
+  app.use('*', isolationHeaders());
   app.route('/api', api);
   mountStatic(app, settings.appDir);
   app.onError((err, c) => {

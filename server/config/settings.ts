@@ -199,6 +199,12 @@ export const SETTINGS = {
     default: '1Gi',
     doc: 'Size of the storage volume (deployment value; reported, not enforced by the server).',
   },
+  resultsMax: {
+    env: 'RESULTS_MAX',
+    schema: integer(1, 100_000),
+    default: '1000',
+    doc: 'Results history (`/api/results`): records kept in `DATA_DIR/results/`, oldest dropped first; a re-sent record id is recognised among the last 2 x RESULTS_MAX received.',
+  },
   maxBodyBytes: {
     env: 'MAX_BODY_BYTES',
     schema: integer(1024, 1024 * 1024 * 1024),

@@ -26,6 +26,7 @@ import { decodeImage, type DecodedImage, type DecodeLimits } from '../imaging/de
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ModelStore } from '../storage/model-store.js';
+import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../storage/trained-files.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 import type { EmbeddingJob, EmbeddingResult } from './embedding-protocol.js';
 import type { RemoteEngine } from './remote-engine.js';
@@ -70,6 +71,11 @@ function transferable(gray: GrayImage): ArrayBuffer[] {
     : [];
 }
 
+function snapshotOf(files: TrainedFiles, lbph: Trained<unknown> | null, embedding: Trained<unknown> | null): TrainedSnapshot {
+  const labels = [...(lbph?.names.values() ?? []), ...(embedding?.names.values() ?? [])];
+  return makeSnapshot(files, labels, [lbph?.trainedAt, embedding?.trainedAt]);
+}
+
 function namesOf(labelIds: Record<string, number>): Map<number, string> {
   return new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
 }
@@ -82,6 +88,7 @@ export class FaceService {
   private training: { processed: number; total: number } | null = null;
   private lastTraining: TrainResponse | undefined;
   private lastTrainingError: TrainStatusResponse['last_error'];
+  private snapshot: TrainedSnapshot = EMPTY_SNAPSHOT;
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
 
@@ -113,18 +120,28 @@ export class FaceService {
 
     let lbph: Trained<LbphModel> | null = null;
     let embedding: Trained<EmbeddingModel> | null = null;
+    const files: TrainedFiles = { lbph: null, labelMap: null, embedding: null };
     try {
       const stored = await this.opts.models.loadLbph();
-      if (stored) lbph = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+      if (stored) {
+        lbph = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+        files.lbph = stored.files.lbph;
+        files.labelMap = stored.files.labelMap;
+      }
     } catch (err) {
       this.opts.log.error(`the saved LBPH model could not be loaded and is ignored until the next training: ${String(err)}`);
     }
     try {
       const stored = await this.opts.models.loadEmbedding();
-      if (stored) embedding = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+      if (stored) {
+        embedding = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+        files.embedding = stored.bytes;
+      }
     } catch (err) {
       this.opts.log.error(`the saved embedding model could not be loaded and is ignored until the next training: ${String(err)}`);
     }
+    // Only files that loaded are offered for download: a browser gets what this server itself runs.
+    this.snapshot = snapshotOf(files, lbph, embedding);
     if (lbph || embedding) {
       await this.install(lbph, embedding);
       this.opts.log.info(`loaded models: lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`);
@@ -138,6 +155,14 @@ export class FaceService {
   /** Labels the active recognizer knows. */
   get trainedLabels(): Set<string> {
     return new Set(this.installed[this.recognitionModel]?.names.values() ?? []);
+  }
+
+  /**
+   * The trained model files for download, with their content version. Replaced as a whole when a training
+   * saved new files, so one read of this property never mixes two trainings.
+   */
+  get trainedFiles(): TrainedSnapshot {
+    return this.snapshot;
   }
 
   get embeddingAvailability(): EmbeddingAvailability {
@@ -329,17 +354,21 @@ export class FaceService {
       histograms: samples.map((s) => s.histogram),
       labels: Int32Array.from(samples.map((s) => labelIds[s.label])),
     };
-    await this.opts.models.saveLbph(lbphModel, labelIds);
+    const saved = await this.opts.models.saveLbph(lbphModel, labelIds);
     const lbph: Trained<LbphModel> = { model: lbphModel, names: namesOf(labelIds), trainedAt };
+    // An embedding model this run does not replace stays, and so do its file's bytes.
+    const files: TrainedFiles = { lbph: saved.yaml, labelMap: saved.pickle, embedding: this.snapshot.files.embedding };
 
     let embedding = this.installed.embedding;
     const described = samples.filter((s) => s.descriptor !== null);
     if (withEmbedding && described.length > 0) {
       const model = trainEmbedding(described.map((s) => ({ label: labelIds[s.label], descriptor: s.descriptor! })));
       const usedIds = Object.fromEntries(Object.entries(labelIds).filter(([name]) => described.some((s) => s.label === name)));
-      await this.opts.models.saveEmbedding(model, usedIds, trainedAt);
+      files.embedding = await this.opts.models.saveEmbedding(model, usedIds, trainedAt);
       embedding = { model, names: namesOf(usedIds), trainedAt };
     }
+    // Published once every file of this training is on disk: downloads switch from the old set to the new whole.
+    this.snapshot = snapshotOf(files, lbph, embedding);
     await this.install(lbph, embedding);
 
     const facesPerLabel: Record<string, number> = {};

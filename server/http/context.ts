@@ -7,6 +7,7 @@ import type { ObjectService } from '../engines/object-service.js';
 import type { RemoteEngine } from '../engines/remote-engine.js';
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
+import type { ResultStore } from '../storage/result-store.js';
 
 export interface AppContext {
   settings: Settings;
@@ -16,6 +17,7 @@ export interface AppContext {
   chat: ChatService;
   chatStatus: ChatStatus;
   images: ImageStore;
+  results: ResultStore;
   log: Logger;
   version: string;
   startedAt: number;

@@ -1,15 +1,18 @@
 /**
  * Training images per label: POST /api/images (multipart `label` + `file`, or JSON `{ label, image }`),
  * GET /api/images/{label} to list, DELETE to remove, GET /api/images/{label}/{filename} for the bytes.
- * An image is fully decoded before it is stored, so training never meets a file it cannot read.
+ * An image is fully decoded before it is stored, so training never meets a file it cannot read. An optional
+ * `capture_id` (multipart text part or JSON field) makes the upload idempotent: stored as `<capture_id>.<ext>`,
+ * and a repeated upload of it for the same label stores nothing and answers `duplicate: true`.
  */
 import fs from 'node:fs/promises';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type {
-  ImageUploadResponse,
-  LabelDeleteResponse,
-  LabelImagesResponse,
+import {
+  captureId,
+  type ImageUploadResponse,
+  type LabelDeleteResponse,
+  type LabelImagesResponse,
 } from '../../shared/api/contract.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
 import type { AppContext } from '../http/context.js';
@@ -20,6 +23,7 @@ import { decodeBase64Image, decodeImage } from '../imaging/decode.js';
 const jsonUpload = z.object({
   label: z.string({ error: 'is required (the person\'s name)' }),
   image: z.string({ error: 'must be the image as base64 text or a data URL' }).min(1, 'must not be empty'),
+  capture_id: captureId.optional(),
 });
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -31,6 +35,15 @@ const CONTENT_TYPES: Record<string, string> = {
   avif: 'image/avif',
   heic: 'image/heif',
 };
+
+function checkedCaptureId(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (Array.isArray(raw)) throw new ApiError('bad_request', 'send one "capture_id" part');
+  if (typeof raw !== 'string') throw new ApiError('bad_request', '"capture_id" must be a text part, not a file');
+  const parsed = captureId.safeParse(raw);
+  if (!parsed.success) throw new ApiError('bad_request', `field "capture_id": ${parsed.error.issues[0].message}`);
+  return parsed.data;
+}
 
 function checkedLabel(raw: unknown): string {
   const check = normalizeLabel(raw);
@@ -44,6 +57,7 @@ export function imageRoutes(ctx: AppContext): Hono {
   app.post('/images', async (c) => {
     const type = c.req.header('content-type') ?? '';
     let rawLabel: unknown;
+    let capture: string | undefined;
     let bytes: Uint8Array;
     if (/^multipart\/form-data/i.test(type)) {
       let form: Record<string, string | File | (string | File)[]>;
@@ -55,6 +69,7 @@ export function imageRoutes(ctx: AppContext): Hono {
       rawLabel = form.label;
       if (Array.isArray(rawLabel)) throw new ApiError('bad_request', 'send one "label" part');
       if (rawLabel === undefined) throw new ApiError('missing_field', 'the "label" part (the person\'s name) is missing');
+      capture = checkedCaptureId(form.capture_id);
       const file = form.file ?? form.image;
       if (Array.isArray(file)) throw new ApiError('bad_request', 'send one image per request in the "file" part');
       if (!(file instanceof File)) throw new ApiError('missing_field', 'the "file" part with the image is missing');
@@ -63,6 +78,7 @@ export function imageRoutes(ctx: AppContext): Hono {
     } else if (/json/i.test(type)) {
       const body = await readJson(c, jsonUpload);
       rawLabel = body.label;
+      capture = body.capture_id;
       bytes = decodeBase64Image(body.image);
     } else {
       throw new ApiError(
@@ -72,9 +88,16 @@ export function imageRoutes(ctx: AppContext): Hono {
     }
     const label = checkedLabel(rawLabel);
     const { format } = await decodeImage(bytes, { maxPixels: ctx.settings.maxImagePixels });
-    const filename = await ctx.images.save(label, bytes, format);
-    ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-    return c.json<ImageUploadResponse>({ status: 'ok', label, filename });
+    if (capture === undefined) {
+      const filename = await ctx.images.save(label, bytes, format);
+      ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
+      return c.json<ImageUploadResponse>({ status: 'ok', label, filename });
+    }
+    // A re-sent capture (a kiosk retrying after a lost answer) is answered like the first, and stored once.
+    const { filename, duplicate } = await ctx.images.saveCapture(label, bytes, format, capture);
+    if (duplicate) ctx.log.info(`image ${label}/${filename} was already stored (capture_id ${capture})`);
+    else ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
+    return c.json<ImageUploadResponse>({ status: 'ok', label, filename, duplicate });
   });
 
   app.get('/images/:label', async (c) => {

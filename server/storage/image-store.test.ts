@@ -89,3 +89,31 @@ describe('writeFileAtomic', () => {
     expect((await fs.readdir(root)).sort()).toEqual(['model.bin', 'sub']);
   });
 });
+
+describe('ImageStore captures', () => {
+  it('stores a capture id once; concurrent and later repeats are duplicates with the same name', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.saveCapture('ada', new Uint8Array([i]), 'jpeg', 'capture-0001')),
+    );
+    expect(outcomes.filter((o) => !o.duplicate)).toHaveLength(1);
+    expect(new Set(outcomes.map((o) => o.filename))).toEqual(new Set(['capture-0001.jpg']));
+    expect(await store.saveCapture('ada', new Uint8Array([9]), 'png', 'capture-0001')).toEqual({ filename: 'capture-0001.jpg', duplicate: true });
+    expect(await fs.readdir(path.join(root, 'ada'))).toEqual(['capture-0001.jpg']);
+    // The first upload's bytes are the ones kept.
+    const first = outcomes.findIndex((o) => !o.duplicate);
+    expect((await fs.readFile(path.join(root, 'ada', 'capture-0001.jpg')))[0]).toBe(first);
+    // Per label: the same capture id under another label is another image.
+    expect(await store.saveCapture('alan', new Uint8Array([1]), 'jpeg', 'capture-0001')).toEqual({ filename: 'capture-0001.jpg', duplicate: false });
+  });
+
+  it('lists images oldest first even when capture ids do not sort by time', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    await store.saveCapture('ada', new Uint8Array([1]), 'jpeg', 'zzzz-first');
+    await new Promise((r) => setTimeout(r, 15));
+    await store.saveCapture('ada', new Uint8Array([2]), 'jpeg', 'aaaa-second');
+    expect((await store.list('ada'))!.map((i) => i.filename)).toEqual(['zzzz-first.jpg', 'aaaa-second.jpg']);
+  });
+});

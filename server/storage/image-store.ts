@@ -49,7 +49,37 @@ export class ImageStore {
     return filename;
   }
 
-  /** The images of a label, oldest first; null when the label has none. */
+  /**
+   * Stores an image under its capture id (an idempotency key, already validated as [A-Za-z0-9_-]{8,64}) as
+   * `<captureId>.<ext>`, once: when the label already has a file of that capture id, nothing is written and
+   * that file's name comes back with `duplicate: true`. The check and the write run under the label's lock,
+   * so two concurrent uploads of one capture store it once.
+   */
+  async saveCapture(label: string, bytes: Uint8Array, format: string, captureId: string): Promise<{ filename: string; duplicate: boolean }> {
+    const ext = EXTENSIONS[format] ?? 'img';
+    const dir = path.join(this.root, label);
+    return this.lock.run(label, async () => {
+      const existing = await this.captureFile(dir, captureId);
+      if (existing) return { filename: existing, duplicate: true };
+      const filename = `${captureId}.${ext}`;
+      await fs.mkdir(dir, { recursive: true });
+      await writeFileAtomic(path.join(dir, filename), bytes);
+      return { filename, duplicate: false };
+    });
+  }
+
+  /** The stored file of a capture id in a label folder (any extension), or null. */
+  private async captureFile(dir: string, captureId: string): Promise<string | null> {
+    let names: string[];
+    try {
+      names = await fs.readdir(dir);
+    } catch {
+      return null;
+    }
+    return names.find((name) => name.slice(0, name.lastIndexOf('.')) === captureId) ?? null;
+  }
+
+  /** The images of a label, oldest first (by the time stored, then name); null when the label has none. */
   async list(label: string): Promise<StoredImage[] | null> {
     const dir = path.join(this.root, label);
     let names: string[];
@@ -69,7 +99,8 @@ export class ImageStore {
       }
     }
     if (images.length === 0) return null;
-    return images.sort((a, b) => a.filename.localeCompare(b.filename));
+    // Names from capture ids do not sort by time, so the time stored decides.
+    return images.sort((a, b) => a.created.localeCompare(b.created) || a.filename.localeCompare(b.filename));
   }
 
   /** Absolute path of one stored image, or null when it does not exist or the name is not one of ours. */

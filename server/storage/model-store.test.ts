@@ -84,4 +84,15 @@ describe('ModelStore', () => {
     await fs.writeFile(path.join(dir, LABELS_FILE), encodeLabelMapPickle({ ada: 0 }));
     await expect(store.loadLbph()).rejects.toThrow(/label ids 1/);
   });
+
+  it('returns the exact bytes it wrote, and reads the same bytes back (the downloadable set)', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    const written = await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    expect(Buffer.from(written.yaml).equals(await fs.readFile(path.join(dir, TRAINING_FILE)))).toBe(true);
+    expect(Buffer.from(written.pickle).equals(await fs.readFile(path.join(dir, LABELS_FILE)))).toBe(true);
+    const loaded = (await store.loadLbph())!;
+    expect(Buffer.from(loaded.files.lbph).equals(Buffer.from(written.yaml))).toBe(true);
+    expect(Buffer.from(loaded.files.labelMap!).equals(Buffer.from(written.pickle))).toBe(true);
+  });
 });

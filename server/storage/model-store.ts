@@ -21,6 +21,8 @@ export interface StoredEmbedding {
   model: EmbeddingModel;
   labelIds: Record<string, number>;
   trainedAt: string;
+  /** embeddings.json as read. */
+  bytes: Uint8Array;
 }
 
 export interface StoredLbph {
@@ -28,6 +30,8 @@ export interface StoredLbph {
   /** Label name -> id, as in model.pickle. */
   labelIds: Record<string, number>;
   trainedAt: string;
+  /** training.yml and model.pickle (null when absent) as read. */
+  files: { lbph: Uint8Array; labelMap: Uint8Array | null };
 }
 
 export class ModelStore {
@@ -38,19 +42,25 @@ export class ModelStore {
     await removeStaleTemps(this.dir);
   }
 
-  async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<void> {
+  /** Writes training.yml and model.pickle; returns the exact bytes written (what a browser downloads). */
+  async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<{ yaml: Uint8Array; pickle: Uint8Array }> {
     const labelsInfo = Object.entries(labelIds)
       .map(([value, label]) => ({ label, value }))
       .sort((a, b) => a.label - b.label);
+    const yaml = new TextEncoder().encode(writeLbphYaml({ ...model, labelsInfo }));
+    const pickle = encodeLabelMapPickle(labelIds);
     // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
-    await writeFileAtomic(path.join(this.dir, TRAINING_FILE), writeLbphYaml({ ...model, labelsInfo }));
-    await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(labelIds));
+    await writeFileAtomic(path.join(this.dir, TRAINING_FILE), yaml);
+    await writeFileAtomic(path.join(this.dir, LABELS_FILE), pickle);
+    return { yaml, pickle };
   }
 
-  /** The embedding recognizer's descriptors and names, in one file (so one atomic write). */
-  async saveEmbedding(model: EmbeddingModel, labelIds: Record<string, number>, trainedAt: string): Promise<void> {
+  /** The embedding recognizer's descriptors and names, in one file (so one atomic write); returns its bytes. */
+  async saveEmbedding(model: EmbeddingModel, labelIds: Record<string, number>, trainedAt: string): Promise<Uint8Array> {
     const labels = Object.entries(labelIds).map(([name, label]) => ({ label, name }));
-    await writeFileAtomic(path.join(this.dir, EMBEDDINGS_FILE), encodeEmbeddingFile(model, labels, { createdAt: trainedAt }));
+    const bytes = new TextEncoder().encode(encodeEmbeddingFile(model, labels, { createdAt: trainedAt }));
+    await writeFileAtomic(path.join(this.dir, EMBEDDINGS_FILE), bytes);
+    return bytes;
   }
 
   /** The saved embedding model, or null when none was trained; throws with a clear message when unusable. */
@@ -59,7 +69,7 @@ export class ModelStore {
     if (!found) return null;
     const decoded = decodeEmbeddingFile(found.text);
     const labelIds = Object.fromEntries(decoded.labels.map(({ label, name }) => [name, label]));
-    return { model: decoded.model, labelIds, trainedAt: decoded.createdAt ?? found.modified };
+    return { model: decoded.model, labelIds, trainedAt: decoded.createdAt ?? found.modified, bytes: found.bytes };
   }
 
   /**
@@ -70,12 +80,15 @@ export class ModelStore {
     const found = await this.readText(TRAINING_FILE);
     if (!found) return null;
     const model = readLbphYaml(found.text);
+    // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
+    const pickle = await fs.readFile(path.join(this.dir, LABELS_FILE)).then((b) => new Uint8Array(b), () => null);
     let labelIds: Record<string, number> = {};
     if (model.labelsInfo?.length) {
       for (const { label, value } of model.labelsInfo) labelIds[value] = label;
     } else {
       try {
-        labelIds = decodeLabelMapPickle(new Uint8Array(await fs.readFile(path.join(this.dir, LABELS_FILE))));
+        if (!pickle) throw new Error('the file does not exist');
+        labelIds = decodeLabelMapPickle(pickle);
       } catch (err) {
         throw new Error(`${LABELS_FILE} is missing or unreadable, so the trained labels have no names: ${String(err)}`);
       }
@@ -83,15 +96,16 @@ export class ModelStore {
     const known = new Set(Object.values(labelIds));
     const missing = [...new Set(model.labels)].filter((id) => !known.has(id));
     if (missing.length) throw new Error(`${TRAINING_FILE} uses label ids ${missing.join(', ')} that have no name`);
-    return { model, labelIds, trainedAt: found.modified };
+    return { model, labelIds, trainedAt: found.modified, files: { lbph: found.bytes, labelMap: pickle } };
   }
 
-  /** A model file's text and modification time, or null when it does not exist (nothing trained yet). */
-  private async readText(name: string): Promise<{ text: string; modified: string } | null> {
+  /** A model file's bytes, text and modification time, or null when it does not exist (nothing trained yet). */
+  private async readText(name: string): Promise<{ bytes: Uint8Array; text: string; modified: string } | null> {
     const file = path.join(this.dir, name);
     try {
-      const [text, stat] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)]);
-      return { text, modified: stat.mtime.toISOString() };
+      const [buffer, stat] = await Promise.all([fs.readFile(file), fs.stat(file)]);
+      const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.length);
+      return { bytes, text: new TextDecoder().decode(bytes), modified: stat.mtime.toISOString() };
     } catch {
       return null;
     }

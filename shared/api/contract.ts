@@ -3,6 +3,7 @@
  * browser) and response types. Wire names follow the original service so its clients keep working.
  */
 import { z } from 'zod';
+import { OBJECT_CLASSES } from '../objects/classes.js';
 import type { DetectedObject } from '../objects/types.js';
 
 export type DetectionMethod = 'local' | 'remote';
@@ -40,10 +41,20 @@ export interface RecognizeResponse {
   trained: boolean;
 }
 
+/**
+ * An upload's idempotency key (`capture_id` of `POST /api/images`): the image is stored as `<capture_id>.<ext>`
+ * and a repeated upload with the same key for the same label stores nothing new.
+ */
+export const captureId = z
+  .string({ error: 'must be text' })
+  .regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be 8 to 64 characters of letters, digits, "_" or "-"');
+
 export interface ImageUploadResponse {
   status: 'ok';
   label: string;
   filename: string;
+  /** True when a `capture_id` was already stored for this label: nothing new was stored. */
+  duplicate?: boolean;
 }
 
 export interface StoredImage {
@@ -199,4 +210,149 @@ export interface ChatAnalysis {
   detection_method: string;
   /** Set when object detection could not run; the reply was made without objects. */
   objects_unavailable?: string;
+}
+
+/** One downloadable model file of `GET /api/models/trained`. */
+export interface TrainedModelFile {
+  available: boolean;
+  url: string;
+  /** Size of the file in bytes; null when not available. */
+  bytes: number | null;
+}
+
+/**
+ * `GET /api/models/trained`: the trained models a browser can download and run itself. `version` is a content
+ * hash over the stored model files (also their ETag), so a browser fetches them again only after a training
+ * changed them; null when nothing was trained.
+ */
+export interface TrainedModelsResponse {
+  version: string | null;
+  trained_at: string | null;
+  /** Every label name either model knows, sorted. */
+  labels: string[];
+  lbph: TrainedModelFile;
+  embedding: TrainedModelFile;
+}
+
+/** A face as a browser reports it in a stored result (the FaceResult wire shape; unknown fields are dropped). */
+export const faceResultSchema = z.object({
+  x: z.number({ error: 'must be a number' }),
+  y: z.number({ error: 'must be a number' }),
+  w: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+  h: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+  label: z.string({ error: 'must be text' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  confidence: z.number({ error: 'must be a number from 0 to 100' }).min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100'),
+  distance: z.number({ error: 'must be a number' }).optional(),
+});
+
+/** A detected object as a browser reports it in a stored result (the DetectedObject wire shape). */
+export const detectedObjectSchema = z
+  .object({
+    class_id: z.number({ error: 'must be an integer from 0 to 79' }).int('must be an integer from 0 to 79').min(0, 'must be from 0 to 79').max(79, 'must be from 0 to 79'),
+    class_name: z.enum(OBJECT_CLASSES, { error: 'must be one of the 80 class names of GET /api/objects/classes' }),
+    confidence: z.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1'),
+    x: z.number({ error: 'must be a number' }),
+    y: z.number({ error: 'must be a number' }),
+    w: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+    h: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+  })
+  .refine((o) => OBJECT_CLASSES[o.class_id] === o.class_name, { path: ['class_name'], message: 'does not match class_id' });
+
+/** Largest number of faces / objects one stored result may carry (keeps the bounded history bounded in bytes). */
+export const RESULT_MAX_FACES = 100;
+export const RESULT_MAX_OBJECTS = 300;
+/** Records one `POST /api/results` may carry. */
+export const RESULTS_BATCH_MAX = 100;
+
+const imageSide = z.number({ error: 'must be a whole number of pixels' }).int('must be a whole number of pixels').min(1, 'must be at least 1').max(100_000, 'must be at most 100000');
+
+/** One recognition or object-detection result captured on a device (`POST /api/results`). */
+export const resultRecordInput = z
+  .object({
+    id: z.string({ error: 'must be the record\'s unique id (a UUID)' }).regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be a UUID (8 to 64 characters of letters, digits, "_" or "-")'),
+    kind: z.enum(['recognition', 'objects'], { error: 'must be "recognition" or "objects"' }),
+    captured_at: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time such as 2024-05-01T12:00:00.000Z' }),
+    source: z.string({ error: 'must be text' }).max(64, 'must be at most 64 characters').optional(),
+    engine: z.enum(['browser', 'server'], { error: 'must be "browser" or "server"' }),
+    backend: z.string({ error: 'must be text' }).max(32, 'must be at most 32 characters').optional(),
+    detection_method: z.enum(['local', 'remote'], { error: 'must be "local" or "remote"' }).optional(),
+    recognition_model: z.enum(['lbph', 'embedding'], { error: 'must be "lbph" or "embedding"' }).optional(),
+    image_width: imageSide.optional(),
+    image_height: imageSide.optional(),
+    faces: z.array(faceResultSchema, { error: 'must be a list of faces' }).max(RESULT_MAX_FACES, `must hold at most ${RESULT_MAX_FACES} faces`).optional(),
+    objects: z.array(detectedObjectSchema, { error: 'must be a list of objects' }).max(RESULT_MAX_OBJECTS, `must hold at most ${RESULT_MAX_OBJECTS} objects`).optional(),
+  })
+  .superRefine((r, ctx) => {
+    // A record holds the results of its kind only, so a reader never has to guess which list counts.
+    if (r.kind === 'recognition' && r.objects !== undefined) ctx.addIssue({ code: 'custom', path: ['objects'], message: 'is only for kind "objects"' });
+    if (r.kind === 'objects' && r.faces !== undefined) ctx.addIssue({ code: 'custom', path: ['faces'], message: 'is only for kind "recognition"' });
+  });
+
+export interface ResultRecordInput {
+  /** Client-made unique id (a UUID): the dedup key, so a re-sent record is not stored twice. */
+  id: string;
+  kind: 'recognition' | 'objects';
+  /** ISO 8601 time on the device. */
+  captured_at: string;
+  /** Device / kiosk name, at most 64 characters. */
+  source?: string;
+  engine: 'browser' | 'server';
+  /** webgpu, webgl, wasm, cpu, ... */
+  backend?: string;
+  detection_method?: DetectionMethod;
+  recognition_model?: RecognitionModel;
+  image_width?: number;
+  image_height?: number;
+  /** For kind `recognition`. */
+  faces?: FaceResult[];
+  /** For kind `objects`. */
+  objects?: DetectedObject[];
+}
+
+export interface ResultRecord extends ResultRecordInput {
+  /** ISO 8601 time the server stored it. */
+  received_at: string;
+}
+
+/** `POST /api/results` body: 1 to 100 records; when any is invalid, none is stored. */
+export const resultsPostRequest = z.object({
+  results: z
+    .array(resultRecordInput, { error: 'must be a list of result records' })
+    .min(1, 'must hold at least one record')
+    .max(RESULTS_BATCH_MAX, `must hold at most ${RESULTS_BATCH_MAX} records per request`),
+});
+
+export interface ResultsPostResponse {
+  status: 'ok';
+  /** Records stored by this request. */
+  accepted: number;
+  /** Records already stored before (or twice in this request), not stored again. */
+  duplicates: number;
+  /** Records in the history now. */
+  total: number;
+}
+
+/** `GET /api/results?limit&kind&label`. */
+export const resultsQuery = z.object({
+  limit: z.coerce
+    .number({ error: 'must be a whole number from 1 to 1000' })
+    .int('must be a whole number from 1 to 1000')
+    .min(1, 'must be a whole number from 1 to 1000')
+    .max(1000, 'must be a whole number from 1 to 1000')
+    .default(100),
+  kind: z.enum(['recognition', 'objects'], { error: 'must be "recognition" or "objects"' }).optional(),
+  label: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').optional(),
+});
+
+export interface ResultsListResponse {
+  /** Newest first (most recently received). */
+  results: ResultRecord[];
+  /** Records in `results`. */
+  count: number;
+  /** Records matching the filters (at most `total`). */
+  matched: number;
+  /** Records in the history. */
+  total: number;
+  /** The history's bound (RESULTS_MAX): older records are dropped first. */
+  max: number;
 }

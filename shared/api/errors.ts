@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   missing_field: 400,
   not_found: 404,
   label_not_found: 404,
+  not_trained: 404,
   method_not_allowed: 405,
   training_in_progress: 409,
   model_unavailable: 409,
