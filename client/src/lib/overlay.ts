@@ -17,11 +17,13 @@ function label(ctx: CanvasRenderingContext2D, text: string, x: number, y: number
   const w = ctx.measureText(text).width + 8 * scale;
   const h = size + 6 * scale;
   const top = y - h < 0 ? y : y - h;
+  // Keep the label inside the canvas: a box at the right edge would otherwise cut its name off.
+  const left = Math.max(0, Math.min(x, ctx.canvas.width - w));
   ctx.fillStyle = color;
-  ctx.fillRect(x, top, w, h);
+  ctx.fillRect(left, top, w, h);
   ctx.fillStyle = '#fff';
   ctx.textBaseline = 'middle';
-  ctx.fillText(text, x + 4 * scale, top + h / 2);
+  ctx.fillText(text, left + 4 * scale, top + h / 2);
 }
 
 /** Line width and font scale for an image of this size, so boxes read the same on a phone photo and a webcam frame. */

@@ -1,3 +1,152 @@
+/**
+ * Live recognition: the camera (or an uploaded photo) analysed frame after frame, each face boxed with who it
+ * is and how sure the match is, the faces listed below, and for a group a grid of the faces cut out. It says
+ * which detection method and recognition model answered and whether the model has been trained; when the
+ * server cannot be reached the last result stays and the camera keeps asking every two seconds.
+ */
+import { createSignal, Show } from 'solid-js';
+import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
+import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
+import { errorText, isUnreachable } from '../components/analysis/errors';
+import { FaceGrid, FaceList, GRID_MIN_FACES } from '../components/analysis/FaceResults';
+import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
+import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
+import { Notice } from '../components/Notice';
+import { faceAnalyzer } from '../lib/analyze';
+import { drawFaces } from '../lib/overlay';
+import { navigate } from '../lib/router';
+import { serverStatus } from '../lib/server-status';
+
+const DETECTION_NAMES: Record<DetectionMethod, string> = {
+  local: 'Local (Haar cascade on the server)',
+  remote: 'Remote (face detection model server)',
+};
+
+const MODEL_NAMES: Record<RecognitionModel, string> = {
+  lbph: 'LBPH',
+  embedding: 'Embedding (face descriptors)',
+};
+
+interface Shown {
+  response: RecognizeResponse;
+  /** The frame the response was computed from: the face cards are cut out of it. */
+  frame: HTMLCanvasElement;
+}
+
 export default function Recognize() {
-  return <section><h1>Recognize</h1><p>Coming soon.</p></section>;
+  const analyzer = faceAnalyzer();
+  const [source, setSource] = createSignal<Source>('camera');
+  const [shown, setShown] = createSignal<Shown | null>(null);
+  const [error, setError] = createSignal<{ text: string; unreachable: boolean } | null>(null);
+
+  const switchSource = (s: Source) => {
+    setSource(s);
+    setShown(null);
+    setError(null);
+  };
+
+  const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => analyzer.recognize(frame, signal);
+  const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: RecognizeResponse) => drawFaces(overlay, frame.width, frame.height, r.faces);
+  const onResult = (response: RecognizeResponse, frame: HTMLCanvasElement) => {
+    setShown({ response, frame });
+    setError(null);
+  };
+  // The last result stays on screen: a failure only adds the message.
+  const onError = (err: unknown) => setError({ text: errorText(err), unreachable: isUnreachable(err) });
+
+  const faces = () => shown()?.response.faces ?? [];
+  const trained = () => shown()?.response.trained ?? serverStatus.ready()?.recognizer_trained ?? null;
+  const method = () => shown()?.response.detection_method ?? serverStatus.ready()?.detection_method;
+  const model = () => shown()?.response.recognition_model ?? serverStatus.ready()?.recognition_model;
+
+  const emptyText = () => {
+    if (!shown()) return source() === 'camera' ? 'Waiting for the first analysed picture…' : 'No photo analysed yet.';
+    return source() === 'camera'
+      ? 'No face in view. Face the camera in good light, not too far away.'
+      : 'No faces found in this photo. Faces should be frontal and not too small.';
+  };
+
+  return (
+    <section class="analysis-page">
+      <h1>Live recognition</h1>
+      <p class="muted">Each face gets a box with who it is and how sure the match is. Use the camera, or upload a photo.</p>
+
+      <SourceSwitch name="recognize-source" value={source()} onChange={switchSource} />
+
+      <Show when={trained() === false}>
+        <Notice kind="warn" testId="not-trained">
+          Not trained yet: every face is unknown.{' '}
+          <a href="/training" onClick={(e) => (e.preventDefault(), navigate('/training'))}>
+            Train on the Training page
+          </a>
+          .
+        </Notice>
+      </Show>
+      <Show when={error()}>
+        {(e) => (
+          <Notice kind="error" title={e().unreachable ? 'Server unreachable' : 'Recognition failed'} testId="analysis-error">
+            {e().text}
+            <Show when={source() === 'camera'}>
+              {' '}
+              {shown() ? 'The last result stays on screen; ' : ''}trying again every 2 seconds.
+            </Show>
+          </Notice>
+        )}
+      </Show>
+
+      <div class="grid-2 analysis-layout">
+        <div class="analysis-main">
+          <Show
+            when={source() === 'camera'}
+            fallback={
+              <PhotoAnalysis
+                id="recognize-photo"
+                emptyText="Upload a photo to see who is in it."
+                analyze={analyze}
+                draw={draw}
+                onResult={onResult}
+                onError={onError}
+                onPhoto={() => (setShown(null), setError(null))}
+              />
+            }
+          >
+            <AnalysisCamera label="Camera picture with recognised faces" analyze={analyze} draw={draw} onResult={onResult} onError={onError} />
+          </Show>
+
+          <h2>
+            Faces found <Show when={shown()}>({faces().length})</Show>
+          </h2>
+          <Show when={faces().length > 0} fallback={<p class="muted" data-testid="faces-empty">{emptyText()}</p>}>
+            <FaceList faces={faces()} />
+          </Show>
+        </div>
+
+        <aside class="card analysis-side" aria-label="About the recognition">
+          <h2>How it was recognised</h2>
+          <dl class="facts">
+            <dt>Face detection</dt>
+            <dd data-testid="detection-method">{method() ? DETECTION_NAMES[method()!] ?? method() : '…'}</dd>
+            <dt>Recognition model</dt>
+            <dd data-testid="recognition-model">{model() ? MODEL_NAMES[model()!] ?? model() : '…'}</dd>
+            <dt>Model trained</dt>
+            <dd>{trained() === null ? '…' : trained() ? 'Yes' : 'No'}</dd>
+            <dt>Analysed on</dt>
+            <dd>{analyzer.where === 'server' ? 'The Lookout server' : 'This device'}</dd>
+          </dl>
+          <p class="muted small">
+            Recognition model and detection method are chosen on the{' '}
+            <a href="/config" onClick={(e) => (e.preventDefault(), navigate('/config'))}>
+              Models
+            </a>{' '}
+            page.
+          </p>
+        </aside>
+      </div>
+
+      <Show when={faces().length >= GRID_MIN_FACES}>
+        <h2>Faces in the picture</h2>
+        <FaceGrid faces={faces()} frame={shown()!.frame} />
+      </Show>
+    </section>
+  );
 }

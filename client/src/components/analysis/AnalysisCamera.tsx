@@ -1,0 +1,61 @@
+/**
+ * The live camera of an analysis page: the picture, an overlay of the last result, and the frame rate. It
+ * starts the camera when shown and analyses frame after frame (one request at a time, see live-loop.ts); the
+ * camera and the loop stop when it is removed (source switched, page left).
+ */
+import { createSignal, onMount, Show } from 'solid-js';
+import { CameraView } from '../CameraView';
+import { createCamera } from '../../lib/camera';
+import { createLiveLoop, formatFps } from './live-loop';
+
+export interface AnalysisCameraProps<T> {
+  /** The video's accessible name. */
+  label: string;
+  facingMode?: 'user' | 'environment';
+  /** Extra condition to analyse (e.g. the detector has loaded); the picture shows either way. */
+  ready?: boolean;
+  analyze: (frame: HTMLCanvasElement, signal: AbortSignal) => Promise<T>;
+  /** Draws a result over the picture; the overlay has the frame's pixel size. */
+  draw: (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, result: T) => void;
+  onResult: (result: T, frame: HTMLCanvasElement) => void;
+  onError: (err: unknown) => void;
+}
+
+export function AnalysisCamera<T>(props: AnalysisCameraProps<T>) {
+  const camera = createCamera({ facingMode: props.facingMode ?? 'user' });
+  const [overlay, setOverlay] = createSignal<HTMLCanvasElement>();
+  onMount(() => void camera.start());
+
+  const loop = createLiveLoop<{ result: T; frame: HTMLCanvasElement }>({
+    active: () => camera.state() === 'live' && (props.ready ?? true),
+    step: async (signal) => {
+      // A fresh canvas per frame: the result keeps the very pixels it was computed from (face crops).
+      const frame = camera.capture();
+      if (!frame) return null;
+      return { result: await props.analyze(frame.canvas, signal), frame: frame.canvas };
+    },
+    onResult: ({ result, frame }) => {
+      const o = overlay();
+      if (o) props.draw(o, frame, result);
+      props.onResult(result, frame);
+    },
+    onError: (err) => props.onError(err),
+  });
+
+  return (
+    <div class="analysis-camera">
+      <CameraView camera={camera} label={props.label}>
+        <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
+      </CameraView>
+      <Show when={camera.state() === 'live'}>
+        <p class="live-bar">
+          <span class="live-dot" classList={{ paused: !loop.running() }} aria-hidden="true" />
+          <span>{loop.running() ? 'Live' : (props.ready ?? true) ? 'Paused' : 'Waiting'}</span>
+          <span data-testid="fps" title="Analysed frames per second">
+            {formatFps(loop.fps())}
+          </span>
+        </p>
+      </Show>
+    </div>
+  );
+}
