@@ -7,6 +7,7 @@ import { Dynamic } from 'solid-js/web';
 import { Notice } from './components/Notice';
 import { navigate, path } from './lib/router';
 import { serverStatus } from './lib/server-status';
+import { SyncStatus } from './pwa/SyncStatus';
 import { Dashboard } from './pages/Dashboard';
 
 interface PageEntry {
@@ -60,6 +61,7 @@ export function App() {
             </For>
           </ul>
         </nav>
+        <SyncStatus />
       </header>
       <Show when={serverStatus.reachable() === false}>
         <div class="banner">

@@ -1,8 +1,14 @@
 /**
  * Storing a training image. Pages call this, never api.uploadImage directly, so that offline captures can be
- * queued and synced later without the pages knowing.
+ * queued and synced later without the pages knowing. Every upload carries a `capture_id`: if the answer is
+ * lost and the photo is sent again from the offline queue, the server stores it once.
  */
-import { api } from './api';
+import { normalizeLabel } from '../../../shared/api/labels';
+import { queue, storageProblem } from '../pwa/queue';
+import { newCaptureId } from '../pwa/ids';
+import { queuedOne } from '../pwa/sync';
+import { postCapture } from '../pwa/transport';
+import { ApiFailure, UNREACHABLE_MESSAGE } from './api';
 
 export interface UploadOutcome {
   /** `stored` on the server now, or `queued` to be sent when the server is back. */
@@ -11,7 +17,27 @@ export interface UploadOutcome {
   filename?: string;
 }
 
+/**
+ * Sends the image; when the server cannot be reached (or is starting, 503), keeps it on this device and
+ * answers `queued` (the sync loop sends it later). A refusal (4xx: bad label, unreadable image) is thrown as
+ * an ApiFailure, as before: queueing it would only fail again later.
+ */
 export async function uploadTrainingImage(label: string, image: Blob): Promise<UploadOutcome> {
-  const r = await api.uploadImage(label, image);
-  return { state: 'stored', label: r.label, filename: r.filename };
+  // Checked here as the server would: a queued photo with a bad name would be refused hours later, unseen.
+  const check = normalizeLabel(label);
+  if (!check.ok) throw new ApiFailure(`${check.reason.charAt(0).toUpperCase()}${check.reason.slice(1)}.`, 400, 'invalid_label');
+  const captureId = newCaptureId();
+  try {
+    const r = await postCapture(check.label, image, captureId);
+    return { state: 'stored', label: r.label, filename: r.filename };
+  } catch (err) {
+    if (!(err instanceof ApiFailure) || !(err.unreachable || err.status === 503)) throw err;
+    try {
+      await queue.addCapture({ capture_id: captureId, label: check.label, blob: image, created: Date.now() });
+    } catch (storeErr) {
+      throw new ApiFailure(`${UNREACHABLE_MESSAGE} The photo could not be kept on this device either: ${storageProblem(storeErr)}.`, 0, 'network');
+    }
+    await queuedOne();
+    return { state: 'queued', label: check.label };
+  }
 }
