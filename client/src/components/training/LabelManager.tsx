@@ -1,0 +1,216 @@
+/**
+ * Every person Lookout has photos of: image counts, whether the trained model knows them, their photos on
+ * demand, and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can
+ * use, unlike window.confirm on some phones' installed apps).
+ */
+import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
+import type { LabelDeleteResponse, LabelSummary } from '../../../../shared/api/contract';
+import { api, ApiFailure } from '../../lib/api';
+import { refreshStatus } from '../../lib/server-status';
+import { Notice } from '../Notice';
+
+const message = (err: unknown) => (err instanceof ApiFailure || err instanceof Error ? err.message : String(err));
+
+export function LabelManager(props: { version: number }) {
+  const [labels, { refetch }] = createResource(() => props.version, () => api.labels());
+  const [deleted, setDeleted] = createSignal<(LabelDeleteResponse & { remaining: number }) | null>(null);
+
+  const afterDelete = async (r: LabelDeleteResponse) => {
+    const next = await refetch();
+    setDeleted({ ...r, remaining: next?.count ?? 0 });
+    void refreshStatus();
+  };
+
+  return (
+    <section class="training-people" aria-labelledby="training-people-title">
+      <div class="row training-people-head">
+        <h2 id="training-people-title">People Lookout has photos of</h2>
+        <button type="button" class="secondary small" onClick={() => void refetch()} disabled={labels.loading}>
+          Refresh
+        </button>
+      </div>
+      <Show when={deleted()}>
+        {(d) => (
+          <Notice kind={d().retrain_needed ? 'warn' : 'ok'} title={`Deleted ${d().label}`} testId="label-deleted">
+            <p class="training-notice-line">
+              {d().deleted} {d().deleted === 1 ? 'photo was' : 'photos were'} removed.{' '}
+              <Show when={d().retrain_needed}>
+                <Show
+                  when={d().remaining > 0}
+                  fallback={<>The trained model still recognises {d().label} until it is trained again with someone else’s photos.</>}
+                >
+                  The trained model still recognises {d().label}: press “Train the model” to retrain it without them.
+                </Show>
+              </Show>
+            </p>
+          </Notice>
+        )}
+      </Show>
+      <Switch>
+        <Match when={labels.error}>
+          <Notice kind="error" title="The list of people could not be loaded" testId="labels-error">
+            <p class="training-notice-line">{message(labels.error)}</p>
+            <button type="button" class="secondary small" onClick={() => void refetch()}>
+              Try again
+            </button>
+          </Notice>
+        </Match>
+        <Match when={labels.state === 'pending' && !labels.latest}>
+          <p role="status">Loading the list of people…</p>
+        </Match>
+        <Match when={labels.latest && labels.latest.count === 0}>
+          <p data-testid="training-labels-empty" class="card">
+            Nobody has been added yet. Enter a name above, take 3 to 5 photos and save them.
+          </p>
+        </Match>
+        <Match when={labels.latest}>
+          {(l) => (
+            <ul class="training-label-list" data-testid="training-labels">
+              <For each={l().details}>{(d) => <LabelRow detail={d} onDeleted={(r) => void afterDelete(r)} />}</For>
+            </ul>
+          )}
+        </Match>
+      </Switch>
+    </section>
+  );
+}
+
+function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteResponse) => void }) {
+  const d = () => props.detail;
+  const [open, setOpen] = createSignal(false);
+  const [confirming, setConfirming] = createSignal(false);
+  const [deleting, setDeleting] = createSignal(false);
+  const [error, setError] = createSignal('');
+  // Fetched when first opened, and again when the count changes while open.
+  const [images] = createResource(() => (open() ? `${d().label}:${d().images}` : false), () => api.labelImages(d().label));
+  const id = () => `label-${d().label.replace(/[^a-z0-9_-]/gi, '_')}`;
+  let deleteButton: HTMLButtonElement | undefined;
+
+  const remove = async () => {
+    setDeleting(true);
+    setError('');
+    try {
+      const r = await api.deleteLabel(d().label);
+      setConfirming(false);
+      props.onDeleted(r);
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setDeleting(false);
+    }
+  };
+
+  const cancel = () => {
+    setConfirming(false);
+    queueMicrotask(() => deleteButton?.focus());
+  };
+
+  return (
+    <li class="card training-label-item" data-testid="training-label" data-label={d().label}>
+      <div class="row training-label-row">
+        <strong class="training-label training-label-name">{d().label}</strong>
+        <span>
+          {d().images} {d().images === 1 ? 'image' : 'images'}
+        </span>
+        <span class={`chip ${d().trained ? 'chip-ok' : 'chip-warn'}`}>{d().trained ? 'Trained' : 'Not trained yet'}</span>
+        <span class="training-label-actions row">
+          <button
+            type="button"
+            class="secondary small"
+            aria-expanded={open() ? 'true' : 'false'}
+            aria-controls={`${id()}-images`}
+            aria-label={`${open() ? 'Hide' : 'View'} images of ${d().label}`}
+            onClick={() => setOpen(!open())}
+          >
+            {open() ? 'Hide images' : 'View images'}
+          </button>
+          <button
+            type="button"
+            class="danger small"
+            ref={deleteButton}
+            aria-label={`Delete ${d().label}`}
+            disabled={confirming()}
+            onClick={() => setConfirming(true)}
+          >
+            Delete
+          </button>
+        </span>
+      </div>
+
+      <Show when={confirming()}>
+        <ConfirmDelete label={d().label} images={d().images} busy={deleting()} onConfirm={() => void remove()} onCancel={cancel} />
+      </Show>
+      <Show when={error()}>
+        <p class="training-field-error" role="alert">
+          {error()}
+        </p>
+      </Show>
+
+      <div id={`${id()}-images`} hidden={!open()}>
+        <Show when={open()}>
+          <Switch>
+            <Match when={images.error}>
+              <p class="training-field-error" role="alert">
+                {message(images.error)}
+              </p>
+            </Match>
+            <Match when={images.loading && !images.latest}>
+              <p role="status">Loading images…</p>
+            </Match>
+            <Match when={images.latest}>
+              {(imgs) => (
+                <ul class="training-label-images" aria-label={`Images of ${d().label}`}>
+                  <For each={imgs().images}>
+                    {(img, i) => (
+                      <li>
+                        <img
+                          src={api.imageUrl(d().label, img.filename)}
+                          alt={`${d().label}, image ${i() + 1} of ${imgs().count}`}
+                          title={`${img.filename}, stored ${new Date(img.created).toLocaleString()}`}
+                          loading="lazy"
+                        />
+                      </li>
+                    )}
+                  </For>
+                </ul>
+              )}
+            </Match>
+          </Switch>
+        </Show>
+      </div>
+    </li>
+  );
+}
+
+function ConfirmDelete(props: { label: string; images: number; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
+  let cancelButton: HTMLButtonElement | undefined;
+  // The safe choice takes the focus, so Enter pressed by habit does not delete.
+  onMount(() => cancelButton?.focus());
+  const titleId = `confirm-${props.label.replace(/[^a-z0-9_-]/gi, '_')}`;
+  return (
+    <div
+      class="training-confirm"
+      role="alertdialog"
+      aria-modal="false"
+      aria-labelledby={titleId}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          props.onCancel();
+        }
+      }}
+    >
+      <p id={titleId}>
+        Delete <strong>{props.label}</strong> and {props.images === 1 ? 'its photo' : `all ${props.images} photos`}? This cannot be undone.
+      </p>
+      <div class="row">
+        <button type="button" class="danger" disabled={props.busy} onClick={() => props.onConfirm()}>
+          {props.busy ? 'Deleting…' : `Yes, delete ${props.label}`}
+        </button>
+        <button type="button" class="secondary" ref={cancelButton} disabled={props.busy} onClick={() => props.onCancel()}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
