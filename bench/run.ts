@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { benchAppLoad } from './app-load.bench.js';
+import { benchBrowserEngines } from './browser-engines.bench.js';
 import { benchCascade } from './cascade.bench.js';
 import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
@@ -44,6 +45,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['objects', () => benchObjects()],
   ['chat', async () => benchChat(repoRoot, await photo640())],
   ['app', () => benchAppLoad(repoRoot)],
+  ['browser', () => benchBrowserEngines(repoRoot, testdata)],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);

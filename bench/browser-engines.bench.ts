@@ -1,0 +1,140 @@
+/**
+ * In-browser engines (issue #7) in headless Chromium on this machine: frames per second of live recognition
+ * (cascade + LBPH, cascade + embedding) on a 640x480 fake camera, and object detection per frame, for each
+ * tfjs backend (WASM, WebGL on SwiftShader, WebGPU with --enable-unsafe-webgpu on SwiftShader). The page is
+ * client/bench.html: one frame in flight, frame grab + worker + reply per frame.
+ * Reference in the same run: the same work done by this server over HTTP (POST /api/recognize with the same
+ * recognizer, POST /api/objects/detect) for the same frame as JPEG, one request at a time, which is what the
+ * page would do without in-browser engines.
+ */
+import path from 'node:path';
+import sharp from 'sharp';
+import { chromiumInstalled, launchChromium, startBenchServer, type BenchServer } from './browser.js';
+import { makeY4m } from './fake-camera.js';
+import { median, type BenchRow } from './types.js';
+
+const SECONDS = 8;
+const BACKENDS = ['wasm', 'webgl', 'webgpu'] as const;
+const MODES = ['lbph', 'embedding', 'objects'] as const;
+type Mode = (typeof MODES)[number];
+
+interface PageResult {
+  backend: string;
+  fps: number;
+  ms_per_frame_median: number;
+  frames: number;
+  labels: string[];
+  wasm?: { simd: boolean; threads: boolean; threadsCount: number };
+}
+
+async function post(url: string, body: unknown): Promise<unknown> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${url} answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/** One person, four variations of one photo, as the e2e tests train. */
+async function trainPerson(server: BenchServer, photo: string): Promise<void> {
+  const original = await sharp(photo).toBuffer();
+  const shots = await Promise.all([
+    sharp(original).jpeg({ quality: 92 }).toBuffer(),
+    sharp(original).flop().jpeg({ quality: 92 }).toBuffer(),
+    sharp(original).modulate({ brightness: 1.15 }).jpeg({ quality: 92 }).toBuffer(),
+    sharp(original).modulate({ brightness: 0.85 }).jpeg({ quality: 92 }).toBuffer(),
+  ]);
+  for (const [i, bytes] of shots.entries()) {
+    const form = new FormData();
+    form.set('label', 'grace');
+    form.set('file', new Blob([new Uint8Array(bytes)]), `grace-${i}.jpg`);
+    const res = await fetch(`${server.url}/api/images`, { method: 'POST', body: form });
+    if (!res.ok) throw new Error(`upload answered ${res.status}`);
+  }
+  await post(`${server.url}/api/train`, {});
+}
+
+async function runPage(server: BenchServer, y4m: string, backend: string, mode: Mode): Promise<PageResult | string> {
+  const args = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${y4m}`];
+  if (backend === 'webgpu') args.push('--enable-unsafe-webgpu');
+  const browser = await launchChromium(args);
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/bench.html?mode=${mode}&backend=${backend}&seconds=${SECONDS}`);
+    // The page's globals (see client/src/bench/main.ts); this file is compiled without the DOM's types.
+    type BenchWindow = { __benchResult?: PageResult & { backend_attempts: unknown }; __benchError?: string };
+    await page.waitForFunction(() => (globalThis as BenchWindow).__benchResult !== undefined || (globalThis as BenchWindow).__benchError !== undefined, undefined, {
+      timeout: 180_000,
+    });
+    const { result, error } = await page.evaluate(() => ({ result: (globalThis as BenchWindow).__benchResult, error: (globalThis as BenchWindow).__benchError }));
+    if (error || !result) return error ?? 'no result';
+    // A backend that could not start falls back; report only runs on the backend asked for.
+    if (result.backend !== backend) return `ran on ${result.backend} instead (${JSON.stringify(result.backend_attempts)})`;
+    return result;
+  } finally {
+    await browser.close();
+  }
+}
+
+/** The server doing the same work over HTTP, one request at a time: frames per second and ms per frame. */
+async function serverReference(server: BenchServer, frameJpeg: Buffer, mode: Mode): Promise<number> {
+  const image = frameJpeg.toString('base64');
+  if (mode !== 'objects') await fetch(`${server.url}/api/models/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ recognition_model: mode }) });
+  const call = () => (mode === 'objects' ? post(`${server.url}/api/objects/detect`, { image }) : post(`${server.url}/api/recognize`, { image }));
+  for (let i = 0; i < 3; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.now();
+    await call();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+export async function benchBrowserEngines(repoRoot: string, testdata: string): Promise<BenchRow[]> {
+  if (!(await chromiumInstalled())) {
+    console.log('in-browser engines: skipped, Chromium is not installed (apt-get install -y chromium)');
+    return [];
+  }
+  const photo = path.join(testdata, 'faces/grace_hopper.jpg');
+  const server = await startBenchServer(repoRoot);
+  const rows: BenchRow[] = [];
+  try {
+    await trainPerson(server, photo);
+    const y4m = await makeY4m(photo);
+    const frameJpeg = await sharp(photo).resize(640, 480, { fit: 'contain', background: { r: 0, g: 0, b: 0 } }).jpeg({ quality: 90 }).toBuffer();
+    for (const mode of MODES) {
+      const referenceMs = await serverReference(server, frameJpeg, mode);
+      for (const backend of BACKENDS) {
+        const r = await runPage(server, y4m, backend, mode);
+        const what = mode === 'objects' ? 'object detection (NanoDet)' : `live recognition (cascade + ${mode})`;
+        if (typeof r === 'string') {
+          console.log(`in-browser ${what} on ${backend}: not measured: ${r}`);
+          continue;
+        }
+        const threads = r.wasm && backend === 'wasm' ? `, WASM SIMD ${r.wasm.simd ? 'on' : 'off'}, ${r.wasm.threadsCount} threads` : '';
+        if (mode === 'objects') {
+          rows.push({
+            name: `in-browser ${what}, 640x480 fake camera, ${backend}${threads}: time per frame`,
+            unit: 'ms',
+            lookout: r.ms_per_frame_median,
+            reference: referenceMs,
+            referenceName: 'POST /api/objects/detect round trip, same frame',
+            ratio: r.ms_per_frame_median / referenceMs,
+          });
+        } else {
+          rows.push({
+            name: `in-browser ${what}, 640x480 fake camera, ${backend}${threads} (${r.frames} frames, labels ${r.labels.join(',') || 'none'})`,
+            unit: 'fps',
+            lookout: r.fps,
+            reference: 1000 / referenceMs,
+            referenceName: 'POST /api/recognize round trips, same frame',
+            ratio: r.fps / (1000 / referenceMs),
+            ...(mode === 'lbph' && backend === 'wasm' ? { goal: '>= 15 fps' } : {}),
+          });
+        }
+      }
+    }
+    return rows;
+  } finally {
+    await server.close();
+  }
+}
