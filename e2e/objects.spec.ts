@@ -5,12 +5,14 @@
  */
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
+import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT, analyseOnServer } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
 const y4m = await makeFakeCamera('objects/pexels_double_decker_bus.jpg');
 test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: fakeCameraArgs(y4m) } });
+// These tests are about the server path; browser-first.spec.ts covers the in-browser one.
+test.beforeEach(async ({ page }) => analyseOnServer(page));
 
 let lookout: Lookout;
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
-import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
+import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT, analyseOnServer } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
@@ -18,6 +18,8 @@ const GROUP_PHOTO = path.join(TESTDATA, 'faces/sample5.jpg');
 
 const y4m = await makeFakeCamera(PERSON_PHOTO);
 test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: fakeCameraArgs(y4m) } });
+// These tests are about the server path; browser-first.spec.ts covers the in-browser one.
+test.beforeEach(async ({ page }) => analyseOnServer(page));
 
 let lookout: Lookout;
 

@@ -1,16 +1,7 @@
-/** How the tests start Debian's Chromium (DESIGN.md section 5) and its fake camera. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** How the tests start Debian's Chromium (the same flags as the browser benchmarks) and its fake camera. */
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../bench/chromium.js';
 
-/** No sandbox (root), no GPU, and no background calls home: this machine's network is closed. */
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
+export { CHROMIUM_ARGS, CHROMIUM_PATH };
 
 /** Chromium's fake webcam playing a Y4M file, with the permission prompt answered "allow". */
 export function fakeCameraArgs(y4mPath: string): string[] {
@@ -19,3 +10,12 @@ export function fakeCameraArgs(y4mPath: string): string[] {
 
 export const PHONE_VIEWPORT = { width: 390, height: 844 };
 export const DESKTOP_VIEWPORT = { width: 1280, height: 800 };
+
+/**
+ * Pins the recognition and objects pages to the server's engines (their default is in this browser), for
+ * tests of the server path: what is sent, one request in flight, the server's switches.
+ */
+export async function analyseOnServer(page: import('@playwright/test').Page): Promise<void> {
+  // A string: this project's e2e code is compiled without the DOM's types.
+  await page.addInitScript("localStorage.setItem('lookout.place.recognize', 'server'); localStorage.setItem('lookout.place.objects', 'server');");
+}

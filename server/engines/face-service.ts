@@ -17,10 +17,12 @@ import type {
   TrainResponse,
   TrainStatusResponse,
 } from '../../shared/api/contract.js';
-import { trainEmbedding, type EmbeddingModel } from '../../shared/embedding/matcher.js';
+import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
-import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
-import { decide, type DistanceWindow } from '../../shared/recognition/confidence.js';
+import type { LbphModel } from '../../shared/lbph/lbph.js';
+import type { DistanceWindow } from '../../shared/recognition/confidence.js';
+import { namesFromLabelIds, toFaceResult } from '../../shared/recognition/face-results.js';
+import { assembleModels } from '../../shared/recognition/training.js';
 import { ApiError } from '../http/errors.js';
 import { decodeImage, type DecodedImage, type DecodeLimits } from '../imaging/decode.js';
 import type { Logger } from '../logger.js';
@@ -76,9 +78,7 @@ function snapshotOf(files: TrainedFiles, lbph: Trained<unknown> | null, embeddin
   return makeSnapshot(files, labels, [lbph?.trainedAt, embedding?.trainedAt]);
 }
 
-function namesOf(labelIds: Record<string, number>): Map<number, string> {
-  return new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
-}
+const namesOf = namesFromLabelIds;
 
 export class FaceService {
   private installed: Installed = { version: 0, lbph: null, embedding: null };
@@ -232,18 +232,7 @@ export class FaceService {
     if (result.op !== 'recognize') throw new Error('unexpected worker reply');
     const trained = this.recent.get(result.modelVersion)?.[recognizer] ?? null;
     const window = recognizer === 'embedding' ? this.opts.embeddingWindow : this.opts.lbphWindow;
-    const faces: FaceResult[] = result.faces.map(({ box, labelId, distance }) => {
-      const face: FaceResult = { x: box.x, y: box.y, w: box.width, h: box.height, label: 'unknown', confidence: 0 };
-      if (labelId === null || distance === null || !trained) return face;
-      face.distance = Math.round(distance * 10_000) / 10_000;
-      const decision = decide(distance, window);
-      const name = trained.names.get(labelId);
-      if (decision.known && name !== undefined) {
-        face.label = name;
-        face.confidence = decision.confidence;
-      }
-      return face;
-    });
+    const faces: FaceResult[] = result.faces.map((face) => toFaceResult(face, trained?.names ?? null, window));
     return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: trained !== null };
   }
 
@@ -344,26 +333,18 @@ export class FaceService {
       );
     }
 
-    // Label ids: sorted names, so a retrain over the same labels gives the same ids.
-    const labels = [...new Set(samples.map((s) => s.label))].sort();
-    const labelIds: Record<string, number> = Object.fromEntries(labels.map((name, id) => [name, id]));
-    samples.sort((a, b) => a.label.localeCompare(b.label));
+    // Label ids: sorted names, so a retrain over the same labels gives the same ids (shared with the browser).
+    const assembled = assembleModels(samples);
+    const { labels, labelIds, lbph: lbphModel, facesPerLabel } = assembled;
     const trainedAt = new Date().toISOString();
-    const lbphModel: LbphModel = {
-      ...LBPH_DEFAULTS,
-      histograms: samples.map((s) => s.histogram),
-      labels: Int32Array.from(samples.map((s) => labelIds[s.label])),
-    };
     const saved = await this.opts.models.saveLbph(lbphModel, labelIds);
     const lbph: Trained<LbphModel> = { model: lbphModel, names: namesOf(labelIds), trainedAt };
     // An embedding model this run does not replace stays, and so do its file's bytes.
     const files: TrainedFiles = { lbph: saved.yaml, labelMap: saved.pickle, embedding: this.snapshot.files.embedding };
 
     let embedding = this.installed.embedding;
-    const described = samples.filter((s) => s.descriptor !== null);
-    if (withEmbedding && described.length > 0) {
-      const model = trainEmbedding(described.map((s) => ({ label: labelIds[s.label], descriptor: s.descriptor! })));
-      const usedIds = Object.fromEntries(Object.entries(labelIds).filter(([name]) => described.some((s) => s.label === name)));
+    if (withEmbedding && assembled.embedding) {
+      const { model, labelIds: usedIds } = assembled.embedding;
       files.embedding = await this.opts.models.saveEmbedding(model, usedIds, trainedAt);
       embedding = { model, names: namesOf(usedIds), trainedAt };
     }
@@ -371,8 +352,6 @@ export class FaceService {
     this.snapshot = snapshotOf(files, lbph, embedding);
     await this.install(lbph, embedding);
 
-    const facesPerLabel: Record<string, number> = {};
-    for (const s of samples) facesPerLabel[s.label] = (facesPerLabel[s.label] ?? 0) + 1;
     skipped.sort((a, b) => a.label.localeCompare(b.label) || a.filename.localeCompare(b.filename));
     return {
       status: 'ok',

@@ -15,14 +15,13 @@ import { errorMessage } from './runtime-support.js';
 import {
   YOLO_DEFAULT_INPUT_SIZE,
   YOLO_NUM_CLASSES,
-  YOLO_SUPPORTED_OUTPUTS,
   YoloModelError,
   decodeYolo,
-  resolveYoloInputSize,
   yoloLayoutOf,
   yoloPreprocess,
   type YoloLayout,
 } from '../../shared/objects/yolo.js';
+import { checkYoloSession } from '../../shared/objects/yolo-session.js';
 
 type Ort = typeof import('onnxruntime-node');
 type Session = import('onnxruntime-node').InferenceSession;
@@ -77,10 +76,6 @@ let ortModule: Ort | null = null;
 function ort(): Ort {
   ortModule ??= require('onnxruntime-node') as Ort;
   return ortModule;
-}
-
-function shapeText(shape: readonly (number | string)[]): string {
-  return `[${shape.map((d) => (typeof d === 'string' ? JSON.stringify(d) : String(d))).join(', ')}]`;
 }
 
 interface Loaded {
@@ -155,41 +150,7 @@ export class YoloOnnxDetector {
   }
 
   #check(session: Session, name: string): Loaded {
-    const inputs = session.inputMetadata;
-    if (inputs.length !== 1) {
-      throw new YoloModelError(
-        `${name}: expected one input (an image, [1, 3, H, W] float32), found ${inputs.length}: ${session.inputNames.join(', ')}`,
-      );
-    }
-    const input = inputs[0];
-    if (!input.isTensor || input.type !== 'float32') {
-      const found = input.isTensor ? `a ${input.type} tensor` : 'a non-tensor value';
-      throw new YoloModelError(`${name}: input "${input.name}" is ${found}; supported: a float32 tensor [1, 3, H, W]`);
-    }
-    let size: { width: number; height: number };
-    try {
-      size = resolveYoloInputSize(input.shape, this.#defaultInputSize);
-    } catch (err) {
-      throw new YoloModelError(`${name}: input "${input.name}": ${errorMessage(err)}`);
-    }
-
-    // Ultralytics exports have one detection output; older YOLOv5 exports add the raw head outputs after it.
-    const found: string[] = [];
-    for (const output of session.outputMetadata) {
-      const shape = output.isTensor ? output.shape : [];
-      found.push(`"${output.name}" ${output.isTensor ? `${output.type} ${shapeText(shape)}` : '(not a tensor)'}`);
-      if (!output.isTensor || output.type !== 'float32') continue;
-      let layout: YoloLayout | undefined;
-      try {
-        layout = yoloLayoutOf(shape);
-      } catch {
-        continue;
-      }
-      return { session, inputName: input.name, outputName: output.name, ...size, layout };
-    }
-    throw new YoloModelError(
-      `${name}: unsupported YOLO output: found ${found.join(', ')}; ${YOLO_SUPPORTED_OUTPUTS}, float32`,
-    );
+    return { session, ...checkYoloSession(session, name, this.#defaultInputSize) };
   }
 
   /** Objects in `rgb` (RGB or RGBA), in its pixels, best first. Throws YoloUnavailableError if loading failed. */

@@ -1,15 +1,19 @@
 /**
- * Where pages send a frame to be analysed. Pages talk to a FaceAnalyzer / ObjectAnalyzer, never to the API,
- * so an in-browser engine can later replace the server one here without any page changing. A frame is a
+ * Where pages send a frame to be analysed: the server's engines over the API, or the same shared/ engines in
+ * this browser (a Web Worker). Pages talk to a FaceAnalyzer / ObjectAnalyzer, never to either directly. A frame is a
  * canvas at the picture's own resolution (camera.capture() or fileToCanvas()); every box in a result is in
  * that canvas's pixels.
  */
+import { createRoot, createSignal } from 'solid-js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/contract';
 import { api } from './api';
+import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine } from './browser-engine';
 import { canvasToDataUrl } from './images';
+import { recordResult } from './results';
+import { serverStatus } from './server-status';
 
 export interface FaceAnalyzer {
-  /** Where the work is done, for the page to say so ("server" now, an in-browser engine later). */
+  /** Where the work is done, for the page to say so. */
   readonly where: 'server' | 'browser';
   recognize(frame: HTMLCanvasElement, signal?: AbortSignal): Promise<RecognizeResponse>;
 }
@@ -31,13 +35,110 @@ export const serverObjectAnalyzer: ObjectAnalyzer = {
   detect: (frame, confidence, signal) => api.detectObjects(canvasToDataUrl(frame), confidence, signal),
 };
 
-/** The analyzers pages use. The one place to choose another engine. */
+function pixelsOf(frame: HTMLCanvasElement): ImageData {
+  return frame.getContext('2d', { willReadFrequently: true })!.getImageData(0, 0, frame.width, frame.height);
+}
+
+function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new DOMException('The analysis was cancelled.', 'AbortError');
+}
+
+/**
+ * Which in-browser results go to the server's history (POST /api/results, queued while offline): a result
+ * whose people or object classes differ from the last one kept for that page, or the same again after a
+ * minute; never an empty one. A live camera gives several results a second: keeping each would flood it.
+ */
+const lastKept = new Map<string, { key: string; at: number }>();
+function worthKeeping(page: string, names: string[]): boolean {
+  if (names.length === 0) return false;
+  const key = [...names].sort().join(',');
+  const last = lastKept.get(page);
+  if (last && last.key === key && Date.now() - last.at < 60_000) return false;
+  lastKept.set(page, { key, at: Date.now() });
+  return true;
+}
+
+function backendName(): string | undefined {
+  return browserEngine.info()?.backend.backend;
+}
+
+/** The same shared/ engines in a Web Worker: no round trip, and they keep working offline. */
+export const browserFaceAnalyzer: FaceAnalyzer = {
+  where: 'browser',
+  async recognize(frame, signal) {
+    const engine = await engineWithModels();
+    throwIfAborted(signal);
+    const model = activeRecognitionModel(serverStatus.ready()?.recognition_model);
+    const { timing: _timing, roundTripMs: _rt, ...response } = await engine.recognize(pixelsOf(frame), { recognition_model: model });
+    throwIfAborted(signal);
+    if (worthKeeping('recognize', response.faces.map((f) => f.label))) {
+      void recordResult({
+        kind: 'recognition',
+        engine: 'browser',
+        backend: backendName(),
+        detection_method: response.detection_method,
+        recognition_model: response.recognition_model,
+        image_width: frame.width,
+        image_height: frame.height,
+        faces: response.faces,
+      });
+    }
+    return response;
+  },
+};
+
+export const browserObjectAnalyzer: ObjectAnalyzer = {
+  where: 'browser',
+  async detect(frame, confidence, signal) {
+    const engine = await startBrowserEngine();
+    throwIfAborted(signal);
+    const { objects, count, summary } = await engine.detectObjects(pixelsOf(frame), confidence);
+    throwIfAborted(signal);
+    if (worthKeeping('objects', objects.map((o) => o.class_name))) {
+      void recordResult({ kind: 'objects', engine: 'browser', backend: backendName(), image_width: frame.width, image_height: frame.height, objects });
+    }
+    return { objects, count, summary };
+  },
+};
+
+export type Place = 'browser' | 'server';
+export type AnalysisPage = 'recognize' | 'objects';
+
+const placeKey = (page: AnalysisPage) => `lookout.place.${page}`;
+
+/** Each page's choice ("in this browser" / "on the server"), remembered on this device; null: not chosen. */
+const choices = createRoot(() => {
+  const read = (page: AnalysisPage): Place | null => {
+    const v = localStorage.getItem(placeKey(page));
+    return v === 'browser' || v === 'server' ? v : null;
+  };
+  const [recognize, setRecognize] = createSignal(read('recognize'));
+  const [objects, setObjects] = createSignal(read('objects'));
+  return { recognize: { get: recognize, set: setRecognize }, objects: { get: objects, set: setObjects } };
+});
+
+export function choosePlace(page: AnalysisPage, place: Place): void {
+  localStorage.setItem(placeKey(page), place);
+  choices[page].set(place);
+}
+
+/** Where a page's analysis runs: the person's choice, else in this browser unless its engine failed to load. */
+export function placeFor(page: AnalysisPage): Place {
+  return choices[page].get() ?? (browserEngine.state() === 'failed' ? 'server' : 'browser');
+}
+
+/** Whether the place was chosen by the person (else it is the default). */
+export function placeChosen(page: AnalysisPage): boolean {
+  return choices[page].get() !== null;
+}
+
+/** The analyzers pages use (reactive: call at each analysis). The one place that chooses the engine. */
 export function faceAnalyzer(): FaceAnalyzer {
-  return serverFaceAnalyzer;
+  return placeFor('recognize') === 'browser' ? browserFaceAnalyzer : serverFaceAnalyzer;
 }
 
 export function objectAnalyzer(): ObjectAnalyzer {
-  return serverObjectAnalyzer;
+  return placeFor('objects') === 'browser' ? browserObjectAnalyzer : serverObjectAnalyzer;
 }
 
 /**

@@ -12,7 +12,8 @@ import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
 import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
-import { objectAnalyzer } from '../lib/analyze';
+import { objectAnalyzer, placeFor } from '../lib/analyze';
+import { EngineChoice } from '../components/analysis/EngineChoice';
 import { drawObjects } from '../lib/overlay';
 
 const MIN_CONFIDENCE = 0.1;
@@ -27,7 +28,6 @@ function clampConfidence(c: number): number {
 }
 
 export default function Objects() {
-  const analyzer = objectAnalyzer();
   const [source, setSource] = createSignal<Source>('camera');
   const [status, setStatus] = createSignal<ObjectStatusResponse | null>(null);
   const [statusError, setStatusError] = createSignal('');
@@ -60,7 +60,9 @@ export default function Objects() {
     clearTimeout(timer);
   });
 
-  const state = () => status()?.state;
+  // In the browser the page needs nothing from the server's detector (an offline kiosk has no server).
+  const inBrowser = () => placeFor('objects') === 'browser';
+  const state = () => (inBrowser() ? 'ready' : status()?.state);
   const ready = () => state() === 'ready';
 
   const switchSource = (s: Source) => {
@@ -69,7 +71,8 @@ export default function Objects() {
     setError(null);
   };
 
-  const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => analyzer.detect(frame, confidence(), signal);
+  // The analyzer is chosen at each frame: switching between browser and server applies at once.
+  const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => objectAnalyzer().detect(frame, confidence(), signal);
   const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: ObjectDetectionResponse) =>
     drawObjects(overlay, frame.width, frame.height, r.objects);
   const onResult = (r: ObjectDetectionResponse) => {
@@ -87,7 +90,9 @@ export default function Objects() {
       <h1>Object detection</h1>
       <p class="muted">Finds everyday objects (80 kinds: people, vehicles, animals, furniture, food…) and counts them.</p>
 
+      <EngineChoice page="objects" />
       <Switch>
+        <Match when={inBrowser()}>{null}</Match>
         <Match when={statusError() && !status()}>
           <Notice kind="error" title="Server unreachable" testId="objects-status-error">
             {statusError()} Trying again every 2 seconds.

@@ -7,6 +7,7 @@
 import { createSignal, Show } from 'solid-js';
 import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
 import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
+import { EngineChoice } from '../components/analysis/EngineChoice';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { FaceGrid, FaceList, GRID_MIN_FACES } from '../components/analysis/FaceResults';
 import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
@@ -18,7 +19,7 @@ import { navigate } from '../lib/router';
 import { serverStatus } from '../lib/server-status';
 
 const DETECTION_NAMES: Record<DetectionMethod, string> = {
-  local: 'Local (Haar cascade on the server)',
+  local: 'Local (Haar cascade)',
   remote: 'Remote (face detection model server)',
 };
 
@@ -34,7 +35,6 @@ interface Shown {
 }
 
 export default function Recognize() {
-  const analyzer = faceAnalyzer();
   const [source, setSource] = createSignal<Source>('camera');
   const [shown, setShown] = createSignal<Shown | null>(null);
   const [error, setError] = createSignal<{ text: string; unreachable: boolean } | null>(null);
@@ -45,7 +45,8 @@ export default function Recognize() {
     setError(null);
   };
 
-  const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => analyzer.recognize(frame, signal);
+  // The analyzer is chosen at each frame: switching between browser and server applies at once.
+  const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => faceAnalyzer().recognize(frame, signal);
   const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: RecognizeResponse) => drawFaces(overlay, frame.width, frame.height, r.faces);
   const onResult = (response: RecognizeResponse, frame: HTMLCanvasElement) => {
     setShown({ response, frame });
@@ -122,6 +123,7 @@ export default function Recognize() {
         </div>
 
         <aside class="card analysis-side" aria-label="About the recognition">
+          <EngineChoice page="recognize" />
           <h2>How it was recognised</h2>
           <dl class="facts">
             <dt>Face detection</dt>
@@ -131,7 +133,7 @@ export default function Recognize() {
             <dt>Model trained</dt>
             <dd>{trained() === null ? '…' : trained() ? 'Yes' : 'No'}</dd>
             <dt>Analysed on</dt>
-            <dd>{analyzer.where === 'server' ? 'The Lookout server' : 'This device'}</dd>
+            <dd data-testid="analysed-on">{faceAnalyzer().where === 'server' ? 'The Lookout server' : 'This device (in the browser)'}</dd>
           </dl>
           <p class="muted small">
             Recognition model and detection method are chosen on the{' '}

@@ -1,0 +1,242 @@
+/**
+ * The in-browser engine bench (bench.html). With `?mode=lbph|embedding|objects&backend=...&seconds=N` it
+ * starts the camera at 640x480, loads the server's trained models (for the face modes), and runs the live
+ * loop: grab a frame, send it to the engine worker, wait for the answer, repeat (one frame in flight).
+ * The summary goes to `window.__benchResult` and into <pre id="result">; a failure to `window.__benchError`.
+ *
+ * Without `mode` the page only exposes `window.lookoutEngine`, the harness the e2e tests drive: the same
+ * engine on images they pass in, so its answers can be compared with the server's.
+ */
+import { createRoot } from 'solid-js';
+import type { RecognitionModel } from '../../../shared/api/contract';
+import { createEngine, type BackendChoice, type EngineClient, type EngineInitOptions, type RecognizeOptions } from '../engine/client';
+import { fetchTrainedModels } from '../engine/models';
+import { decodeImageFile, grabFrame } from '../engine/pixels';
+import type { ModelTexts } from '../engine/protocol';
+import { createCamera, CAMERA_MESSAGES, type Camera } from '../lib/camera';
+import { drawFaces, drawObjects } from '../lib/overlay';
+
+type Mode = RecognitionModel | 'objects';
+
+export interface BenchResult {
+  backend: string;
+  requested_backend: string;
+  backend_attempts: { backend: string; ok: boolean; reason?: string }[];
+  cross_origin_isolated: boolean;
+  wasm?: { simd: boolean; threads: boolean; threadsCount: number };
+  mode: Mode;
+  /** Threads sharing each cascade run. */
+  cascade_threads: number;
+  seconds: number;
+  width: number;
+  height: number;
+  frames: number;
+  fps: number;
+  /** Page round trip per frame (grab + worker + reply). */
+  ms_per_frame_median: number;
+  ms_per_frame_p90: number;
+  /** Time inside the worker, by step (medians). */
+  worker_ms_median: Record<string, number>;
+  /** Faces (or objects) in the last frame, and every label (class) seen during the run. */
+  faces: number;
+  labels: string[];
+  init_ms: number;
+}
+
+declare global {
+  interface Window {
+    __benchResult?: BenchResult;
+    __benchError?: string;
+    lookoutEngine?: ReturnType<typeof harness>;
+  }
+}
+
+const statusEl = document.getElementById('status')!;
+const resultEl = document.getElementById('result')!;
+
+function setStatus(text: string, state: 'busy' | 'done' | 'error' = 'busy'): void {
+  statusEl.textContent = text;
+  statusEl.dataset.state = state;
+}
+
+function median(values: number[]): number {
+  if (!values.length) return 0;
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function quantile(values: number[], q: number): number {
+  if (!values.length) return 0;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+const round = (v: number) => Math.round(v * 100) / 100;
+
+function base64ToBytes(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** What the e2e tests call through page.evaluate: images travel as base64 text. */
+function harness(engine: EngineClient) {
+  const decode = (b64: string, type: string) => decodeImageFile(new Blob([base64ToBytes(b64) as BlobPart], { type }));
+  return {
+    init: (options: EngineInitOptions) => engine.init(options),
+    setModel: (models: ModelTexts) => engine.setModel(models),
+    /** The server's trained models via GET /api/models/trained. */
+    loadServerModels: async (indexUrl?: string) => {
+      const { version, ...texts } = await fetchTrainedModels(indexUrl);
+      return { version, ...(await engine.setModel(texts)) };
+    },
+    /** An image file, decoded by this browser as the app decodes uploads. */
+    recognizeFile: async (b64: string, type: string, options: RecognizeOptions) => engine.recognize(await decode(b64, type), options),
+    /** Pixels decoded elsewhere (RGBA, base64). */
+    recognizeRgba: (b64: string, width: number, height: number, options: RecognizeOptions) =>
+      engine.recognize({ data: base64ToBytes(b64), width, height }, options),
+    detectObjectsFile: async (b64: string, type: string, confidence?: number) => engine.detectObjects(await decode(b64, type), confidence),
+    trainFiles: async (files: { label: string; b64: string; type: string }[]) =>
+      engine.train(await Promise.all(files.map(async (f) => ({ label: f.label, image: await decode(f.b64, f.type) })))),
+    /** The gray bytes' checksum of a decoded file, to check this browser decodes it as the server does. */
+    decodeFile: async (b64: string, type: string) => {
+      const img = await decode(b64, type);
+      let sum = 0;
+      for (let i = 0; i < img.data.length; i += 4) sum = (sum * 31 + img.data[i] + 7 * img.data[i + 1] + 13 * img.data[i + 2]) >>> 0;
+      return { width: img.width, height: img.height, rgbChecksum: sum };
+    },
+  };
+}
+
+async function waitForFrame(camera: Camera, video: HTMLVideoElement, timeoutMs = 15_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(camera.state() === 'live' && video.readyState >= 2 && video.videoWidth > 0)) {
+    const state = camera.state();
+    if (state !== 'starting' && state !== 'live' && state !== 'off') throw new Error(CAMERA_MESSAGES[state]);
+    if (performance.now() > deadline) throw new Error('the camera gave no frame within 15 seconds');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function runBench(engine: EngineClient, params: URLSearchParams): Promise<BenchResult> {
+  const mode = (params.get('mode') ?? 'lbph') as Mode;
+  if (!['lbph', 'embedding', 'objects'].includes(mode)) throw new Error(`mode must be lbph, embedding or objects, got "${mode}"`);
+  const backend = (params.get('backend') ?? 'auto') as BackendChoice;
+  if (!['auto', 'wasm', 'webgl', 'webgpu'].includes(backend)) throw new Error(`backend must be wasm, webgl, webgpu or auto, got "${backend}"`);
+  const seconds = Number(params.get('seconds') ?? '10');
+  const threads = params.has('threads') ? Number(params.get('threads')) : undefined;
+  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 16)) throw new Error('threads must be a whole number from 1 to 16');
+  if (!(seconds > 0 && seconds <= 600)) throw new Error('seconds must be a number from 1 to 600');
+
+  setStatus(`Starting the engine (${backend})…`);
+  const init = await engine.init({
+    backend,
+    ...(threads !== undefined ? { cascadeThreads: threads } : {}),
+    preload: { embedding: mode === 'embedding', objects: mode === 'objects' },
+    ...(params.get('yolo') ? { urls: { yolo: params.get('yolo')! } } : {}),
+  });
+  if (mode === 'embedding' && !init.embedding.loaded) throw new Error(init.embedding.error ?? 'the embedding recognizer did not load');
+  if (mode === 'objects' && !init.objects.loaded) throw new Error(init.objects.error ?? 'the object detector did not load');
+  if (mode !== 'objects') {
+    setStatus('Loading the trained models…');
+    const { version: _version, ...texts } = await fetchTrainedModels(params.get('models') ?? undefined);
+    const set = await engine.setModel(texts);
+    if (!set[mode]) throw new Error(`the server has no trained ${mode} model; train someone first`);
+  }
+
+  setStatus('Starting the camera…');
+  const video = document.getElementById('video') as HTMLVideoElement;
+  const overlay = document.getElementById('overlay') as HTMLCanvasElement;
+  const { camera, dispose } = createRoot((dispose) => ({ camera: createCamera({ width: 640, height: 480 }), dispose }));
+  camera.attach(video);
+  await camera.start();
+  await waitForFrame(camera, video);
+  const width = video.videoWidth;
+  const height = video.videoHeight;
+
+  setStatus(`Running ${mode} on ${init.backend.backend} for ${seconds} s…`);
+  const roundTrips: number[] = [];
+  const steps: Record<string, number[]> = {};
+  const labels = new Set<string>();
+  let faces = 0;
+  const options: RecognizeOptions = { recognition_model: mode === 'objects' ? 'lbph' : mode };
+  // One warm-up frame (first-use costs: JIT, shader compiles) is not counted.
+  let warm = false;
+  let frames = 0;
+  let started = 0;
+  for (;;) {
+    const bitmap = await grabFrame(video);
+    const t0 = performance.now();
+    let timing: Record<string, number | undefined>;
+    if (mode === 'objects') {
+      const r = await engine.detectObjects(bitmap);
+      timing = r.timing as unknown as Record<string, number>;
+      faces = r.count;
+      r.objects.forEach((o) => labels.add(o.class_name));
+      drawObjects(overlay, width, height, r.objects);
+    } else {
+      const r = await engine.recognize(bitmap, options);
+      timing = r.timing as unknown as Record<string, number>;
+      faces = r.count;
+      r.faces.forEach((f) => labels.add(f.label));
+      drawFaces(overlay, width, height, r.faces);
+    }
+    const t1 = performance.now();
+    if (!warm) {
+      warm = true;
+      started = performance.now();
+      labels.clear();
+      continue;
+    }
+    frames++;
+    roundTrips.push(t1 - t0);
+    for (const [k, v] of Object.entries(timing)) if (typeof v === 'number') (steps[k] ??= []).push(v);
+    if (t1 - started >= seconds * 1000) break;
+  }
+  const elapsed = performance.now() - started;
+  // The camera keeps running, so the page still shows what was measured; it stops when the page goes.
+  addEventListener('pagehide', dispose, { once: true });
+  return {
+    backend: init.backend.backend,
+    requested_backend: backend,
+    backend_attempts: init.backend.attempts,
+    cross_origin_isolated: self.crossOriginIsolated === true,
+    ...(init.backend.wasm ? { wasm: init.backend.wasm } : {}),
+    mode,
+    cascade_threads: init.cascade.threads,
+    seconds,
+    width,
+    height,
+    frames,
+    fps: round((frames * 1000) / elapsed),
+    ms_per_frame_median: round(median(roundTrips)),
+    ms_per_frame_p90: round(quantile(roundTrips, 0.9)),
+    worker_ms_median: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, round(median(v))])),
+    faces,
+    labels: [...labels].sort(),
+    init_ms: round(init.timing.totalMs),
+  };
+}
+
+const engine = createEngine();
+window.lookoutEngine = harness(engine);
+const params = new URLSearchParams(location.search);
+if (params.has('mode')) {
+  runBench(engine, params).then(
+    (result) => {
+      window.__benchResult = result;
+      resultEl.textContent = JSON.stringify(result, null, 2);
+      setStatus(`Done: ${result.fps} frames per second on ${result.backend} (${result.mode}).`, 'done');
+    },
+    (err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      window.__benchError = message;
+      resultEl.textContent = JSON.stringify({ error: message }, null, 2);
+      setStatus(`The bench failed: ${message}`, 'error');
+    },
+  );
+} else {
+  setStatus('Ready. Add parameters to the address to run the benchmark (see above).', 'done');
+}

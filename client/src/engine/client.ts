@@ -1,0 +1,187 @@
+/**
+ * The page's handle on the in-browser engine (worker.ts): promises for each operation, pixels moved to the
+ * worker without copying, and the time each operation took (in the worker and round trip).
+ *
+ *   const engine = createEngine();
+ *   await engine.init({ backend: 'auto', preload: { embedding: true } });
+ *   await engine.setModel(await fetchTrainedModels());
+ *   const result = await engine.recognize(imageData, { recognition_model: 'lbph' });
+ *
+ * Images: ImageData or `{ data: RGBA bytes, width, height }` (their buffer is transferred: the caller's copy is
+ * left empty unless `{ transfer: false }`), or an ImageBitmap (always transferred and closed by the worker).
+ */
+import type {
+  BackendChoice,
+  CascadeOptions,
+  DetectObjectsResult,
+  EngineReply,
+  EngineRequest,
+  EngineResults,
+  FramePixels,
+  InitResult,
+  ModelTexts,
+  ModelUrls,
+  RecognizeOptions,
+  RecognizeResult,
+  SetModelResult,
+  TrainResult,
+} from './protocol';
+
+export type { BackendChoice, DetectObjectsResult, InitResult, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
+
+/** RGBA pixels, as ImageData holds them. */
+export interface RgbaImage {
+  data: Uint8Array | Uint8ClampedArray;
+  width: number;
+  height: number;
+}
+
+export type EngineImage = ImageData | RgbaImage | ImageBitmap;
+
+export interface EngineInitOptions {
+  backend?: BackendChoice;
+  cascade?: Partial<CascadeOptions>;
+  /** Threads sharing each cascade run (default: the cores, up to 4). The boxes are the same for any number. */
+  cascadeThreads?: number;
+  /** Where the model files are; relative URLs resolve against the page. Defaults: the server's /models/. */
+  urls?: Partial<ModelUrls>;
+  preload?: { embedding?: boolean; objects?: boolean };
+}
+
+export interface PixelOptions {
+  /** Move the pixel buffer to the worker (default true); false sends a copy and leaves the caller's intact. */
+  transfer?: boolean;
+}
+
+/** Every result also carries the round trip seen by the page, ms. */
+export type Timed<T> = T & { roundTripMs: number };
+
+export const DEFAULT_MODEL_URLS: ModelUrls = {
+  cascade: '/models/haarcascade_frontalface_alt2.xml',
+  faceApi: '/models/face-api/',
+  nanodet: '/models/nanodet.json',
+};
+
+function absolute(url: string): string {
+  return new URL(url, document.baseURI).href;
+}
+
+function toPixels(image: EngineImage, transfer: boolean): { pixels: FramePixels; transferables: Transferable[] } {
+  if (typeof ImageBitmap !== 'undefined' && image instanceof ImageBitmap) {
+    return { pixels: { kind: 'bitmap', bitmap: image }, transferables: [image] };
+  }
+  const { data, width, height } = image as RgbaImage;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0) {
+    throw new Error(`the image must have a positive whole width and height, got ${width}x${height}`);
+  }
+  if (data.length !== width * height * 4) throw new Error(`the image must hold ${width}x${height} RGBA pixels (${width * height * 4} bytes), got ${data.length}`);
+  // Only a buffer the view covers whole can move; otherwise (or on request) send a copy.
+  const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && data.buffer instanceof ArrayBuffer;
+  const bytes = transfer && whole ? new Uint8Array(data.buffer, 0, data.byteLength) : new Uint8Array(data);
+  return { pixels: { kind: 'rgba', data: bytes, width, height }, transferables: [bytes.buffer as ArrayBuffer] };
+}
+
+export class EngineClient {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private failure: Error | null = null;
+
+  constructor() {
+    this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lookout-engine' });
+    this.worker.onmessage = (event: MessageEvent<EngineReply>) => {
+      const reply = event.data;
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if (reply.ok) waiter.resolve(reply.result);
+      else waiter.reject(new Error(reply.error));
+    };
+    // The worker script failed to load or threw at the top level: nothing it was asked will ever answer.
+    this.worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.fail(new Error(`the in-browser engine stopped: ${event.message || 'its script could not be loaded'}`));
+    };
+  }
+
+  private fail(err: Error): void {
+    this.failure = err;
+    for (const waiter of this.pending.values()) waiter.reject(err);
+    this.pending.clear();
+  }
+
+  private async call<K extends EngineRequest['op']>(request: Extract<EngineRequest, { op: K }>, transferables: Transferable[] = []): Promise<Timed<EngineResults[K]>> {
+    if (this.failure) throw this.failure;
+    const id = this.nextId++;
+    const t0 = performance.now();
+    const result = await new Promise<unknown>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, request }, transferables);
+    });
+    return { ...(result as EngineResults[K]), roundTripMs: performance.now() - t0 };
+  }
+
+  /** Loads the cascade and starts the tfjs backend (see InitResult.backend for which and why). */
+  init(options: EngineInitOptions = {}): Promise<Timed<InitResult>> {
+    const urls: ModelUrls = { ...DEFAULT_MODEL_URLS, ...options.urls };
+    const resolved: ModelUrls = {
+      cascade: absolute(urls.cascade),
+      faceApi: absolute(urls.faceApi.endsWith('/') ? urls.faceApi : `${urls.faceApi}/`),
+      nanodet: absolute(urls.nanodet),
+      ...(urls.yolo ? { yolo: absolute(urls.yolo) } : {}),
+    };
+    return this.call({
+      op: 'init',
+      options: {
+        backend: options.backend ?? 'auto',
+        ...(options.cascade ? { cascade: options.cascade } : {}),
+        ...(options.cascadeThreads !== undefined ? { cascadeThreads: options.cascadeThreads } : {}),
+        urls: resolved,
+        preload: options.preload,
+      },
+    });
+  }
+
+  /** Installs trained models from the server's files (training.yml, embeddings.json); null clears one. */
+  setModel(models: ModelTexts): Promise<Timed<SetModelResult>> {
+    return this.call({ op: 'setModel', models });
+  }
+
+  /** Faces in the image, in the shape of POST /api/recognize's answer, plus timing. */
+  recognize(image: EngineImage, options: RecognizeOptions & PixelOptions = {}): Promise<Timed<RecognizeResult>> {
+    const { transfer = true, ...rest } = options;
+    const { pixels, transferables } = toPixels(image, transfer);
+    return this.call({ op: 'recognize', frame: pixels, options: rest }, transferables);
+  }
+
+  /** Objects in the image, in the shape of POST /api/objects/detect's answer, plus the detector and timing. */
+  detectObjects(image: EngineImage, confidence?: number, options: PixelOptions = {}): Promise<Timed<DetectObjectsResult>> {
+    const { pixels, transferables } = toPixels(image, options.transfer ?? true);
+    return this.call({ op: 'detectObjects', frame: pixels, ...(confidence !== undefined ? { confidence } : {}) }, transferables);
+  }
+
+  /**
+   * Trains local models from labelled captures (the largest face of each): LBPH, and the embedding recognizer
+   * too when its nets are loaded (init with `preload: { embedding: true }`). They replace the worker's models
+   * and come back in the server's file formats.
+   */
+  train(samples: { label: string; image: EngineImage }[], options: PixelOptions = {}): Promise<Timed<TrainResult>> {
+    const transferables: Transferable[] = [];
+    const converted = samples.map((s) => {
+      const { pixels, transferables: t } = toPixels(s.image, options.transfer ?? true);
+      transferables.push(...t);
+      return { label: s.label, frame: pixels };
+    });
+    return this.call({ op: 'train', samples: converted }, transferables);
+  }
+
+  /** Stops the worker; pending calls fail. */
+  terminate(): void {
+    this.worker.terminate();
+    this.fail(new Error('the in-browser engine was stopped'));
+  }
+}
+
+export function createEngine(): EngineClient {
+  return new EngineClient();
+}

@@ -1,0 +1,147 @@
+/**
+ * Messages between the page (client.ts) and the engine worker (worker.ts). Pixels travel as transferred
+ * ArrayBuffers or ImageBitmaps (no copy); every reply carries the time the worker spent on it.
+ */
+import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
+import type { DistanceWindow } from '../../../shared/recognition/confidence';
+
+export type TfBackend = 'webgpu' | 'webgl' | 'wasm';
+export type BackendChoice = TfBackend | 'auto';
+
+/** The server's cascade parameters (server/config/settings.ts defaults). */
+export interface CascadeOptions {
+  scaleFactor: number;
+  minNeighbors: number;
+  minSize: number;
+}
+
+export interface InitOptions {
+  /** tfjs backend for the embedding recognizer and NanoDet; `auto` (default): WebGPU, else WebGL, else WASM. */
+  backend?: BackendChoice;
+  cascade?: Partial<CascadeOptions>;
+  /** Threads sharing each cascade run, this worker included (default: the cores, up to 4; 1: no helpers). */
+  cascadeThreads?: number;
+  /** Absolute URLs of the model files (the client fills them from the page's origin). */
+  urls: ModelUrls;
+  /** Load these now rather than on first use (so timings of the first frame are not load times). */
+  preload?: { embedding?: boolean; objects?: boolean };
+}
+
+export interface ModelUrls {
+  cascade: string;
+  /** Folder of the face-api weights, ending in `/`. */
+  faceApi: string;
+  nanodet: string;
+  /** A YOLOv5/v8 ONNX export; when set, object detection runs it (onnxruntime-web) instead of NanoDet. */
+  yolo?: string;
+}
+
+export interface BackendAttempt {
+  backend: TfBackend;
+  ok: boolean;
+  /** Why it was not used, in words (absent when it is the one running). */
+  reason?: string;
+}
+
+export interface BackendReport {
+  requested: BackendChoice;
+  /** The backend tfjs runs on. */
+  backend: TfBackend;
+  /** Every backend tried, in order, with why the others were skipped. */
+  attempts: BackendAttempt[];
+  crossOriginIsolated: boolean;
+  /** For the WASM backend: SIMD, threads and the XNNPACK thread count. */
+  wasm?: { simd: boolean; threads: boolean; threadsCount: number };
+}
+
+export interface InitResult {
+  backend: BackendReport;
+  cascade: CascadeOptions & { window: string; threads: number };
+  /** What was preloaded, with errors in words. */
+  embedding: { loaded: boolean; error?: string };
+  objects: { loaded: boolean; detector?: string; error?: string };
+  timing: { totalMs: number; cascadeMs: number; backendMs: number; embeddingMs?: number; objectsMs?: number };
+}
+
+/** Pixels as the worker takes them: RGBA bytes (e.g. ImageData's) or an ImageBitmap (a camera frame). */
+export type FramePixels =
+  | { kind: 'rgba'; width: number; height: number; data: Uint8Array | Uint8ClampedArray }
+  | { kind: 'bitmap'; bitmap: ImageBitmap };
+
+export interface ModelTexts {
+  /** training.yml (OpenCV LBPH YAML with labelsInfo); null clears the LBPH model. */
+  lbphYaml?: string | null;
+  /** embeddings.json; null clears the embedding model. */
+  embeddingsJson?: string | null;
+}
+
+export interface SetModelResult {
+  lbph: { labels: string[]; samples: number } | null;
+  embedding: { labels: string[]; samples: number } | null;
+  timing: { totalMs: number };
+}
+
+export interface RecognizeOptions {
+  recognition_model?: RecognitionModel;
+  /** Known/unknown distance windows (defaults: LBPH 4..85, embedding 0..0.6, as the server's). */
+  windows?: { lbph?: DistanceWindow; embedding?: DistanceWindow };
+}
+
+export interface RecognizeTiming {
+  totalMs: number;
+  /** Frame to gray (and RGBA from a bitmap). */
+  convertMs: number;
+  detectMs: number;
+  recognizeMs: number;
+}
+
+export interface RecognizeResult extends RecognizeResponse {
+  timing: RecognizeTiming;
+}
+
+export interface ObjectsTiming {
+  totalMs: number;
+  convertMs: number;
+  preprocessMs?: number;
+  inferenceMs?: number;
+  decodeMs?: number;
+}
+
+export interface DetectObjectsResult extends ObjectDetectionResponse {
+  detector: string;
+  timing: ObjectsTiming;
+}
+
+export interface TrainSampleIn {
+  label: string;
+  frame: FramePixels;
+}
+
+export interface TrainResult {
+  labels: string[];
+  total_faces: number;
+  faces_per_label: Record<string, number>;
+  /** Samples in which no face was found, by index in the request. */
+  skipped: { index: number; label: string; reason: 'no_face' }[];
+  recognizers_trained: RecognitionModel[];
+  /** The trained models in the server's file formats, to keep or upload. */
+  files: { lbphYaml: string; embeddingsJson: string | null };
+  timing: { totalMs: number; perSampleMs: number };
+}
+
+export type EngineRequest =
+  | { op: 'init'; options: InitOptions }
+  | { op: 'setModel'; models: ModelTexts }
+  | { op: 'recognize'; frame: FramePixels; options: RecognizeOptions }
+  | { op: 'detectObjects'; frame: FramePixels; confidence?: number }
+  | { op: 'train'; samples: TrainSampleIn[] };
+
+export interface EngineResults {
+  init: InitResult;
+  setModel: SetModelResult;
+  recognize: RecognizeResult;
+  detectObjects: DetectObjectsResult;
+  train: TrainResult;
+}
+
+export type EngineReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };

@@ -1,0 +1,167 @@
+/// <reference lib="webworker" />
+/**
+ * The in-browser engine: a module Web Worker running the same shared/ code as the server (Haar cascade, LBPH,
+ * face-api descriptors, NanoDet / YOLO decoding) on frames the page sends. Requests run one at a time in
+ * arrival order, so a model swap never interleaves with a recognition. Started by client.ts.
+ */
+import { summarize } from '../../../shared/objects/types';
+import { startBackend } from './backend';
+import { DEFAULT_CASCADE, FaceEngine, frameFromRgba, type Frame } from './faces';
+import { loadNanoDet, loadYolo, type ObjectDetector } from './objects';
+import type {
+  BackendReport,
+  CascadeOptions,
+  EngineReply,
+  EngineRequest,
+  FramePixels,
+  InitOptions,
+  InitResult,
+  ModelUrls,
+} from './protocol';
+
+declare const self: DedicatedWorkerGlobalScope;
+
+let faces: FaceEngine | null = null;
+let backend: BackendReport | null = null;
+let urls: ModelUrls | null = null;
+let detector: Promise<ObjectDetector> | null = null;
+let scratch: OffscreenCanvasRenderingContext2D | null = null;
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}
+
+/** RGBA pixels of a frame; an ImageBitmap is read through a reused 2D canvas and closed. */
+function toFrame(pixels: FramePixels): Frame {
+  if (pixels.kind === 'rgba') {
+    const { data, width, height } = pixels;
+    return frameFromRgba(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width, height);
+  }
+  const { bitmap } = pixels;
+  const { width, height } = bitmap;
+  if (!scratch || scratch.canvas.width !== width || scratch.canvas.height !== height) {
+    scratch = new OffscreenCanvas(width, height).getContext('2d', { willReadFrequently: true });
+    if (!scratch) throw new Error('this browser cannot read pixels in a worker (no OffscreenCanvas 2D context)');
+  }
+  scratch.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  const img = scratch.getImageData(0, 0, width, height);
+  return frameFromRgba(new Uint8Array(img.data.buffer), width, height);
+}
+
+function requireFaces(): FaceEngine {
+  if (!faces) throw new Error('the engine is not initialised; call init() first');
+  return faces;
+}
+
+function objectDetector(): Promise<ObjectDetector> {
+  if (!urls) return Promise.reject(new Error('the engine is not initialised; call init() first'));
+  const from = urls;
+  detector ??= (from.yolo ? loadYolo(from.yolo) : loadNanoDet(from.nanodet)).catch((err: unknown) => {
+    detector = null; // a later call may retry
+    throw new Error(`the object detector could not be loaded: ${messageOf(err)}`);
+  });
+  return detector;
+}
+
+async function init(options: InitOptions): Promise<InitResult> {
+  const t0 = performance.now();
+  const cascade: CascadeOptions = { ...DEFAULT_CASCADE, ...options.cascade };
+  urls = options.urls;
+  detector = null;
+  faces?.dispose();
+  faces = null;
+  const threads = options.cascadeThreads ?? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
+  faces = await FaceEngine.create(options.urls.cascade, cascade, options.urls.faceApi, threads);
+  const t1 = performance.now();
+  // One backend per worker: tfjs cannot move loaded weights between backends, so a second init keeps it.
+  if (!backend) backend = (await startBackend(options.backend ?? 'auto')).report;
+  const t2 = performance.now();
+  const result: InitResult = {
+    backend,
+    cascade: { ...cascade, window: faces.cascadeWindow, threads: faces.cascadeThreads },
+    embedding: { loaded: false },
+    objects: { loaded: false },
+    timing: { totalMs: 0, cascadeMs: t1 - t0, backendMs: t2 - t1 },
+  };
+  if (options.preload?.embedding) {
+    const s = performance.now();
+    try {
+      await faces.loadEmbedding();
+      result.embedding = { loaded: true };
+    } catch (err) {
+      result.embedding = { loaded: false, error: messageOf(err) };
+    }
+    result.timing.embeddingMs = performance.now() - s;
+  }
+  if (options.preload?.objects) {
+    const s = performance.now();
+    try {
+      const d = await objectDetector();
+      result.objects = { loaded: true, detector: d.name };
+    } catch (err) {
+      result.objects = { loaded: false, error: messageOf(err) };
+    }
+    result.timing.objectsMs = performance.now() - s;
+  }
+  result.timing.totalMs = performance.now() - t0;
+  return result;
+}
+
+async function handle(req: EngineRequest): Promise<unknown> {
+  const t0 = performance.now();
+  switch (req.op) {
+    case 'init':
+      return init(req.options);
+    case 'setModel': {
+      const [lbph, embedding] = requireFaces().setModels(req.models);
+      return { lbph, embedding, timing: { totalMs: performance.now() - t0 } };
+    }
+    case 'recognize': {
+      const engine = requireFaces();
+      const frame = toFrame(req.frame);
+      const t1 = performance.now();
+      const { detectMs, recognizeMs, ...response } = await engine.recognize(frame, req.options);
+      return { ...response, timing: { totalMs: performance.now() - t0, convertMs: t1 - t0, detectMs, recognizeMs } };
+    }
+    case 'detectObjects': {
+      const d = await objectDetector();
+      const t1 = performance.now();
+      const frame = toFrame(req.frame);
+      const t2 = performance.now();
+      const { objects, timings } = await d.detect(frame.rgb, req.confidence);
+      return {
+        objects,
+        count: objects.length,
+        summary: summarize(objects),
+        detector: d.name,
+        // Loading on first use is not charged to the frame.
+        timing: { totalMs: performance.now() - t1, convertMs: t2 - t1, ...timings },
+      };
+    }
+    case 'train': {
+      const engine = requireFaces();
+      const samples = req.samples.map((s) => ({ label: s.label, frame: toFrame(s.frame) }));
+      const result = await engine.train(samples);
+      const totalMs = performance.now() - t0;
+      return { ...result, timing: { totalMs, perSampleMs: samples.length ? totalMs / samples.length : 0 } };
+    }
+  }
+}
+
+let queue: Promise<void> = Promise.resolve();
+
+self.onmessage = (event: MessageEvent<{ id: number; request: EngineRequest }>) => {
+  const { id, request } = event.data;
+  queue = queue.then(async () => {
+    let reply: EngineReply;
+    try {
+      reply = { id, ok: true, result: await handle(request) };
+    } catch (err) {
+      reply = { id, ok: false, error: messageOf(err) };
+    }
+    self.postMessage(reply);
+  });
+};

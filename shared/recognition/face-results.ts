@@ -1,0 +1,57 @@
+/**
+ * From a recognizer's raw answer to the API's face result, one implementation for the server's
+ * `POST /api/recognize` and the browser's in-page engine, so both name the same face the same way:
+ * the nearest label id and its distance go through the active window (`decide`), the id becomes the
+ * trained model's label name, and `distance` is reported rounded to 4 decimals.
+ */
+import type { FaceResult } from '../api/contract.js';
+import type { Rect } from '../image/types.js';
+import type { LbphModel } from '../lbph/lbph.js';
+import { decide, type DistanceWindow } from './confidence.js';
+
+/** A face box with the recognizer's nearest label id and distance (both null when no model was used). */
+export interface RecognizedBox {
+  box: Rect;
+  labelId: number | null;
+  distance: number | null;
+}
+
+/** Label id -> name. */
+export type LabelNames = ReadonlyMap<number, string>;
+
+/** The inverse of a `name -> id` map (model.pickle's and the trainer's shape). */
+export function namesFromLabelIds(labelIds: Readonly<Record<string, number>>): Map<number, string> {
+  return new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
+}
+
+/**
+ * The label names an LBPH model carries in its `labelsInfo` (Lookout always writes them into training.yml).
+ * Throws when a label id the model uses has no name: such a model would answer with nameless faces.
+ */
+export function lbphLabelNames(model: Pick<LbphModel, 'labels' | 'labelsInfo'>): Map<number, string> {
+  const names = new Map<number, string>();
+  for (const { label, value } of model.labelsInfo ?? []) names.set(label, value);
+  const missing = [...new Set(model.labels)].filter((id) => !names.has(id));
+  if (missing.length) {
+    throw new Error(`the LBPH model uses label ids ${missing.join(', ')} that have no name (training.yml has no labelsInfo for them)`);
+  }
+  return names;
+}
+
+/**
+ * One face of a recognize response. `names` is null when the recognizer had no trained model: the face is
+ * `unknown` with no distance, as it is when the recognizer found no label.
+ */
+export function toFaceResult(face: RecognizedBox, names: LabelNames | null, window: DistanceWindow): FaceResult {
+  const { box, labelId, distance } = face;
+  const out: FaceResult = { x: box.x, y: box.y, w: box.width, h: box.height, label: 'unknown', confidence: 0 };
+  if (labelId === null || distance === null || !names) return out;
+  out.distance = Math.round(distance * 10_000) / 10_000;
+  const decision = decide(distance, window);
+  const name = names.get(labelId);
+  if (decision.known && name !== undefined) {
+    out.label = name;
+    out.confidence = decision.confidence;
+  }
+  return out;
+}
