@@ -4,9 +4,9 @@
  * reaches the server once it is back, exactly once; so do results. The real server is stopped and restarted
  * on the same port and data directory (startLookout's stop/restart).
  *
- * Results: no page records results yet (the recognition and objects pages will call lib/results.ts
- * recordResult). Until then test (c) puts records in the offline queue the way recordResult does (one
- * IndexedDB add to the `results` store) and checks that the app, reloaded, sends them once.
+ * Results: test (c) puts records in the offline queue the way recordResult does (one IndexedDB add to the
+ * `results` store), so it can also re-queue an already-sent one; browser-first.spec.ts covers results that
+ * the recognition page itself keeps while offline.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs } from './helpers/browser.js';
