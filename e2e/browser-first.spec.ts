@@ -5,10 +5,12 @@
  * cache: app, model files, last trained model), and the results it keeps offline reach the server's history
  * once it is back, each exactly once.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
-import { trainOnServer } from './helpers/engine-page.js';
+import { trainingCaptures, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
@@ -109,4 +111,34 @@ test('with the server stopped after the first load, a reload still recognises, a
   await page.waitForTimeout(12_000);
   const later = await storedResults();
   expect(new Set(later.map((r) => r.id)).size).toBe(later.length);
+});
+
+test('offline, photos trained in this browser are recognised at once', async ({ page }) => {
+  // Photos from files (the camera repeats one frame exactly, which LBPH's window 4..85 calls unknown).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-local-train-'));
+  const files = (await trainingCaptures('faces/grace_hopper.jpg')).map((bytes, i) => {
+    const file = path.join(dir, `capture-${i}.jpg`);
+    fs.writeFileSync(file, bytes);
+    return file;
+  });
+  await page.goto(`${lookout.url}/training`);
+  await page.evaluate('navigator.serviceWorker.ready.then(() => undefined)');
+  await lookout.stop();
+  try {
+    await page.reload();
+    await expect(page.getByTestId('server-unreachable')).toBeVisible({ timeout: 20_000 });
+    await page.getByLabel('Person’s name').fill('Kiosk Grace');
+    await page.getByLabel('Or add photos from files').setInputFiles(files);
+    const panel = page.getByTestId('browser-training');
+    await panel.getByRole('button', { name: 'Train in this browser' }).click();
+    await expect(panel).toContainText('Trained in this browser', { timeout: 60_000 });
+    await expect(panel).toContainText('kiosk-grace');
+    await screenshot(page, 'training-in-browser-offline-desktop');
+    // The app's own navigation (no page load): the same in-browser engine now knows her.
+    await page.getByRole('link', { name: 'Live recognition' }).click();
+    await expect(page.getByTestId('face-result').first()).toContainText('kiosk-grace', { timeout: 60_000 });
+  } finally {
+    await lookout.restart();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

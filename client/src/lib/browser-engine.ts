@@ -6,7 +6,7 @@
  */
 import { createRoot, createSignal } from 'solid-js';
 import type { RecognitionModel, TrainedModelsResponse } from '../../../shared/api/contract';
-import { createEngine, type EngineClient, type InitResult } from '../engine/client';
+import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
 import { fetchTrainedModels } from '../engine/models';
 
 export type BrowserEngineState = 'idle' | 'loading' | 'ready' | 'failed';
@@ -37,6 +37,12 @@ let starting: Promise<EngineClient> | null = null;
 let lastCheck = 0;
 let checking: Promise<void> | null = null;
 let loadedVersion: string | null | undefined;
+/**
+ * Set while a model trained in this browser is installed: the server version it replaced. The server's model
+ * (or the service worker's offline copy of it) at that same version must not overwrite it; a new training on
+ * the server does.
+ */
+let localOver: { base: string | null | undefined } | null = null;
 
 /** Starts the worker (once) and resolves when its cascade and tfjs backend are ready. */
 export function startBrowserEngine(): Promise<EngineClient> {
@@ -67,10 +73,15 @@ async function syncModels(engine: EngineClient): Promise<void> {
       const res = await fetch('/api/models/trained', { cache: 'no-store' });
       if (!res.ok) throw new Error(`the server answered ${res.status} for the trained models`);
       const index = (await res.json()) as TrainedModelsResponse;
-      if (index.version !== loadedVersion) {
+      if (localOver && index.version === localOver.base) {
+        lastCheck = performance.now();
+        return;
+      }
+      if (index.version !== loadedVersion || localOver) {
         const models = await fetchTrainedModels();
         await engine.setModel({ lbphYaml: models.lbphYaml, embeddingsJson: models.embeddingsJson });
         loadedVersion = models.version;
+        localOver = null;
         store.setModelVersion(models.version);
       }
       lastCheck = performance.now();
@@ -89,6 +100,23 @@ export async function engineWithModels(): Promise<EngineClient> {
   const engine = await startBrowserEngine();
   await syncModels(engine);
   return engine;
+}
+
+/**
+ * Trains the in-browser recognizers from photos taken on this device (a kiosk without its server): the same
+ * shared/ training as the server's, installed at once for this browser's recognition until the server has a
+ * newer model. The photos still go to the server through the offline queue, which trains for good.
+ */
+export async function trainInBrowser(samples: { label: string; blob: Blob }[]): Promise<TrainResult> {
+  const engine = await startBrowserEngine();
+  const images = await Promise.all(samples.map(async (s) => ({ label: s.label, image: await createImageBitmap(s.blob) })));
+  const { roundTripMs: _rt, ...result } = await engine.train(images);
+  if (result.total_faces > 0) {
+    localOver = { base: loadedVersion };
+    loadedVersion = `local-${Date.now()}`;
+    store.setModelVersion(loadedVersion);
+  }
+  return result;
 }
 
 /** The recognizer the server has active (remembered for offline use), LBPH before anything is known. */

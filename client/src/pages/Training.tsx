@@ -4,6 +4,7 @@
  * can be removed first.
  */
 import { createEffect, createMemo, createSignal, on, Show } from 'solid-js';
+import { BrowserTraining } from '../components/training/BrowserTraining';
 import { CaptureTray } from '../components/training/CaptureTray';
 import { createCaptures, MAX_BATCH } from '../components/training/captures';
 import { LabelManager } from '../components/training/LabelManager';
@@ -34,6 +35,15 @@ export default function Training() {
   const counts = createMemo(() => Object.fromEntries(known().map((d) => [d.label, d.images])));
   const count = () => captures.items.length;
   const unsent = () => captures.unsent().length;
+  // Every photo on this page with the name it was (or will be) saved under, for training in this browser.
+  const browserSamples = () => {
+    const check = checkName(name());
+    const current = check?.ok ? check.label : undefined;
+    return captures.items.flatMap((x) => {
+      const label = x.label ?? current;
+      return label ? [{ label, blob: x.blob }] : [];
+    });
+  };
 
   const addFromCamera = (blob: Blob) => {
     setSaveMessage(null);
@@ -198,6 +208,9 @@ export default function Training() {
               nothingToTrain={unsent() === 0 && captures.queued().length === 0 && serverStatus.labels()?.count === 0}
               onFinished={() => setLabelsVersion((v) => v + 1)}
             />
+            <Show when={serverStatus.reachable() === false}>
+              <BrowserTraining samples={browserSamples} />
+            </Show>
           </div>
         </div>
       </div>
