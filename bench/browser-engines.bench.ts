@@ -10,6 +10,7 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import { chromiumInstalled, launchChromium, startBenchServer, type BenchServer } from './browser.js';
+import { captureVariations } from './captures.js';
 import { makeY4m } from './fake-camera.js';
 import { median, type BenchRow } from './types.js';
 
@@ -35,13 +36,7 @@ async function post(url: string, body: unknown): Promise<unknown> {
 
 /** One person, four variations of one photo, as the e2e tests train. */
 async function trainPerson(server: BenchServer, photo: string): Promise<void> {
-  const original = await sharp(photo).toBuffer();
-  const shots = await Promise.all([
-    sharp(original).jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).flop().jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).modulate({ brightness: 1.15 }).jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).modulate({ brightness: 0.85 }).jpeg({ quality: 92 }).toBuffer(),
-  ]);
+  const shots = await captureVariations(await sharp(photo).toBuffer());
   for (const [i, bytes] of shots.entries()) {
     const form = new FormData();
     form.set('label', 'grace');

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
+import { captureVariations } from '../bench/captures.js';
 import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT, analyseOnServer } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
@@ -37,12 +38,7 @@ test.beforeAll(async () => {
   lookout = await startLookout();
   // Training captures as a person would take them: the photo, mirrored, a little brighter and darker.
   const original = fs.readFileSync(path.join(TESTDATA, PERSON_PHOTO));
-  const captures = await Promise.all([
-    sharp(original).jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).flop().jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).modulate({ brightness: 1.15 }).jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).modulate({ brightness: 0.85 }).jpeg({ quality: 92 }).toBuffer(),
-  ]);
+  const captures = await captureVariations(original);
   for (const [i, bytes] of captures.entries()) {
     const form = new FormData();
     form.set('label', PERSON);

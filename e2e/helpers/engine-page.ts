@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page, Request } from '@playwright/test';
 import sharp from 'sharp';
+import { captureVariations } from '../../bench/captures.js';
 import type { FaceResult, ObjectDetectionResponse, RecognizeResponse } from '../../shared/api/contract.js';
 import { TESTDATA, type Lookout } from './lookout.js';
 
@@ -181,14 +182,8 @@ export function watchEngineApiCalls(page: Page, origin: string): { calls: string
 // ------------------------------------------------------------------------------------------------ the server side
 
 /** A person's training captures: the photo re-encoded, mirrored, brighter and darker (never the photo itself). */
-export async function trainingCaptures(rel: string): Promise<Buffer[]> {
-  const original = testImage(rel);
-  return Promise.all([
-    sharp(original).jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).flop().jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).modulate({ brightness: 1.15 }).jpeg({ quality: 92 }).toBuffer(),
-    sharp(original).modulate({ brightness: 0.85 }).jpeg({ quality: 92 }).toBuffer(),
-  ]);
+export function trainingCaptures(rel: string): Promise<Buffer[]> {
+  return captureVariations(testImage(rel));
 }
 
 async function api<T>(lookout: Lookout, method: string, route: string, body?: unknown): Promise<T> {

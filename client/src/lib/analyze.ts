@@ -8,7 +8,7 @@ import { createRoot, createSignal } from 'solid-js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/contract';
 import { api } from './api';
 import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine } from './browser-engine';
-import { canvasToDataUrl } from './images';
+import { canvasToDataUrl, fitWithin } from './images';
 import { recordResult } from './results';
 import { serverStatus } from './server-status';
 
@@ -147,15 +147,7 @@ export function objectAnalyzer(): ObjectAnalyzer {
  */
 export const MAX_PHOTO_SIDE = 2048;
 
-/** The canvas itself when it is small enough, else a scaled-down copy (aspect ratio kept). */
+/** The photo as analysed: scaled down to MAX_PHOTO_SIDE when larger. */
 export function limitSize(canvas: HTMLCanvasElement, maxSide = MAX_PHOTO_SIDE): HTMLCanvasElement {
-  const scale = maxSide / Math.max(canvas.width, canvas.height);
-  if (scale >= 1) return canvas;
-  const out = document.createElement('canvas');
-  out.width = Math.max(1, Math.round(canvas.width * scale));
-  out.height = Math.max(1, Math.round(canvas.height * scale));
-  const ctx = out.getContext('2d')!;
-  ctx.imageSmoothingQuality = 'high';
-  ctx.drawImage(canvas, 0, 0, out.width, out.height);
-  return out;
+  return fitWithin(canvas, maxSide);
 }

@@ -36,3 +36,16 @@ export async function fileToCanvas(file: Blob, canvas: HTMLCanvasElement = docum
   bitmap.close();
   return canvas;
 }
+
+/** The canvas itself when its longest side is at most `maxSide`, else a scaled-down copy (aspect ratio kept). */
+export function fitWithin(canvas: HTMLCanvasElement, maxSide: number): HTMLCanvasElement {
+  const scale = maxSide / Math.max(canvas.width, canvas.height);
+  if (scale >= 1) return canvas;
+  const out = document.createElement('canvas');
+  out.width = Math.max(1, Math.round(canvas.width * scale));
+  out.height = Math.max(1, Math.round(canvas.height * scale));
+  const ctx = out.getContext('2d')!;
+  ctx.imageSmoothingQuality = 'high';
+  ctx.drawImage(canvas, 0, 0, out.width, out.height);
+  return out;
+}

@@ -12,7 +12,7 @@ import { checkName, NameField, nameProblem } from '../components/training/NameFi
 import { TrainingCamera } from '../components/training/TrainingCamera';
 import { TrainPanel } from '../components/training/TrainPanel';
 import { Notice } from '../components/Notice';
-import { canvasToBlob, fileToCanvas } from '../lib/images';
+import { canvasToBlob, fileToCanvas, fitWithin } from '../lib/images';
 import { refreshStatus, serverStatus } from '../lib/server-status';
 import { syncState } from '../pwa/sync';
 
@@ -57,7 +57,7 @@ export default function Training() {
     for (const file of Array.from(files)) {
       try {
         // Re-encoded as JPEG, scaled down: HEIC and huge photos then upload as fast as a capture.
-        const blob = await canvasToBlob(downscale(await fileToCanvas(file)));
+        const blob = await canvasToBlob(fitWithin(await fileToCanvas(file), MAX_FILE_SIDE));
         if (!captures.add(blob, 'file')) {
           problems.push(`Only ${MAX_BATCH} photos can wait to be saved at once; ${file.name} was not added.`);
           break;
@@ -218,16 +218,4 @@ export default function Training() {
       <LabelManager version={labelsVersion()} />
     </section>
   );
-}
-
-function downscale(canvas: HTMLCanvasElement): HTMLCanvasElement {
-  const scale = MAX_FILE_SIDE / Math.max(canvas.width, canvas.height);
-  if (scale >= 1) return canvas;
-  const out = document.createElement('canvas');
-  out.width = Math.round(canvas.width * scale);
-  out.height = Math.round(canvas.height * scale);
-  const ctx = out.getContext('2d')!;
-  ctx.imageSmoothingQuality = 'high';
-  ctx.drawImage(canvas, 0, 0, out.width, out.height);
-  return out;
 }

@@ -2,27 +2,14 @@
  * Turning a chosen file or a camera frame into a photo to send. Large phone photos are scaled down first: the
  * analysis does not need 12 megapixels, and a smaller upload stays well under the server's body limit.
  */
-import { canvasToDataUrl, fileToCanvas } from '../../lib/images';
+import { canvasToDataUrl, fileToCanvas, fitWithin } from '../../lib/images';
 import type { Attachment } from './conversation';
 
 /** Longest side of a photo sent with a question, in pixels. */
 export const MAX_SIDE = 1600;
 
-function scaled(source: HTMLCanvasElement): HTMLCanvasElement {
-  const longest = Math.max(source.width, source.height);
-  if (longest <= MAX_SIDE) return source;
-  const f = MAX_SIDE / longest;
-  const out = document.createElement('canvas');
-  out.width = Math.round(source.width * f);
-  out.height = Math.round(source.height * f);
-  const ctx = out.getContext('2d')!;
-  ctx.imageSmoothingQuality = 'high';
-  ctx.drawImage(source, 0, 0, out.width, out.height);
-  return out;
-}
-
 function fromCanvas(canvas: HTMLCanvasElement, source: Attachment['source'], name?: string): Attachment {
-  const c = scaled(canvas);
+  const c = fitWithin(canvas, MAX_SIDE);
   return { dataUrl: canvasToDataUrl(c), width: c.width, height: c.height, source, name };
 }
 
