@@ -6,6 +6,7 @@
 import { createSignal, Match, onCleanup, onMount, Show, Switch } from 'solid-js';
 import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/contract';
 import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
+import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { ObjectSummary } from '../components/analysis/ObjectSummary';
 import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
@@ -32,7 +33,7 @@ export default function Objects() {
   const [status, setStatus] = createSignal<ObjectStatusResponse | null>(null);
   const [statusError, setStatusError] = createSignal('');
   const [result, setResult] = createSignal<ObjectDetectionResponse | null>(null);
-  const [error, setError] = createSignal<{ text: string; unreachable: boolean } | null>(null);
+  const [error, setError] = createSignal<AnalysisFailure | null>(null);
   // The slider follows the server's default until it is moved; `committed` changes when it is let go.
   const [chosen, setChosen] = createSignal<number | null>(null);
   const [committed, setCommitted] = createSignal<number | null>(null);
@@ -123,15 +124,7 @@ export default function Objects() {
           </Notice>
         </Show>
         <Show when={error()}>
-          {(e) => (
-            <Notice kind="error" title={e().unreachable ? 'Server unreachable' : 'Detection failed'} testId="analysis-error">
-              {e().text}
-              <Show when={source() === 'camera'}>
-                {' '}
-                {result() ? 'The last result stays on screen; ' : ''}trying again every 2 seconds.
-              </Show>
-            </Notice>
-          )}
+          {(e) => <AnalysisError error={e()} failedTitle="Detection failed" live={source() === 'camera'} hasResult={!!result()} />}
         </Show>
 
         <div class="grid-2 analysis-layout">

@@ -7,6 +7,7 @@
 import { createSignal, Show } from 'solid-js';
 import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
 import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
+import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { EngineChoice } from '../components/analysis/EngineChoice';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { FaceGrid, FaceList, GRID_MIN_FACES } from '../components/analysis/FaceResults';
@@ -37,7 +38,7 @@ interface Shown {
 export default function Recognize() {
   const [source, setSource] = createSignal<Source>('camera');
   const [shown, setShown] = createSignal<Shown | null>(null);
-  const [error, setError] = createSignal<{ text: string; unreachable: boolean } | null>(null);
+  const [error, setError] = createSignal<AnalysisFailure | null>(null);
 
   const switchSource = (s: Source) => {
     setSource(s);
@@ -84,15 +85,7 @@ export default function Recognize() {
         </Notice>
       </Show>
       <Show when={error()}>
-        {(e) => (
-          <Notice kind="error" title={e().unreachable ? 'Server unreachable' : 'Recognition failed'} testId="analysis-error">
-            {e().text}
-            <Show when={source() === 'camera'}>
-              {' '}
-              {shown() ? 'The last result stays on screen; ' : ''}trying again every 2 seconds.
-            </Show>
-          </Notice>
-        )}
+        {(e) => <AnalysisError error={e()} failedTitle="Recognition failed" live={source() === 'camera'} hasResult={!!shown()} />}
       </Show>
 
       <div class="grid-2 analysis-layout">

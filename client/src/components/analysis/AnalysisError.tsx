@@ -1,0 +1,20 @@
+/** A failed analysis on the recognition and objects pages: what went wrong, and that the camera keeps trying. */
+import { Show } from 'solid-js';
+import { Notice } from '../Notice';
+
+export interface AnalysisFailure {
+  text: string;
+  unreachable: boolean;
+}
+
+export function AnalysisError(props: { error: AnalysisFailure; failedTitle: string; live: boolean; hasResult: boolean }) {
+  return (
+    <Notice kind="error" title={props.error.unreachable ? 'Server unreachable' : props.failedTitle} testId="analysis-error">
+      {props.error.text}
+      <Show when={props.live}>
+        {' '}
+        {props.hasResult ? 'The last result stays on screen; ' : ''}trying again every 2 seconds.
+      </Show>
+    </Notice>
+  );
+}
