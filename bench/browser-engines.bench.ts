@@ -10,6 +10,7 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import { chromiumInstalled, launchChromium, startBenchServer, type BenchServer } from './browser.js';
+import type { EngineBenchResult } from '../shared/bench/engine-bench.js';
 import { captureVariations } from './captures.js';
 import { makeY4m } from './fake-camera.js';
 import { median, type BenchRow } from './types.js';
@@ -18,15 +19,6 @@ const SECONDS = 8;
 const BACKENDS = ['wasm', 'webgl', 'webgpu'] as const;
 const MODES = ['lbph', 'embedding', 'objects'] as const;
 type Mode = (typeof MODES)[number];
-
-interface PageResult {
-  backend: string;
-  fps: number;
-  ms_per_frame_median: number;
-  frames: number;
-  labels: string[];
-  wasm?: { simd: boolean; threads: boolean; threadsCount: number };
-}
 
 async function post(url: string, body: unknown): Promise<unknown> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -47,7 +39,7 @@ async function trainPerson(server: BenchServer, photo: string): Promise<void> {
   await post(`${server.url}/api/train`, {});
 }
 
-async function runPage(server: BenchServer, y4m: string, backend: string, mode: Mode): Promise<PageResult | string> {
+async function runPage(server: BenchServer, y4m: string, backend: string, mode: Mode): Promise<EngineBenchResult | string> {
   const args = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${y4m}`];
   if (backend === 'webgpu') args.push('--enable-unsafe-webgpu');
   const browser = await launchChromium(args);
@@ -55,7 +47,7 @@ async function runPage(server: BenchServer, y4m: string, backend: string, mode: 
     const page = await browser.newPage();
     await page.goto(`${server.url}/bench.html?mode=${mode}&backend=${backend}&seconds=${SECONDS}`);
     // The page's globals (see client/src/bench/main.ts); this file is compiled without the DOM's types.
-    type BenchWindow = { __benchResult?: PageResult & { backend_attempts: unknown }; __benchError?: string };
+    type BenchWindow = { __benchResult?: EngineBenchResult; __benchError?: string };
     await page.waitForFunction(() => (globalThis as BenchWindow).__benchResult !== undefined || (globalThis as BenchWindow).__benchError !== undefined, undefined, {
       timeout: 180_000,
     });

@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { Page, Request } from '@playwright/test';
 import sharp from 'sharp';
 import { captureVariations } from '../../bench/captures.js';
-import type { FaceResult, ObjectDetectionResponse, RecognizeResponse } from '../../shared/api/contract.js';
+import type { EngineBenchResult as BenchResult } from '../../shared/bench/engine-bench.js';
+import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../shared/api/contract.js';
 import { TESTDATA, type Lookout } from './lookout.js';
 
 export type Backend = 'wasm' | 'webgl' | 'webgpu' | 'auto';
@@ -39,27 +40,7 @@ export interface EngineTraining {
   files: { lbphYaml: string; embeddingsJson: string | null };
 }
 
-/** What the bench page writes to window.__benchResult. */
-export interface BenchResult {
-  backend: string;
-  requested_backend: string;
-  backend_attempts: { backend: string; ok: boolean; reason?: string }[];
-  cross_origin_isolated: boolean;
-  wasm?: { simd: boolean; threads: boolean; threadsCount: number };
-  mode: string;
-  frames: number;
-  fps: number;
-  width: number;
-  height: number;
-  ms_per_frame_median: number;
-  ms_per_frame_p90: number;
-  worker_ms_median: Record<string, number>;
-  faces: number;
-  labels: string[];
-  init_ms: number;
-}
 
-type RecognitionModel = 'lbph' | 'embedding';
 
 // The harness's shape as seen from Node (page.evaluate callbacks run in the page; e2e compiles without DOM types).
 export interface EngineInitOptions {
@@ -260,6 +241,8 @@ export async function serveTrainedModelsIfMissing(page: Page, lookout: Lookout):
 }
 
 /** Opens the bench with parameters and waits for its summary (or its error). */
+export type { BenchResult };
+
 export async function runBench(page: Page, baseUrl: string, params: Record<string, string>, timeoutMs = 120_000): Promise<BenchResult> {
   await page.goto(`${baseUrl}/bench.html?${new URLSearchParams(params)}`);
   await page.waitForFunction(

@@ -8,7 +8,7 @@
  * engine on images they pass in, so its answers can be compared with the server's.
  */
 import { createRoot } from 'solid-js';
-import type { RecognitionModel } from '../../../shared/api/contract';
+import type { EngineBenchMode as Mode, EngineBenchResult as BenchResult } from '../../../shared/bench/engine-bench';
 import { createEngine, type BackendChoice, type EngineClient, type EngineInitOptions, type RecognizeOptions } from '../engine/client';
 import { fetchTrainedModels } from '../engine/models';
 import { decodeImageFile, grabFrame } from '../engine/pixels';
@@ -16,32 +16,7 @@ import type { ModelTexts } from '../engine/protocol';
 import { createCamera, CAMERA_MESSAGES, type Camera } from '../lib/camera';
 import { drawFaces, drawObjects } from '../lib/overlay';
 
-type Mode = RecognitionModel | 'objects';
 
-export interface BenchResult {
-  backend: string;
-  requested_backend: string;
-  backend_attempts: { backend: string; ok: boolean; reason?: string }[];
-  cross_origin_isolated: boolean;
-  wasm?: { simd: boolean; threads: boolean; threadsCount: number };
-  mode: Mode;
-  /** Threads sharing each cascade run. */
-  cascade_threads: number;
-  seconds: number;
-  width: number;
-  height: number;
-  frames: number;
-  fps: number;
-  /** Page round trip per frame (grab + worker + reply). */
-  ms_per_frame_median: number;
-  ms_per_frame_p90: number;
-  /** Time inside the worker, by step (medians). */
-  worker_ms_median: Record<string, number>;
-  /** Faces (or objects) in the last frame, and every label (class) seen during the run. */
-  faces: number;
-  labels: string[];
-  init_ms: number;
-}
 
 declare global {
   interface Window {
