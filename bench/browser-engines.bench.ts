@@ -16,9 +16,18 @@ import { makeY4m } from './fake-camera.js';
 import { median, type BenchRow } from './types.js';
 
 const SECONDS = 8;
-const BACKENDS = ['wasm', 'webgl', 'webgpu'] as const;
-const MODES = ['lbph', 'embedding', 'objects'] as const;
-type Mode = (typeof MODES)[number];
+const ALL_BACKENDS = ['wasm', 'webgl', 'webgpu'] as const;
+const ALL_MODES = ['lbph', 'embedding', 'objects'] as const;
+type Mode = (typeof ALL_MODES)[number];
+
+/** A comma list from the environment (e.g. BENCH_MODES=lbph BENCH_BACKENDS=wasm), restricted to `all`; unset: all. */
+function subset<T extends string>(variable: string, all: readonly T[]): readonly T[] {
+  const wanted = process.env[variable]?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!wanted?.length) return all;
+  const unknown = wanted.filter((w) => !all.includes(w as T));
+  if (unknown.length) throw new Error(`${variable}: unknown ${unknown.join(', ')} (choose from ${all.join(', ')})`);
+  return all.filter((a) => wanted.includes(a));
+}
 
 async function post(url: string, body: unknown): Promise<unknown> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -88,9 +97,9 @@ export async function benchBrowserEngines(repoRoot: string, testdata: string): P
     await trainPerson(server, photo);
     const y4m = await makeY4m(photo);
     const frameJpeg = await sharp(photo).resize(640, 480, { fit: 'contain', background: { r: 0, g: 0, b: 0 } }).jpeg({ quality: 90 }).toBuffer();
-    for (const mode of MODES) {
+    for (const mode of subset('BENCH_MODES', ALL_MODES)) {
       const referenceMs = await serverReference(server, frameJpeg, mode);
-      for (const backend of BACKENDS) {
+      for (const backend of subset('BENCH_BACKENDS', ALL_BACKENDS)) {
         const r = await runPage(server, y4m, backend, mode);
         const what = mode === 'objects' ? 'object detection (NanoDet)' : `live recognition (cascade + ${mode})`;
         if (typeof r === 'string') {

@@ -10,6 +10,7 @@ import {
   HaarCascadeParseError,
   parseHaarCascade,
   tiltedIntegral,
+  type CascadeScan,
   type DetectOptions,
   type HaarCascade,
 } from './haar-cascade.js';
@@ -72,10 +73,11 @@ function iou(a: Rect, b: Rect): number {
 const toRect = ([x, y, width, height]: number[]): Rect => ({ x, y, width, height });
 const toArr = (r: Rect): number[] => [r.x, r.y, r.width, r.height];
 
-// Parity statistics over every run, checked (and printed) after the per-run tests.
-const stats = { runs: 0, exactOrder: 0, exactSet: 0, opencvBoxes: 0, matched: 0, lookoutBoxes: 0, extra: 0, ious: [] as number[] };
-
-describe('detectMultiScale parity with OpenCV ' + fixture.opencv_version, () => {
+// Both window scans (the generated WebAssembly one the product runs, and the JavaScript one it falls back to)
+// must give OpenCV's boxes exactly.
+describe.each<CascadeScan>(['wasm', 'js'])('detectMultiScale parity with OpenCV ' + fixture.opencv_version + ', %s scan', (scan) => {
+  // Parity statistics over every run, checked (and printed) after the per-run tests.
+  const stats = { runs: 0, exactOrder: 0, exactSet: 0, opencvBoxes: 0, matched: 0, lookoutBoxes: 0, extra: 0, ious: [] as number[] };
   const groups = new Map<string, Run[]>();
   for (const run of fixture.runs) {
     const key = `${run.cascade} ${run.params}`;
@@ -85,7 +87,7 @@ describe('detectMultiScale parity with OpenCV ' + fixture.opencv_version, () => 
     it(`${key} (${runs.length} images)`, async () => {
       const c = cascade(runs[0].cascade);
       for (const run of runs) {
-        const got = detectMultiScale(c, await gray(run.image), run.options);
+        const got = detectMultiScale(c, await gray(run.image), run.options, scan);
         const want = run.boxes.map(toRect);
         stats.runs++;
         const gotArr = got.map(toArr);
@@ -112,7 +114,7 @@ describe('detectMultiScale parity with OpenCV ' + fixture.opencv_version, () => 
     const extraRate = stats.extra / Math.max(1, stats.lookoutBoxes);
     const meanIou = stats.ious.reduce((a, b) => a + b, 0) / Math.max(1, stats.ious.length);
     console.log(
-      `cascade parity: ${stats.exactOrder}/${stats.runs} runs identical to OpenCV (order too), ${stats.exactSet}/${stats.runs} ` +
+      `cascade parity (${scan} scan): ${stats.exactOrder}/${stats.runs} runs identical to OpenCV (order too), ${stats.exactSet}/${stats.runs} ` +
         `identical as sets; ${stats.matched}/${stats.opencvBoxes} OpenCV boxes matched at IoU >= 0.8 ` +
         `(mean best IoU ${meanIou.toFixed(4)}, min ${Math.min(1, ...stats.ious).toFixed(4)}); ` +
         `${stats.extra}/${stats.lookoutBoxes} extra Lookout boxes`,
@@ -125,7 +127,12 @@ describe('detectMultiScale parity with OpenCV ' + fixture.opencv_version, () => 
 describe('float feature path', () => {
   // Halving every weight and node threshold scales feature values by an exact power of two, so decisions are the
   // same; the non-integer weights route evaluation through the general float code instead of the integer one.
-  it.each(['haarcascade_frontalface_alt2.xml', 'haarcascade_frontalface_default.xml'])('gives the same boxes for %s', async (file) => {
+  it.each([
+    ['haarcascade_frontalface_alt2.xml', 'wasm'],
+    ['haarcascade_frontalface_alt2.xml', 'js'],
+    ['haarcascade_frontalface_default.xml', 'wasm'],
+    ['haarcascade_frontalface_default.xml', 'js'],
+  ] as const)('gives the same boxes for %s (%s scan)', async (file, scan) => {
     const c = cascade(file);
     const halved: HaarCascade = {
       ...c,
@@ -135,7 +142,7 @@ describe('float feature path', () => {
     const runs = fixture.runs.filter((r) => r.cascade === file && r.params === 'defaults').slice(0, 4);
     expect(runs.length).toBe(4);
     for (const run of runs) {
-      const got = detectMultiScale(halved, await gray(run.image), run.options).map(toArr);
+      const got = detectMultiScale(halved, await gray(run.image), run.options, scan).map(toArr);
       expect({ image: run.image, boxes: got }).toEqual({ image: run.image, boxes: run.boxes });
     }
   });

@@ -7,6 +7,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { cvRound, resizeLinearExactInto } from '../image/ops.js';
 import type { GrayImage, Rect } from '../image/types.js';
+import { haarKernel, haarWasmUnavailable, type HaarKernel } from './haar-wasm.js';
 
 /** Raised for malformed or unsupported cascade files. */
 export class HaarCascadeParseError extends Error {
@@ -691,6 +692,40 @@ function scanLevel(c: HaarCascade, k: Compiled, S: Int32Array, Q: Int32Array, lv
   for (let i = 0; i < m; i++) out.push(lvlP[i]);
 }
 
+/** One pyramid level, already resized into `levelImage` (lw x lh), in a pyramid whose first level is w0 x h0. */
+interface LevelScan extends Level {
+  w0: number;
+  h0: number;
+  lw: number;
+  lh: number;
+}
+
+/** The level's integrals and window scan in JavaScript; accepted windows' cells go to `out`. Returns the row pitch. */
+function scanLevelsJs(cascade: HaarCascade, _kernel: HaarKernel | null, lv: LevelScan, out: number[]): number {
+  const stride = lv.w0 + 1;
+  const plane = stride * (lv.h0 + 1);
+  const tiltedOffset = cascade.hasTiltedFeatures ? plane : 0;
+  if (ii.length < plane * (cascade.hasTiltedFeatures ? 2 : 1)) ii = new Int32Array(plane * (cascade.hasTiltedFeatures ? 2 : 1));
+  if (sq.length < plane) sq = new Int32Array(plane);
+  const k = compile(cascade, stride, tiltedOffset);
+  integrals(levelImage, lv.lw, lv.lh, stride, ii, sq);
+  if (cascade.hasTiltedFeatures) tiltedIntegral(levelImage, lv.lw, lv.lh, ii, tiltedOffset, stride);
+  scanLevel(cascade, k, ii, sq, lv, out);
+  return stride;
+}
+
+/** The same with the generated WebAssembly scan (haar-wasm.ts): integrals written into its memory, rows interleaved. */
+function scanLevelsWasm(cascade: HaarCascade, kernel: HaarKernel | null, lv: LevelScan, out: number[]): number {
+  const k = kernel!;
+  const windows = Math.ceil(lv.workW / lv.ystep) * Math.ceil(lv.workH / lv.ystep);
+  const mem = k.integralMemory(lv.lh, windows);
+  integrals(levelImage, lv.lw, lv.lh, k.pitch, mem, mem.subarray(k.sqOffset));
+  if (cascade.hasTiltedFeatures) tiltedIntegral(levelImage, lv.lw, lv.lh, mem, k.tiltedOffset, k.pitch);
+  const found = k.scan(lv.workW, lv.workH, lv.ystep);
+  for (let i = 0; i < found.length; i++) out.push(found[i]);
+  return k.pitch;
+}
+
 function checkSize(s: { width: number; height: number } | undefined, what: string): void {
   if (s === undefined) return;
   if (!Number.isFinite(s.width) || !Number.isFinite(s.height) || s.width < 0 || s.height < 0) {
@@ -699,10 +734,16 @@ function checkSize(s: { width: number; height: number } | undefined, what: strin
 }
 
 /**
+ * Which window scan runs: `auto` the generated WebAssembly one (haar-wasm.ts) where the host can compile it, else
+ * the JavaScript one; `wasm` or `js` force one (tests compare them). Both give identical results.
+ */
+export type CascadeScan = 'auto' | 'wasm' | 'js';
+
+/**
  * Multi-scale detection with OpenCV 4.6 `CascadeClassifier::detectMultiScale(gray, objects, scaleFactor,
  * minNeighbors, 0, minSize, maxSize)` semantics, on an 8-bit gray image. Returns boxes in OpenCV's order.
  */
-export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options: DetectOptions = {}): Rect[] {
+export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options: DetectOptions = {}, scan: CascadeScan = 'auto'): Rect[] {
   const scaleFactor = options.scaleFactor ?? 1.1;
   const minNeighbors = options.minNeighbors ?? 5;
   const minSize = options.minSize ?? { width: 30, height: 30 };
@@ -738,13 +779,10 @@ export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options:
     // One row stride for all levels (the first level is the largest), as OpenCV's shared buffer does.
     const w0 = cvRound(fround(imgW / scales[0]));
     const h0 = cvRound(fround(imgH / scales[0]));
-    const stride = w0 + 1;
-    const plane = stride * (h0 + 1);
-    const tiltedOffset = cascade.hasTiltedFeatures ? plane : 0;
     if (levelImage.length < w0 * h0) levelImage = new Uint8Array(w0 * h0);
-    if (ii.length < plane * (cascade.hasTiltedFeatures ? 2 : 1)) ii = new Int32Array(plane * (cascade.hasTiltedFeatures ? 2 : 1));
-    if (sq.length < plane) sq = new Int32Array(plane);
-    const k = compile(cascade, stride, tiltedOffset);
+    const kernel = scan === 'js' ? null : haarKernel(cascade, w0 + 1);
+    if (scan === 'wasm' && !kernel) throw new Error(`detectMultiScale: ${haarWasmUnavailable()}`);
+    const scanLevels = kernel ? scanLevelsWasm : scanLevelsJs;
     const pts: number[] = [];
     for (const sc of scales) {
       const lw = cvRound(fround(imgW / sc));
@@ -753,15 +791,13 @@ export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options:
       const workH = Math.max(lh + 1 - H0, 0);
       if (workW === 0 || workH === 0) continue;
       resizeLinearExactInto(gray.data, imgW, imgH, levelImage, lw, lh);
-      integrals(levelImage, lw, lh, stride, ii, sq);
-      if (cascade.hasTiltedFeatures) tiltedIntegral(levelImage, lw, lh, ii, tiltedOffset, stride);
+      pts.length = 0;
+      const pitch = scanLevels(cascade, kernel, { w0, h0, lw, lh, workW, workH, ystep: sc >= 2 ? 1 : 2 }, pts);
       const winW = cvRound(fround(W0 * sc));
       const winH = cvRound(fround(H0 * sc));
-      pts.length = 0;
-      scanLevel(cascade, k, ii, sq, { workW, workH, ystep: sc >= 2 ? 1 : 2 }, pts);
       for (const p of pts) {
-        const y = Math.floor(p / stride);
-        const x = p - y * stride;
+        const y = Math.floor(p / pitch);
+        const x = p - y * pitch;
         // Window position back in image coordinates: int * float in float, then cvRound.
         candidates.push({ x: cvRound(fround(x * sc)), y: cvRound(fround(y * sc)), width: winW, height: winH });
       }
