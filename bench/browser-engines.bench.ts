@@ -102,6 +102,7 @@ export async function benchBrowserEngines(repoRoot: string, testdata: string): P
       for (const backend of subset('BENCH_BACKENDS', ALL_BACKENDS)) {
         const r = await runPage(server, y4m, backend, mode);
         const what = mode === 'objects' ? 'object detection (NanoDet)' : `live recognition (cascade + ${mode})`;
+        if (process.env.BENCH_VERBOSE) console.log(JSON.stringify(r));
         if (typeof r === 'string') {
           console.log(`in-browser ${what} on ${backend}: not measured: ${r}`);
           continue;
@@ -117,8 +118,13 @@ export async function benchBrowserEngines(repoRoot: string, testdata: string): P
             ratio: r.ms_per_frame_median / referenceMs,
           });
         } else {
+          // Where a frame's time goes inside the engine worker (medians): pixels to gray, the cascade, the recognizer.
+          const w = r.worker_ms_median;
+          const steps = ['convertMs', 'detectMs', 'recognizeMs'].every((k) => typeof w[k] === 'number')
+            ? `; worker per frame: pixels ${w.convertMs.toFixed(1)} ms, cascade ${w.detectMs.toFixed(1)} ms on ${r.cascade_threads} threads, ${mode} ${w.recognizeMs.toFixed(1)} ms; page: frame grab ${(w.grabMs ?? 0).toFixed(1)} ms, round trip ${r.ms_per_frame_median.toFixed(1)} ms`
+            : '';
           rows.push({
-            name: `in-browser ${what}, 640x480 fake camera, ${backend}${threads} (${r.frames} frames, labels ${r.labels.join(',') || 'none'})`,
+            name: `in-browser ${what}, 640x480 fake camera, ${backend}${threads} (${r.frames} frames, labels ${r.labels.join(',') || 'none'}${steps})`,
             unit: 'fps',
             lookout: r.fps,
             reference: 1000 / referenceMs,

@@ -73,9 +73,9 @@ function iou(a: Rect, b: Rect): number {
 const toRect = ([x, y, width, height]: number[]): Rect => ({ x, y, width, height });
 const toArr = (r: Rect): number[] => [r.x, r.y, r.width, r.height];
 
-// Both window scans (the generated WebAssembly one the product runs, and the JavaScript one it falls back to)
-// must give OpenCV's boxes exactly.
-describe.each<CascadeScan>(['wasm', 'js'])('detectMultiScale parity with OpenCV ' + fixture.opencv_version + ', %s scan', (scan) => {
+// Every window scan (the generated WebAssembly one with SIMD the product runs, and the two it falls back to:
+// WebAssembly without SIMD, then JavaScript) must give OpenCV's boxes exactly.
+describe.each<CascadeScan>(['simd', 'wasm', 'js'])('detectMultiScale parity with OpenCV ' + fixture.opencv_version + ', %s scan', (scan) => {
   // Parity statistics over every run, checked (and printed) after the per-run tests.
   const stats = { runs: 0, exactOrder: 0, exactSet: 0, opencvBoxes: 0, matched: 0, lookoutBoxes: 0, extra: 0, ious: [] as number[] };
   const groups = new Map<string, Run[]>();
@@ -128,8 +128,10 @@ describe('float feature path', () => {
   // Halving every weight and node threshold scales feature values by an exact power of two, so decisions are the
   // same; the non-integer weights route evaluation through the general float code instead of the integer one.
   it.each([
+    ['haarcascade_frontalface_alt2.xml', 'simd'],
     ['haarcascade_frontalface_alt2.xml', 'wasm'],
     ['haarcascade_frontalface_alt2.xml', 'js'],
+    ['haarcascade_frontalface_default.xml', 'simd'],
     ['haarcascade_frontalface_default.xml', 'wasm'],
     ['haarcascade_frontalface_default.xml', 'js'],
   ] as const)('gives the same boxes for %s (%s scan)', async (file, scan) => {

@@ -734,10 +734,11 @@ function checkSize(s: { width: number; height: number } | undefined, what: strin
 }
 
 /**
- * Which window scan runs: `auto` the generated WebAssembly one (haar-wasm.ts) where the host can compile it, else
- * the JavaScript one; `wasm` or `js` force one (tests compare them). Both give identical results.
+ * Which window scan runs: `auto` the generated WebAssembly one (haar-wasm.ts) with SIMD where the host can
+ * compile it, else without, else the JavaScript one; `simd`, `wasm` (no SIMD) or `js` force one (tests compare
+ * them). All give identical results.
  */
-export type CascadeScan = 'auto' | 'wasm' | 'js';
+export type CascadeScan = 'auto' | 'simd' | 'wasm' | 'js';
 
 /**
  * Multi-scale detection with OpenCV 4.6 `CascadeClassifier::detectMultiScale(gray, objects, scaleFactor,
@@ -780,8 +781,9 @@ export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options:
     const w0 = cvRound(fround(imgW / scales[0]));
     const h0 = cvRound(fround(imgH / scales[0]));
     if (levelImage.length < w0 * h0) levelImage = new Uint8Array(w0 * h0);
-    const kernel = scan === 'js' ? null : haarKernel(cascade, w0 + 1);
-    if (scan === 'wasm' && !kernel) throw new Error(`detectMultiScale: ${haarWasmUnavailable()}`);
+    const kernel = scan === 'js' ? null : haarKernel(cascade, w0 + 1, scan !== 'wasm');
+    if ((scan === 'wasm' || scan === 'simd') && !kernel) throw new Error(`detectMultiScale: ${haarWasmUnavailable()}`);
+    if (scan === 'simd' && !kernel!.simd) throw new Error('detectMultiScale: this host has no WebAssembly SIMD');
     const scanLevels = kernel ? scanLevelsWasm : scanLevelsJs;
     const pts: number[] = [];
     for (const sc of scales) {

@@ -10,7 +10,7 @@
  * squared sum and, for cascades with tilted features, the tilted sum, each `stride` cells wide. So a rect
  * corner's offset depends on the stride alone; a module serves every image whose pyramid fits that stride.
  */
-import { buildModule, Code, F32, F64, I32, op, type FunctionDef } from '../wasm/builder.js';
+import { buildModule, Code, F32, F64, I32, op, simd, V128, type FunctionDef } from '../wasm/builder.js';
 import type { HaarCascade } from './haar-cascade.js';
 
 /** A compiled scan for one cascade and one row stride. */
@@ -22,6 +22,8 @@ export interface HaarKernel {
   /** Cell offset of the squared-sum plane and, for tilted cascades, of the tilted plane, within a row. */
   readonly sqOffset: number;
   readonly tiltedOffset: number;
+  /** Whether step-1 levels are scanned four windows at a time (WebAssembly SIMD). */
+  readonly simd: boolean;
   /**
    * The integral memory for a level of `height` rows, to be filled before `scan`; valid until the next call
    * (growing the memory moves it).
@@ -35,8 +37,8 @@ export interface HaarKernel {
 }
 
 const PAGE = 65536;
-/** Trees with at most this many nodes are evaluated without branches (every node, then selects). */
-const BRANCH_FREE_NODES = 3;
+/** Trees with at most this many nodes pick their leaf with a select (a stump: no extra work); deeper trees branch, which measured faster than evaluating every node (alt2: 75 vs 87 ms per 640x480 frame). */
+const BRANCH_FREE_NODES = 1;
 
 /** The part of the WebAssembly JavaScript API used here (shared/ is typed without the DOM's or Node's globals). */
 interface WasmMemory {
@@ -64,26 +66,30 @@ interface Layout {
   tiltedOffset: number;
 }
 
+/** Byte offsets, from the window's top-left sum cell, of the four corners of rect `r` of feature `f`. */
+function rectCorners(c: HaarCascade, L: Layout, f: number, r: number): number[] {
+  const b = f * 12 + r * 4;
+  const x = c.featureRects[b];
+  const y = c.featureRects[b + 1];
+  const w = c.featureRects[b + 2];
+  const h = c.featureRects[b + 3];
+  const pitch = L.pitch;
+  // CV_TILTED_OFS / CV_SUM_OFS corners, as cells; tilted ones in the tilted plane.
+  const corners =
+    c.featureTilted[f] !== 0
+      ? [x + pitch * y, x - h + pitch * (y + h), x + w + pitch * (y + w), x + w - h + pitch * (y + w + h)].map((cell) => cell + L.tiltedOffset)
+      : [x + pitch * y, x + w + pitch * y, x + pitch * (y + h), x + w + pitch * (y + h)];
+  return corners.map((cell) => cell * 4);
+}
+
 /** Emits the feature value test of `node`: float(w0*s0 + w1*s1 [+ w2*s2]) * vnf < threshold, as an i32. */
 function emitCondition(c: HaarCascade, L: Layout, code: Code, node: number, P: number, VNF: number): void {
   const f = c.nodeFeature[node];
-  const tilted = c.featureTilted[f] !== 0;
-  const base = tilted ? L.tiltedOffset : 0;
-  const pitch = L.pitch;
   for (let r = 0; r < 3; r++) {
     const weight = c.featureWeights[f * 3 + r];
     // OpenCV adds the third rect only when its weight is not zero; the first two always.
     if (r === 2 && weight === 0) break;
-    const b = f * 12 + r * 4;
-    const x = c.featureRects[b];
-    const y = c.featureRects[b + 1];
-    const w = c.featureRects[b + 2];
-    const h = c.featureRects[b + 3];
-    // CV_SUM_OFS / CV_TILTED_OFS corners, as cells from the window's top-left cell.
-    const corners = tilted
-      ? [x + pitch * y, x - h + pitch * (y + h), x + w + pitch * (y + w), x + w - h + pitch * (y + w + h)]
-      : [x + pitch * y, x + w + pitch * y, x + pitch * (y + h), x + w + pitch * (y + h)];
-    const [o0, o1, o2, o3] = corners.map((cell) => (base + cell) * 4);
+    const [o0, o1, o2, o3] = rectCorners(c, L, f, r);
     code.localGet(P).i32Load(o0).localGet(P).i32Load(o1).op(op.i32Sub);
     code.localGet(P).i32Load(o2).op(op.i32Sub).localGet(P).i32Load(o3).op(op.i32Add);
     code.op(op.f32ConvertI32S).f32Const(weight).op(op.f32Mul);
@@ -140,8 +146,235 @@ function emitTree(c: HaarCascade, L: Layout, code: Code, tree: number, P: number
   emit(root);
 }
 
-/** The module: scan(workW, workH, ystep, outBase) -> count; evalWindow(p, vnf) -> runAt's result; one function per stage. */
-function generate(c: HaarCascade, L: Layout): Uint8Array {
+// ------------------------------------------------------------------------------------------------ SIMD
+
+// Byte lanes of i8x16.shuffle: the upper two f32/i32 lanes moved down (for the *_low conversions), two f32x4
+// halves [a0 a1 _ _] [b0 b1 _ _] joined, and the low 32 bits of two i64x2 masks joined into one i32x4 mask.
+const UPPER_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+const JOIN_LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+const JOIN_I64_MASKS = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+
+/**
+ * The feature test of `node` for the four windows at cells p, p+1, p+2, p+3 (a step-1 row): each corner is one
+ * 16-byte load; lane by lane the same integer sums and float operations as emitCondition. Leaves an i32x4 mask.
+ */
+function emitCondition4(c: HaarCascade, L: Layout, code: Code, node: number, P: number, VNF4: number): void {
+  const f = c.nodeFeature[node];
+  for (let r = 0; r < 3; r++) {
+    const weight = c.featureWeights[f * 3 + r];
+    if (r === 2 && weight === 0) break;
+    const [o0, o1, o2, o3] = rectCorners(c, L, f, r);
+    code.localGet(P).v128Load(o0).localGet(P).v128Load(o1).simd(simd.i32x4Sub);
+    code.localGet(P).v128Load(o2).simd(simd.i32x4Sub).localGet(P).v128Load(o3).simd(simd.i32x4Add);
+    code.simd(simd.f32x4ConvertI32x4S).f32Const(weight).simd(simd.f32x4Splat).simd(simd.f32x4Mul);
+    if (r > 0) code.simd(simd.f32x4Add);
+  }
+  code.localGet(VNF4).simd(simd.f32x4Mul).f32Const(c.nodeThreshold[node]).simd(simd.f32x4Splat).simd(simd.f32x4Lt);
+}
+
+/**
+ * The leaf values (f32x4) the tree gives the four windows. Every branch some live lane takes is evaluated for all
+ * four lanes and the leaves chosen by bitselect; a branch no live lane takes is skipped (its lanes get 0, unused).
+ * `condLocal(d)` is a v128 local for the condition at depth d.
+ */
+function emitTree4(c: HaarCascade, L: Layout, code: Code, tree: number, P: number, VNF4: number, ALIVE: number, condLocal: (depth: number) => number): void {
+  const root = c.treeNodeStart[tree];
+  const { left, right } = links(c, tree);
+  const emit = (link: number, depth: number): void => {
+    const C = condLocal(depth);
+    emitCondition4(c, L, code, link, P, VNF4);
+    code.localSet(C);
+    const branch = (child: number, taken: () => void) => {
+      if (child < 0) {
+        code.f32Const(c.leafValues[~child]).simd(simd.f32x4Splat);
+        return;
+      }
+      taken();
+      code.localGet(ALIVE).simd(simd.v128And).simd(simd.v128AnyTrue).open(op.if, V128);
+      emit(child, depth + 1);
+      code.op(op.else).f32Const(0).simd(simd.f32x4Splat).op(op.end);
+    };
+    branch(left[link - root], () => code.localGet(C));
+    branch(right[link - root], () => code.localGet(C).simd(simd.v128Not));
+    code.localGet(C).simd(simd.v128Bitselect);
+  };
+  emit(root, 0);
+}
+
+/** Deepest node chain of any tree (1 for stumps). */
+function maxTreeDepth(c: HaarCascade): number {
+  let max = 1;
+  for (let t = 0; t < c.treeCount; t++) {
+    const root = c.treeNodeStart[t];
+    const { left, right } = links(c, t);
+    const depth = (link: number): number => (link < 0 ? 0 : 1 + Math.max(depth(left[link - root]), depth(right[link - root])));
+    max = Math.max(max, depth(root));
+  }
+  return max;
+}
+
+/**
+ * stage4 s (p, vnf4, alive4) -> i32x4 mask of the windows whose stage sum is not below the threshold (lanes not
+ * alive: unspecified). Each lane sums its leaves in double in tree order (two f64x2 accumulators), as the scalar
+ * stage does.
+ */
+function stage4(c: HaarCascade, L: Layout, s: number, depth: number): FunctionDef {
+  const [P, VNF4, ALIVE, LO, HI, LEAF] = [0, 1, 2, 3, 4, 5];
+  const code = new Code();
+  const first = c.stageTreeStart[s];
+  const end = c.stageTreeStart[s + 1];
+  if (end === first) code.f64Const(0).simd(simd.f64x2Splat).localTee(LO).localSet(HI);
+  for (let t = first; t < end; t++) {
+    emitTree4(c, L, code, t, P, VNF4, ALIVE, (d) => LEAF + 1 + d);
+    code.localTee(LEAF).simd(simd.f64x2PromoteLowF32x4);
+    if (t > first) code.localGet(LO).simd(simd.f64x2Add);
+    code.localSet(LO);
+    code.localGet(LEAF).localGet(LEAF).shuffle(UPPER_HALF).simd(simd.f64x2PromoteLowF32x4);
+    if (t > first) code.localGet(HI).simd(simd.f64x2Add);
+    code.localSet(HI);
+  }
+  const threshold = () => code.f64Const(c.stageThreshold[s]).simd(simd.f64x2Splat);
+  code.localGet(LO);
+  threshold();
+  code.simd(simd.f64x2Lt).localGet(HI);
+  threshold();
+  code.simd(simd.f64x2Lt).shuffle(JOIN_I64_MASKS).simd(simd.v128Not);
+  return { params: [I32, V128, V128], results: [V128], locals: Array<typeof V128>(3 + depth).fill(V128), body: code };
+}
+
+/** eval4(p, vnf4, alive4) -> alive4 after stages 1.. (stage 0 is scan4's), stopping once no lane is alive. */
+function eval4(c: HaarCascade, firstStage4: number): FunctionDef {
+  const [P, VNF4, ALIVE] = [0, 1, 2];
+  const code = new Code();
+  for (let s = 1; s < c.stageCount; s++) {
+    code.localGet(ALIVE).localGet(P).localGet(VNF4).localGet(ALIVE).call(firstStage4 + s).simd(simd.v128And).localTee(ALIVE);
+    code.simd(simd.v128AnyTrue).op(op.i32Eqz).open(op.if).localGet(ALIVE).op(op.return).op(op.end);
+  }
+  code.localGet(ALIVE);
+  return { params: [I32, V128, V128], results: [V128], locals: [], body: code };
+}
+
+/**
+ * scan4(workW, workH, outBase) -> count: a step-1 level, four windows (x .. x+3) at a time. The norm and stage 0
+ * are computed for all four; OpenCV's walk is then replayed on the lane bits (a window rejected by stage 0 skips
+ * the next position, carried into the next group), and the windows still alive run the later stages together.
+ */
+function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4: number): FunctionDef {
+  const [workW, workH, outBase] = [0, 1, 2];
+  const [y, x, p, rowCell, count, carry, V, A, E, nIn, bits, F0] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
+  const [VNF4, SUM4, SQ4, T, NFLO, NFHI, VLO, VHI] = [15, 16, 17, 18, 19, 20, 21, 22];
+  const nw = c.windowWidth - 2;
+  const nh = c.windowHeight - 2;
+  const area = nw * nh;
+  const norm = [1 + L.pitch, 1 + nw + L.pitch, 1 + L.pitch * (1 + nh), 1 + nw + L.pitch * (1 + nh)];
+  const code = new Code();
+  const rectSum4 = (plane: number) => {
+    const [a, b, d, e] = norm.map((cell) => (plane + cell) * 4);
+    code.localGet(p).v128Load(a).localGet(p).v128Load(b).simd(simd.i32x4Sub).localGet(p).v128Load(d).simd(simd.i32x4Sub);
+    code.localGet(p).v128Load(e).simd(simd.i32x4Add);
+  };
+  const splat = (v: number) => code.f64Const(v).simd(simd.f64x2Splat);
+  // nf for two lanes: area * (unsigned) sqsum - (double) sum * sum; `upper` takes lanes 2, 3.
+  const nfHalf = (upper: boolean) => {
+    splat(area).localGet(SQ4);
+    if (upper) code.localGet(SQ4).shuffle(UPPER_HALF);
+    code.simd(simd.f64x2ConvertLowI32x4U).simd(simd.f64x2Mul).localGet(SUM4);
+    if (upper) code.localGet(SUM4).shuffle(UPPER_HALF);
+    code.simd(simd.f64x2ConvertLowI32x4S).localTee(T).localGet(T).simd(simd.f64x2Mul).simd(simd.f64x2Sub);
+  };
+  // float(1 / sqrt(nf)) for two lanes, in the low lanes of an f32x4.
+  const vnfHalf = (nf: number) => {
+    splat(1).localGet(nf).simd(simd.f64x2Sqrt).simd(simd.f64x2Div).simd(simd.f32x4DemoteF64x2Zero);
+  };
+  // setWindow's verdict for two lanes: nf > 0 and area * vnf < 0.1 (i64x2 mask).
+  const okHalf = (nf: number, v: number) => {
+    code.localGet(nf);
+    splat(0);
+    code.simd(simd.f64x2Gt).localGet(v).simd(simd.f64x2PromoteLowF32x4);
+    splat(area);
+    code.simd(simd.f64x2Mul);
+    splat(0.1);
+    code.simd(simd.f64x2Lt).simd(simd.v128And);
+  };
+
+  // Lane bits (1, 2, 4, 8) of an i32 as an i32x4 mask.
+  const laneMask = (local: number) => {
+    code.localGet(local).simd(simd.i32x4Splat).i32x4Const([1, 2, 4, 8]).simd(simd.v128And).i32x4Const([0, 0, 0, 0]).simd(simd.i32x4Ne);
+  };
+
+  code.i32Const(0).localSet(count).i32Const(0).localSet(y);
+  code.open(op.block).open(op.loop);
+  code.localGet(y).localGet(workH).op(op.i32GeS).brIf(1);
+  code.localGet(y).i32Const(L.pitch).op(op.i32Mul).localSet(rowCell);
+  code.i32Const(0).localSet(x).i32Const(0).localSet(carry);
+  code.open(op.block).open(op.loop);
+  code.localGet(x).localGet(workW).op(op.i32GeS).brIf(1);
+  code.localGet(rowCell).localGet(x).op(op.i32Add).i32Const(2).op(op.i32Shl).localSet(p);
+  code.open(op.block); // "next group"
+  rectSum4(0);
+  code.localSet(SUM4);
+  rectSum4(L.sqOffset);
+  code.localSet(SQ4);
+  nfHalf(false);
+  code.localSet(NFLO);
+  nfHalf(true);
+  code.localSet(NFHI);
+  vnfHalf(NFLO);
+  code.localSet(VLO);
+  vnfHalf(NFHI);
+  code.localSet(VHI);
+  code.localGet(VLO).localGet(VHI).shuffle(JOIN_LOW_HALVES).localSet(VNF4);
+  okHalf(NFLO, VLO);
+  okHalf(NFHI, VHI);
+  code.shuffle(JOIN_I64_MASKS).simd(simd.i32x4Bitmask);
+  // Lanes inside the level: nIn = min(workW - x, 4).
+  code.localGet(workW).localGet(x).op(op.i32Sub).localSet(nIn);
+  code.localGet(nIn).i32Const(4).localGet(nIn).i32Const(4).op(op.i32LtS).op(op.select).localSet(nIn);
+  code.i32Const(1).localGet(nIn).op(op.i32Shl).i32Const(1).op(op.i32Sub).op(op.i32And).localTee(V);
+  // No window passes setWindow: none is skipped-over either, so nothing carries.
+  code.op(op.i32Eqz).open(op.if).i32Const(0).localSet(carry).br(1).op(op.end);
+  code.localGet(p).localGet(VNF4);
+  laneMask(V);
+  code.call(firstStage4).simd(simd.i32x4Bitmask).localGet(V).op(op.i32And).localSet(A);
+  code.localGet(V).localGet(A).i32Const(-1).op(op.i32Xor).op(op.i32And).localSet(F0);
+  // OpenCV's walk over the four positions: E = the windows it evaluates.
+  code.i32Const(0).localSet(E);
+  code.open(op.block);
+  for (let k = 0; k < 4; k++) {
+    code.localGet(nIn).i32Const(k).op(op.i32LeS).brIf(0);
+    code.localGet(carry).open(op.if).i32Const(0).localSet(carry).op(op.else);
+    code.localGet(E).i32Const(1 << k).op(op.i32Or).localSet(E);
+    code.localGet(F0).i32Const(k).op(op.i32ShrU).i32Const(1).op(op.i32And).localSet(carry);
+    code.op(op.end);
+  }
+  code.op(op.end);
+  code.localGet(A).localGet(E).op(op.i32And).localTee(bits).op(op.i32Eqz).brIf(0);
+  code.localGet(p).localGet(VNF4);
+  laneMask(bits);
+  code.call(eval4Index).simd(simd.i32x4Bitmask).localTee(bits).op(op.i32Eqz).brIf(0);
+  for (let k = 0; k < 4; k++) {
+    code.localGet(bits).i32Const(1 << k).op(op.i32And).open(op.if);
+    code.localGet(outBase).localGet(count).i32Const(2).op(op.i32Shl).op(op.i32Add);
+    code.localGet(rowCell).localGet(x).op(op.i32Add).i32Const(k).op(op.i32Add).i32Store(0);
+    code.localGet(count).i32Const(1).op(op.i32Add).localSet(count);
+    code.op(op.end);
+  }
+  code.op(op.end); // next group
+  code.localGet(x).i32Const(4).op(op.i32Add).localSet(x).br(0);
+  code.op(op.end).op(op.end);
+  code.localGet(y).i32Const(1).op(op.i32Add).localSet(y).br(0);
+  code.op(op.end).op(op.end);
+  code.localGet(count);
+  const i32s = Array<typeof I32>(12).fill(I32);
+  const v128s = Array<typeof V128>(8).fill(V128);
+  return { name: 'scan4', params: [I32, I32, I32], results: [I32], locals: [...i32s, ...v128s], body: code };
+}
+
+/**
+ * The module: scan(workW, workH, ystep, outBase) -> count; evalWindow(p, vnf) -> runAt's result; one function per
+ * stage; with `withSimd` also scan4 (step-1 levels, four windows at a time), eval4 and one stage4 per stage.
+ */
+function generate(c: HaarCascade, L: Layout, withSimd: boolean): Uint8Array {
   const EVAL = 1;
   const STAGE0 = 2;
   const functions: FunctionDef[] = [];
@@ -216,45 +449,60 @@ function generate(c: HaarCascade, L: Layout): Uint8Array {
     code.f64Const(c.stageThreshold[s]).op(op.f64Lt).op(op.i32Eqz);
     functions.push({ params: [I32, F32], results: [I32], locals: [], body: code });
   }
+  if (withSimd) {
+    const scan4Index = functions.length;
+    const eval4Index = scan4Index + 1;
+    const firstStage4 = scan4Index + 2;
+    functions.push(scan4(c, L, eval4Index, firstStage4), eval4(c, firstStage4));
+    const depth = maxTreeDepth(c);
+    for (let s = 0; s < c.stageCount; s++) functions.push(stage4(c, L, s, depth));
+  }
   return buildModule(functions, 1);
 }
+
+/** Bytes past the planes' end that a 16-byte load of the last row's last group may touch. */
+const SLACK_BYTES = 64;
 
 class Kernel implements HaarKernel {
   readonly stride: number;
   readonly pitch: number;
   readonly sqOffset: number;
   readonly tiltedOffset: number;
+  readonly simd: boolean;
   private readonly memory: WasmMemory;
   private readonly scanFn: (workW: number, workH: number, ystep: number, outBase: number) => number;
+  private readonly scan4Fn: ((workW: number, workH: number, outBase: number) => number) | null;
   private outBase = 0;
   private cells: Int32Array;
 
-  constructor(cascade: HaarCascade, stride: number) {
+  constructor(cascade: HaarCascade, stride: number, withSimd: boolean) {
     const planes = cascade.hasTiltedFeatures ? 3 : 2;
     this.stride = stride;
     this.pitch = stride * planes;
     this.sqOffset = stride;
     this.tiltedOffset = cascade.hasTiltedFeatures ? 2 * stride : 0;
-    const bytes = generate(cascade, this);
+    this.simd = withSimd;
+    const bytes = generate(cascade, this, withSimd);
     const instance = new wasm!.Instance(new wasm!.Module(bytes));
-    const exports = instance.exports as { memory: WasmMemory; scan: Kernel['scanFn'] };
+    const exports = instance.exports as { memory: WasmMemory; scan: Kernel['scanFn']; scan4?: Kernel['scan4Fn'] };
     this.memory = exports.memory;
     this.scanFn = exports.scan;
+    this.scan4Fn = exports.scan4 ?? null;
     this.cells = new Int32Array(this.memory.buffer);
   }
 
   integralMemory(height: number, windows: number): Int32Array {
     const planeBytes = (height + 1) * this.pitch * 4;
-    const need = planeBytes + windows * 4;
+    const need = planeBytes + SLACK_BYTES + windows * 4;
     const have = this.memory.buffer.byteLength;
     if (need > have) this.memory.grow(Math.ceil((need - have) / PAGE));
     if (this.cells.buffer !== this.memory.buffer) this.cells = new Int32Array(this.memory.buffer);
-    this.outBase = planeBytes;
+    this.outBase = planeBytes + SLACK_BYTES;
     return this.cells;
   }
 
   scan(workW: number, workH: number, ystep: number): Int32Array {
-    const n = this.scanFn(workW, workH, ystep, this.outBase);
+    const n = ystep === 1 && this.scan4Fn ? this.scan4Fn(workW, workH, this.outBase) : this.scanFn(workW, workH, ystep, this.outBase);
     return this.cells.subarray(this.outBase >> 2, (this.outBase >> 2) + n);
   }
 }
@@ -262,28 +510,36 @@ class Kernel implements HaarKernel {
 // Modules per cascade, by stride; strides are rounded up so images of similar widths share one.
 const STRIDE_STEP = 64;
 const MAX_MODULES_PER_CASCADE = 4;
-const kernels = new WeakMap<HaarCascade, Map<number, Kernel>>();
+const kernels = new WeakMap<HaarCascade, Map<string, Kernel>>();
+/** Set once a SIMD module failed to compile here (a host without WebAssembly SIMD): scalar modules from then on. */
+let simdUnavailable = false;
 
 /**
- * The kernel for `cascade` with rows of at least `minStride` cells, or null where WebAssembly cannot be used
- * (see haarWasmUnavailable): the caller then scans in JavaScript.
+ * The kernel for `cascade` with rows of at least `minStride` cells, with SIMD when `withSimd` and the host has it,
+ * or null where WebAssembly cannot be used (see haarWasmUnavailable): the caller then scans in JavaScript.
  */
-export function haarKernel(cascade: HaarCascade, minStride: number): HaarKernel | null {
+export function haarKernel(cascade: HaarCascade, minStride: number, withSimd = true): HaarKernel | null {
   if (unavailable) return null;
   const stride = Math.ceil(minStride / STRIDE_STEP) * STRIDE_STEP;
-  let byStride = kernels.get(cascade);
-  if (!byStride) kernels.set(cascade, (byStride = new Map()));
-  let k = byStride.get(stride);
+  let byKey = kernels.get(cascade);
+  if (!byKey) kernels.set(cascade, (byKey = new Map()));
+  const useSimd = withSimd && !simdUnavailable;
+  const key = `${stride}${useSimd ? 's' : ''}`;
+  let k = byKey.get(key);
   if (!k) {
     try {
-      k = new Kernel(cascade, stride);
+      k = new Kernel(cascade, stride, useSimd);
     } catch (err) {
+      if (useSimd) {
+        simdUnavailable = true;
+        return haarKernel(cascade, minStride, false);
+      }
       // e.g. a browser's main thread refusing large synchronous compiles, or a CSP without wasm-unsafe-eval.
       unavailable = `the WebAssembly cascade could not be compiled here: ${err instanceof Error ? err.message : String(err)}`;
       return null;
     }
-    if (byStride.size >= MAX_MODULES_PER_CASCADE) byStride.delete(byStride.keys().next().value as number);
-    byStride.set(stride, k);
+    if (byKey.size >= MAX_MODULES_PER_CASCADE) byKey.delete(byKey.keys().next().value as string);
+    byKey.set(key, k);
   }
   return k;
 }

@@ -8,7 +8,8 @@
 export const I32 = 0x7f;
 export const F32 = 0x7d;
 export const F64 = 0x7c;
-export type ValType = typeof I32 | typeof F32 | typeof F64;
+export const V128 = 0x7b;
+export type ValType = typeof I32 | typeof F32 | typeof F64 | typeof V128;
 /** Block type of a block that leaves nothing on the stack. */
 export const VOID = 0x40;
 
@@ -34,6 +35,9 @@ export const op = {
   f64Const: 0x44,
   i32Eqz: 0x45,
   i32Eq: 0x46,
+  i32Ne: 0x47,
+  i32LtS: 0x48,
+  i32LeS: 0x4c,
   i32GeS: 0x4e,
   f32Lt: 0x5d,
   f64Lt: 0x63,
@@ -41,7 +45,11 @@ export const op = {
   i32Add: 0x6a,
   i32Sub: 0x6b,
   i32Mul: 0x6c,
+  i32And: 0x71,
+  i32Or: 0x72,
+  i32Xor: 0x73,
   i32Shl: 0x74,
+  i32ShrU: 0x76,
   f32Add: 0x92,
   f32Mul: 0x94,
   f64Sqrt: 0x9f,
@@ -54,6 +62,39 @@ export const op = {
   f64ConvertI32S: 0xb7,
   f64ConvertI32U: 0xb8,
   f64PromoteF32: 0xbb,
+} as const;
+
+/** SIMD opcodes (after the 0xfd prefix), https://webassembly.github.io/spec/core/binary/instructions.html#vector-instructions */
+export const simd = {
+  v128Load: 0x00,
+  v128Const: 0x0c,
+  i8x16Shuffle: 0x0d,
+  i32x4Splat: 0x11,
+  f32x4Splat: 0x13,
+  f64x2Splat: 0x14,
+  i32x4Ne: 0x38,
+  f32x4Lt: 0x43,
+  f64x2Lt: 0x49,
+  f64x2Gt: 0x4a,
+  v128Not: 0x4d,
+  v128And: 0x4e,
+  v128Bitselect: 0x52,
+  v128AnyTrue: 0x53,
+  f32x4DemoteF64x2Zero: 0x5e,
+  f64x2PromoteLowF32x4: 0x5f,
+  i32x4Bitmask: 0xa4,
+  i32x4Add: 0xae,
+  i32x4Sub: 0xb1,
+  f32x4Add: 0xe4,
+  f32x4Mul: 0xe6,
+  f64x2Sqrt: 0xef,
+  f64x2Add: 0xf0,
+  f64x2Sub: 0xf1,
+  f64x2Mul: 0xf2,
+  f64x2Div: 0xf3,
+  f32x4ConvertI32x4S: 0xfa,
+  f64x2ConvertLowI32x4S: 0xfe,
+  f64x2ConvertLowI32x4U: 0xff,
 } as const;
 
 /** A growable byte buffer with the encodings instructions need. */
@@ -143,6 +184,30 @@ export class Code {
 
   i32Store(offset: number): this {
     return this.byte(op.i32Store).u32(2).u32(offset);
+  }
+
+  /** A SIMD instruction without immediates. */
+  simd(code: number): this {
+    return this.byte(0xfd).u32(code);
+  }
+
+  /** v128.load of 16 bytes at the address on the stack plus `offset` (4-byte aligned). */
+  v128Load(offset: number): this {
+    return this.simd(simd.v128Load).u32(2).u32(offset);
+  }
+
+  /** i8x16.shuffle: byte lanes 0-15 from the first operand, 16-31 from the second. */
+  shuffle(lanes: readonly number[]): this {
+    if (lanes.length !== 16 || lanes.some((l) => !Number.isInteger(l) || l < 0 || l > 31)) throw new RangeError('shuffle needs 16 lanes in 0..31');
+    return this.simd(simd.i8x16Shuffle).bytes(lanes);
+  }
+
+  /** v128.const of four i32 lanes. */
+  i32x4Const(lanes: readonly [number, number, number, number]): this {
+    const b = new Uint8Array(16);
+    const view = new DataView(b.buffer);
+    lanes.forEach((v, i) => view.setInt32(i * 4, v, true));
+    return this.simd(simd.v128Const).bytes(b);
   }
 
   call(fn: number): this {

@@ -1,8 +1,8 @@
 /**
  * Getting pixels for the engine the way the server gets them, so both see the same bytes: an image file is
  * decoded without colour management (the server's sharp pipeline keeps the file's sRGB values as they are)
- * and with its EXIF orientation applied (as the server's `.rotate()`); a camera frame is grabbed as an
- * ImageBitmap, which the worker reads.
+ * and with its EXIF orientation applied (as the server's `.rotate()`); a camera frame is the canvas the
+ * camera drew it into.
  *
  * Limits of "the same bytes": PNG is lossless, so a PNG decodes identically here and on the server. JPEG
  * decoders may round differently (libjpeg-turbo in both here, but not guaranteed elsewhere); images with
@@ -31,8 +31,10 @@ export async function decodeImageFile(file: Blob): Promise<DecodedRgba> {
   }
 }
 
-/** The video's current frame, for the engine (transferred to the worker, which closes it). */
-export function grabFrame(video: HTMLVideoElement): Promise<ImageBitmap> {
-  if (video.readyState < 2 || !video.videoWidth) return Promise.reject(new Error('the camera has no frame yet'));
-  return createImageBitmap(video);
+/**
+ * A captured frame's pixels, as the live pages send them to the engine (camera.capture() draws the video into
+ * a canvas; its RGBA buffer is then moved to the worker without a copy).
+ */
+export function canvasPixels(canvas: HTMLCanvasElement): ImageData {
+  return canvas.getContext('2d', { willReadFrequently: true })!.getImageData(0, 0, canvas.width, canvas.height);
 }

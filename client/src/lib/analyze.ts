@@ -6,6 +6,7 @@
  */
 import { createRoot, createSignal } from 'solid-js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/contract';
+import { canvasPixels } from '../engine/pixels';
 import { api } from './api';
 import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine } from './browser-engine';
 import { canvasToDataUrl, fitWithin } from './images';
@@ -34,10 +35,6 @@ export const serverObjectAnalyzer: ObjectAnalyzer = {
   where: 'server',
   detect: (frame, confidence, signal) => api.detectObjects(canvasToDataUrl(frame), confidence, signal),
 };
-
-function pixelsOf(frame: HTMLCanvasElement): ImageData {
-  return frame.getContext('2d', { willReadFrequently: true })!.getImageData(0, 0, frame.width, frame.height);
-}
 
 function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw new DOMException('The analysis was cancelled.', 'AbortError');
@@ -69,7 +66,7 @@ export const browserFaceAnalyzer: FaceAnalyzer = {
     const engine = await engineWithModels();
     throwIfAborted(signal);
     const model = activeRecognitionModel(serverStatus.ready()?.recognition_model);
-    const { timing: _timing, roundTripMs: _rt, ...response } = await engine.recognize(pixelsOf(frame), { recognition_model: model });
+    const { timing: _timing, roundTripMs: _rt, ...response } = await engine.recognize(canvasPixels(frame), { recognition_model: model });
     throwIfAborted(signal);
     if (worthKeeping('recognize', response.faces.map((f) => f.label))) {
       void recordResult({
@@ -92,7 +89,7 @@ export const browserObjectAnalyzer: ObjectAnalyzer = {
   async detect(frame, confidence, signal) {
     const engine = await startBrowserEngine();
     throwIfAborted(signal);
-    const { objects, count, summary } = await engine.detectObjects(pixelsOf(frame), confidence);
+    const { objects, count, summary } = await engine.detectObjects(canvasPixels(frame), confidence);
     throwIfAborted(signal);
     if (worthKeeping('objects', objects.map((o) => o.class_name))) {
       void recordResult({ kind: 'objects', engine: 'browser', backend: backendName(), image_width: frame.width, image_height: frame.height, objects });
