@@ -137,16 +137,15 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
   const labels = new Set<string>();
   let faces = 0;
   const options: RecognizeOptions = { recognition_model: mode === 'objects' ? 'lbph' : mode };
-  // Two canvases in turn, as the live pages capture (one holds the shown result while the next is taken).
-  const frameCanvases = [document.createElement('canvas'), document.createElement('canvas')];
   // One warm-up frame (first-use costs: JIT, shader compiles) is not counted.
   let warm = false;
   let frames = 0;
   let started = 0;
   for (;;) {
-    // The live pages' own capture: the video drawn into a canvas, its pixels read and moved to the worker.
+    // The live pages' own capture (AnalysisCamera, analyze.ts): the video drawn into a new canvas, its pixels read
+    // and moved to the worker.
     const tGrab = performance.now();
-    const captured = camera.capture(frameCanvases[frames % 2]);
+    const captured = camera.capture();
     if (!captured) throw new Error('the camera stopped giving frames');
     const pixels = canvasPixels(captured.canvas);
     const t0 = performance.now();
