@@ -121,7 +121,7 @@ export async function benchBrowserEngines(repoRoot: string, testdata: string): P
           // Where a frame's time goes inside the engine worker (medians): pixels to gray, the cascade, the recognizer.
           const w = r.worker_ms_median;
           const steps = ['convertMs', 'detectMs', 'recognizeMs'].every((k) => typeof w[k] === 'number')
-            ? `; worker per frame: pixels ${w.convertMs.toFixed(1)} ms, cascade ${w.detectMs.toFixed(1)} ms on ${r.cascade_threads} threads, ${mode} ${w.recognizeMs.toFixed(1)} ms; page: frame grab ${(w.grabMs ?? 0).toFixed(1)} ms, round trip ${r.ms_per_frame_median.toFixed(1)} ms`
+            ? `; worker per frame: pixels ${w.convertMs.toFixed(1)} ms, cascade ${w.detectMs.toFixed(1)} ms (${r.cascade_scan} scan, ${r.cascade_threads} threads), ${mode} ${w.recognizeMs.toFixed(1)} ms; page: frame grab ${(w.grabMs ?? 0).toFixed(1)} ms, round trip ${r.ms_per_frame_median.toFixed(1)} ms`
             : '';
           rows.push({
             name: `in-browser ${what}, 640x480 fake camera, ${backend}${threads} (${r.frames} frames, labels ${r.labels.join(',') || 'none'}${steps})`,

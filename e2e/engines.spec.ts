@@ -113,6 +113,8 @@ async function compareWithServer(page: Page, backend: Backend): Promise<void> {
   expect(init.backend.backend, JSON.stringify(init.backend.attempts)).toBe(backend);
   expect(init.embedding).toEqual({ loaded: true });
   expect(init.objects).toEqual({ loaded: true, detector: 'nanodet' });
+  // The cascade is our own generated WebAssembly with SIMD whatever the tfjs backend (shared/vision/haar-wasm.ts).
+  expect(init.cascade.scan).toBe('simd');
   if (backend === 'wasm') {
     expect(init.backend.wasm?.simd).toBe(true);
     // Threads exactly when the server makes the page cross-origin isolated (COOP + COEP).

@@ -24,6 +24,7 @@ export interface BackendReport {
 
 export interface EngineInit {
   backend: BackendReport;
+  cascade: { window: string; threads: number; scan: 'simd' | 'wasm' | 'js' };
   embedding: { loaded: boolean; error?: string };
   objects: { loaded: boolean; detector?: string; error?: string };
   timing: Record<string, number>;

@@ -13,8 +13,9 @@ export interface EngineBenchResult {
   cross_origin_isolated: boolean;
   wasm?: { simd: boolean; threads: boolean; threadsCount: number };
   mode: EngineBenchMode;
-  /** Threads sharing each cascade run. */
+  /** Threads sharing each cascade run, and how each scans windows (WebAssembly SIMD, WebAssembly, JavaScript). */
   cascade_threads: number;
+  cascade_scan: 'simd' | 'wasm' | 'js';
   seconds: number;
   width: number;
   height: number;

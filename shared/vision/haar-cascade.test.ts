@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { resizeLinearExact } from '../image/ops.js';
 import type { GrayImage, Rect } from '../image/types.js';
 import {
   detectMultiScale,
@@ -14,6 +15,7 @@ import {
   type DetectOptions,
   type HaarCascade,
 } from './haar-cascade.js';
+import { haarScanFor, haarWasmUnavailable } from './haar-wasm.js';
 
 const ROOT = process.cwd();
 const FIX = resolve(ROOT, 'test/fixtures/opencv/cascade');
@@ -247,5 +249,34 @@ describe('detectMultiScale options', () => {
     const c = cascade('haarcascade_frontalface_alt2.xml');
     expect(detectMultiScale(c, img, { minNeighbors: 0, minSize: { width: 0, height: 0 } })).toEqual([]);
     expect(detectMultiScale(c, { width: 10, height: 10, data: new Uint8Array(100) })).toEqual([]);
+  });
+});
+
+describe('WebAssembly scan', () => {
+  it('runs with SIMD in Node', () => {
+    expect(haarWasmUnavailable()).toBeNull();
+    expect(haarScanFor(cascade('haarcascade_frontalface_alt2.xml'))).toBe('simd');
+  });
+
+  it('stays identical to the JavaScript scan when kernels of several cascades and row strides take turns in the one memory', async () => {
+    const images = await Promise.all(fixture.images.slice(0, 3).map((i) => gray(i.image)));
+    const small = images[0];
+    // A large frame: its first pyramid level is over 1024 wide, the stride steps of large photos.
+    const large = resizeLinearExact(small, 1800, 1350);
+    const work = [
+      ['haarcascade_frontalface_alt2.xml', large],
+      ['haarcascade_frontalface_default.xml', small],
+      ['haarcascade_upperbody.xml', images[1]],
+      ['haarcascade_frontalface_alt2.xml', images[2]],
+      ['haarcascade_frontalface_alt2.xml', small],
+      ['haarcascade_frontalface_default.xml', large],
+      ['haarcascade_frontalface_alt2.xml', images[1]],
+    ] as const;
+    for (const [file, img] of work) {
+      const options = { minNeighbors: 0 };
+      const simd = detectMultiScale(cascade(file), img, options, 'simd');
+      expect(simd.length, `${file} ${img.width}x${img.height}`).toBeGreaterThan(0);
+      expect(simd, `${file} ${img.width}x${img.height}`).toEqual(detectMultiScale(cascade(file), img, options, 'js'));
+    }
   });
 });

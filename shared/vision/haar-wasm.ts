@@ -47,7 +47,8 @@ interface WasmMemory {
 }
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: Record<string, unknown> };
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+  Memory: new (descriptor: { initial: number }) => WasmMemory;
 }
 const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
@@ -457,11 +458,17 @@ function generate(c: HaarCascade, L: Layout, withSimd: boolean): Uint8Array {
     const depth = maxTreeDepth(c);
     for (let s = 0; s < c.stageCount; s++) functions.push(stage4(c, L, s, depth));
   }
-  return buildModule(functions, 1);
+  return buildModule(functions);
 }
 
 /** Bytes past the planes' end that a 16-byte load of the last row's last group may touch. */
 const SLACK_BYTES = 64;
+
+/**
+ * The one memory every kernel of this thread works in (detection is synchronous, so they never overlap): it
+ * grows to the largest pyramid seen and is shared, not multiplied by the number of kernels.
+ */
+let sharedMemory: WasmMemory | null = null;
 
 class Kernel implements HaarKernel {
   readonly stride: number;
@@ -483,9 +490,10 @@ class Kernel implements HaarKernel {
     this.tiltedOffset = cascade.hasTiltedFeatures ? 2 * stride : 0;
     this.simd = withSimd;
     const bytes = generate(cascade, this, withSimd);
-    const instance = new wasm!.Instance(new wasm!.Module(bytes));
-    const exports = instance.exports as { memory: WasmMemory; scan: Kernel['scanFn']; scan4?: Kernel['scan4Fn'] };
-    this.memory = exports.memory;
+    sharedMemory ??= new wasm!.Memory({ initial: 1 });
+    const instance = new wasm!.Instance(new wasm!.Module(bytes), { env: { memory: sharedMemory } });
+    const exports = instance.exports as { scan: Kernel['scanFn']; scan4?: Kernel['scan4Fn'] };
+    this.memory = sharedMemory;
     this.scanFn = exports.scan;
     this.scan4Fn = exports.scan4 ?? null;
     this.cells = new Int32Array(this.memory.buffer);
@@ -507,12 +515,31 @@ class Kernel implements HaarKernel {
   }
 }
 
-// Modules per cascade, by stride; strides are rounded up so images of similar widths share one.
-const STRIDE_STEP = 64;
-const MAX_MODULES_PER_CASCADE = 4;
+// Modules per cascade, by stride: a new one costs ~100 ms to generate and compile, so strides come in steps, powers
+// of two up to 1024 (a 640x480 frame's pyramid takes 512, 1280x720 1024), then multiples of 512 (rows at most
+// 512 cells wider than needed for large photos).
+const MIN_STRIDE = 128;
+const LARGE_STRIDE_STEP = 512;
+const MAX_MODULES_PER_CASCADE = 6;
+
+function strideFor(minStride: number): number {
+  if (minStride > 1024) return Math.ceil(minStride / LARGE_STRIDE_STEP) * LARGE_STRIDE_STEP;
+  const stride = strideFor(minStride);
+  return stride;
+}
 const kernels = new WeakMap<HaarCascade, Map<string, Kernel>>();
 /** Set once a SIMD module failed to compile here (a host without WebAssembly SIMD): scalar modules from then on. */
 let simdUnavailable = false;
+
+/**
+ * What detectMultiScale's `auto` scan runs on this host for `cascade`: `simd`, `wasm` (WebAssembly without SIMD)
+ * or `js`. Finds out by compiling the kernel for rows of `minStride` cells (512: a 640x480 frame's), so the
+ * first detection on such frames finds it ready.
+ */
+export function haarScanFor(cascade: HaarCascade, minStride = 512): 'simd' | 'wasm' | 'js' {
+  const k = haarKernel(cascade, minStride);
+  return k ? (k.simd ? 'simd' : 'wasm') : 'js';
+}
 
 /**
  * The kernel for `cascade` with rows of at least `minStride` cells, with SIMD when `withSimd` and the host has it,
@@ -520,7 +547,8 @@ let simdUnavailable = false;
  */
 export function haarKernel(cascade: HaarCascade, minStride: number, withSimd = true): HaarKernel | null {
   if (unavailable) return null;
-  const stride = Math.ceil(minStride / STRIDE_STEP) * STRIDE_STEP;
+  let stride = MIN_STRIDE;
+  while (stride < minStride) stride *= 2;
   let byKey = kernels.get(cascade);
   if (!byKey) kernels.set(cascade, (byKey = new Map()));
   const useSimd = withSimd && !simdUnavailable;

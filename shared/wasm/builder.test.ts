@@ -5,7 +5,8 @@ import { buildModule, Code, F64, I32, op } from './builder.js';
 const Wasm = (globalThis as unknown as {
   WebAssembly: {
     Module: new (bytes: Uint8Array) => object;
-    Instance: new (module: object) => { exports: { memory: { buffer: ArrayBuffer }; sum: (n: number) => number } };
+    Memory: new (d: { initial: number }) => { buffer: ArrayBuffer };
+    Instance: new (module: object, imports: object) => { exports: { sum: (n: number) => number } };
   };
 }).WebAssembly;
 
@@ -34,7 +35,7 @@ describe('Code LEB128 encodings', () => {
 });
 
 describe('buildModule', () => {
-  it('makes a module the host compiles and runs: memory, loads with offsets, loops, f64 maths', () => {
+  it('makes a module the host compiles and runs: an imported memory, loads with offsets, loops, f64 maths', () => {
     // sum(n): the sum of i32 cells 1..n of memory, as f64 (a loop loading cell i + 1 as address i * 4, offset 4).
     const body = new Code();
     const [N, I, ACC] = [0, 1, 2];
@@ -44,9 +45,10 @@ describe('buildModule', () => {
     body.localGet(ACC).localGet(I).i32Const(2).op(op.i32Shl).i32Load(4).op(op.f64ConvertI32S).op(op.f64Add).localSet(ACC);
     body.localGet(I).i32Const(1).op(op.i32Add).localSet(I).br(0);
     body.op(op.end).op(op.end).localGet(ACC);
-    const bytes = buildModule([{ name: 'sum', params: [I32], results: [F64], locals: [I32, F64], body }], 1);
-    const { exports } = new Wasm.Instance(new Wasm.Module(bytes));
-    const cells = new Int32Array(exports.memory.buffer);
+    const bytes = buildModule([{ name: 'sum', params: [I32], results: [F64], locals: [I32, F64], body }]);
+    const memory = new Wasm.Memory({ initial: 1 });
+    const { exports } = new Wasm.Instance(new Wasm.Module(bytes), { env: { memory } });
+    const cells = new Int32Array(memory.buffer);
     cells.set([5, -7, 1_000_000, 3]);
     expect(exports.sum(3)).toBe(999_996);
     expect(exports.sum(0)).toBe(0);

@@ -97,6 +97,10 @@ export const simd = {
   f64x2ConvertLowI32x4U: 0xff,
 } as const;
 
+// Little-endian float encoding.
+const scratch = new Uint8Array(16);
+const scratchView = new DataView(scratch.buffer);
+
 /** A growable byte buffer with the encodings instructions need. */
 export class Code {
   private buf = new Uint8Array(256);
@@ -166,15 +170,13 @@ export class Code {
   }
 
   f32Const(v: number): this {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setFloat32(0, v, true);
-    return this.byte(op.f32Const).bytes(b);
+    scratchView.setFloat32(0, v, true);
+    return this.byte(op.f32Const).bytes(scratch.subarray(0, 4));
   }
 
   f64Const(v: number): this {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setFloat64(0, v, true);
-    return this.byte(op.f64Const).bytes(b);
+    scratchView.setFloat64(0, v, true);
+    return this.byte(op.f64Const).bytes(scratch.subarray(0, 8));
   }
 
   /** i32.load with a constant byte offset added to the address on the stack (4-byte aligned). */
@@ -204,10 +206,8 @@ export class Code {
 
   /** v128.const of four i32 lanes. */
   i32x4Const(lanes: readonly [number, number, number, number]): this {
-    const b = new Uint8Array(16);
-    const view = new DataView(b.buffer);
-    lanes.forEach((v, i) => view.setInt32(i * 4, v, true));
-    return this.simd(simd.v128Const).bytes(b);
+    lanes.forEach((v, i) => scratchView.setInt32(i * 4, v, true));
+    return this.simd(simd.v128Const).bytes(scratch);
   }
 
   call(fn: number): this {
@@ -252,10 +252,10 @@ function name(out: Code, text: string): void {
 }
 
 /**
- * A module of `functions` (indices in order) with one memory of `memoryPages` 64 KiB pages, exported as
- * "memory"; functions with a name are exported under it.
+ * A module of `functions` (indices in order) using one memory it imports as `env.memory` (so several modules can
+ * share one); functions with a name are exported under it.
  */
-export function buildModule(functions: readonly FunctionDef[], memoryPages: number): Uint8Array {
+export function buildModule(functions: readonly FunctionDef[]): Uint8Array {
   const out = new Code().bytes([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
   // One type per function keeps the writer simple; engines deduplicate them.
   const types = new Code().u32(functions.length);
@@ -263,14 +263,16 @@ export function buildModule(functions: readonly FunctionDef[], memoryPages: numb
     types.byte(0x60).u32(f.params.length).bytes(f.params).u32(f.results.length).bytes(f.results);
   }
   section(out, 1, types);
+  const imports = new Code().u32(1);
+  name(imports, 'env');
+  name(imports, 'memory');
+  imports.byte(0x02).byte(0x00).u32(1); // memory, at least one page, no maximum
+  section(out, 2, imports);
   const funcs = new Code().u32(functions.length);
   functions.forEach((_, i) => funcs.u32(i));
   section(out, 3, funcs);
-  section(out, 5, new Code().u32(1).byte(0x00).u32(memoryPages));
   const exported = functions.map((f, i) => ({ f, i })).filter(({ f }) => f.name !== undefined);
-  const exports = new Code().u32(exported.length + 1);
-  name(exports, 'memory');
-  exports.byte(0x02).u32(0);
+  const exports = new Code().u32(exported.length);
   for (const { f, i } of exported) {
     name(exports, f.name!);
     exports.byte(0x00).u32(i);

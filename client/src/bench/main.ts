@@ -188,6 +188,7 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
     ...(init.backend.wasm ? { wasm: init.backend.wasm } : {}),
     mode,
     cascade_threads: init.cascade.threads,
+    cascade_scan: init.cascade.scan,
     seconds,
     width,
     height,

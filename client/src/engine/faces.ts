@@ -16,6 +16,7 @@ import { lbphLabelNames, namesFromLabelIds, toFaceResult, type RecognizedBox } f
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training';
 import { largestBox, normalizeFace } from '../../../shared/vision/face-region';
 import { parseHaarCascade, type DetectOptions } from '../../../shared/vision/haar-cascade';
+import { haarScanFor } from '../../../shared/vision/haar-wasm';
 import { loadTf } from './backend';
 import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
 import { loadFaceApi } from './face-api';
@@ -65,6 +66,8 @@ export class FaceEngine {
   private constructor(
     private readonly cascade: CascadeRunner,
     readonly cascadeWindow: string,
+    /** How windows are scanned here (haar-wasm.ts): WebAssembly with SIMD where the browser has it. */
+    readonly cascadeScan: 'simd' | 'wasm' | 'js',
     private readonly faceApiUrl: string,
   ) {}
 
@@ -78,7 +81,7 @@ export class FaceEngine {
       minSize: { width: options.minSize, height: options.minSize },
     };
     const runner = await createCascadeRunner(cascade, xml, detect, threads);
-    return new FaceEngine(runner, `${cascade.windowWidth}x${cascade.windowHeight}`, faceApiUrl);
+    return new FaceEngine(runner, `${cascade.windowWidth}x${cascade.windowHeight}`, haarScanFor(cascade), faceApiUrl);
   }
 
   /** Stops the cascade helpers and frees the embedding nets. */

@@ -56,7 +56,8 @@ export interface BackendReport {
 
 export interface InitResult {
   backend: BackendReport;
-  cascade: CascadeOptions & { window: string; threads: number };
+  /** `scan`: how this browser scans windows, WebAssembly with SIMD (`simd`), without (`wasm`), or JavaScript (`js`). */
+  cascade: CascadeOptions & { window: string; threads: number; scan: 'simd' | 'wasm' | 'js' };
   /** What was preloaded, with errors in words. */
   embedding: { loaded: boolean; error?: string };
   objects: { loaded: boolean; detector?: string; error?: string };

@@ -81,7 +81,7 @@ async function init(options: InitOptions): Promise<InitResult> {
   const t2 = performance.now();
   const result: InitResult = {
     backend,
-    cascade: { ...cascade, window: faces.cascadeWindow, threads: faces.cascadeThreads },
+    cascade: { ...cascade, window: faces.cascadeWindow, threads: faces.cascadeThreads, scan: faces.cascadeScan },
     embedding: { loaded: false },
     objects: { loaded: false },
     timing: { totalMs: 0, cascadeMs: t1 - t0, backendMs: t2 - t1 },
