@@ -47,7 +47,7 @@ export function cvRound(v: number): number {
 }
 
 /** Per-axis tables of OpenCV's `interpolationLinear` (resize.cpp, bit-exact path). */
-interface AxisTable {
+export interface AxisTable {
   /** First source index of each destination index (the second is `+1`). */
   ofs: Int32Array;
   /** Weight of the second source pixel, 8 fractional bits (ufixedpoint16); the first gets `256 - c1`. */
@@ -58,7 +58,8 @@ interface AxisTable {
   max: number;
 }
 
-function axisTable(srcSize: number, dstSize: number): AxisTable {
+/** The tables resizing one axis from `srcSize` to `dstSize` (also used by the cascade's WebAssembly pyramid). */
+export function axisTable(srcSize: number, dstSize: number): AxisTable {
   const ofs = new Int32Array(dstSize);
   const c1 = new Int32Array(dstSize);
   // Same double operations as softdouble: scale = 1 / (dst / src); fval = scale * (d + 0.5) - 0.5.

@@ -692,7 +692,7 @@ function scanLevel(c: HaarCascade, k: Compiled, S: Int32Array, Q: Int32Array, lv
   for (let i = 0; i < m; i++) out.push(lvlP[i]);
 }
 
-/** One pyramid level, already resized into `levelImage` (lw x lh), in a pyramid whose first level is w0 x h0. */
+/** One pyramid level of `lw` x `lh`, in a pyramid whose first level is w0 x h0. */
 interface LevelScan extends Level {
   w0: number;
   h0: number;
@@ -700,30 +700,35 @@ interface LevelScan extends Level {
   lh: number;
 }
 
-/** The level's integrals and window scan in JavaScript; accepted windows' cells go to `out`. Returns the row pitch. */
-function scanLevelsJs(cascade: HaarCascade, _kernel: HaarKernel | null, lv: LevelScan, out: number[]): number {
+/**
+ * The level in JavaScript: resized into `levelImage`, its integrals, the window scan; accepted windows' cells go to
+ * `out`. Returns the integral row stride.
+ */
+function scanLevelJs(cascade: HaarCascade, gray: GrayImage, lv: LevelScan, out: number[]): number {
   const stride = lv.w0 + 1;
   const plane = stride * (lv.h0 + 1);
   const tiltedOffset = cascade.hasTiltedFeatures ? plane : 0;
+  if (levelImage.length < lv.w0 * lv.h0) levelImage = new Uint8Array(lv.w0 * lv.h0);
   if (ii.length < plane * (cascade.hasTiltedFeatures ? 2 : 1)) ii = new Int32Array(plane * (cascade.hasTiltedFeatures ? 2 : 1));
   if (sq.length < plane) sq = new Int32Array(plane);
   const k = compile(cascade, stride, tiltedOffset);
+  resizeLinearExactInto(gray.data, gray.width, gray.height, levelImage, lv.lw, lv.lh);
   integrals(levelImage, lv.lw, lv.lh, stride, ii, sq);
   if (cascade.hasTiltedFeatures) tiltedIntegral(levelImage, lv.lw, lv.lh, ii, tiltedOffset, stride);
   scanLevel(cascade, k, ii, sq, lv, out);
   return stride;
 }
 
-/** The same with the generated WebAssembly scan (haar-wasm.ts): integrals written into its memory, rows interleaved. */
-function scanLevelsWasm(cascade: HaarCascade, kernel: HaarKernel | null, lv: LevelScan, out: number[]): number {
-  const k = kernel!;
-  const windows = Math.ceil(lv.workW / lv.ystep) * Math.ceil(lv.workH / lv.ystep);
-  const mem = k.integralMemory(lv.lh, windows);
-  integrals(levelImage, lv.lw, lv.lh, k.pitch, mem, mem.subarray(k.sqOffset));
-  if (cascade.hasTiltedFeatures) tiltedIntegral(levelImage, lv.lw, lv.lh, mem, k.tiltedOffset, k.pitch);
-  const found = k.scan(lv.workW, lv.workH, lv.ystep);
+/** The same in the generated WebAssembly (haar-wasm.ts; `kernel.begin` was called for this image). Returns its row pitch. */
+function scanLevelWasm(cascade: HaarCascade, kernel: HaarKernel, lv: LevelScan, out: number[]): number {
+  kernel.level(lv.lw, lv.lh);
+  if (cascade.hasTiltedFeatures) {
+    const { pixels, cells } = kernel.views(lv.lw, lv.lh);
+    tiltedIntegral(pixels, lv.lw, lv.lh, cells, kernel.tiltedOffset, kernel.pitch);
+  }
+  const found = kernel.scan(lv.workW, lv.workH, lv.ystep);
   for (let i = 0; i < found.length; i++) out.push(found[i]);
-  return k.pitch;
+  return kernel.pitch;
 }
 
 function checkSize(s: { width: number; height: number } | undefined, what: string): void {
@@ -780,11 +785,10 @@ export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options:
     // One row stride for all levels (the first level is the largest), as OpenCV's shared buffer does.
     const w0 = cvRound(fround(imgW / scales[0]));
     const h0 = cvRound(fround(imgH / scales[0]));
-    if (levelImage.length < w0 * h0) levelImage = new Uint8Array(w0 * h0);
     const kernel = scan === 'js' ? null : haarKernel(cascade, w0 + 1, scan !== 'wasm');
     if ((scan === 'wasm' || scan === 'simd') && !kernel) throw new Error(`detectMultiScale: ${haarWasmUnavailable()}`);
     if (scan === 'simd' && !kernel!.simd) throw new Error('detectMultiScale: this host has no WebAssembly SIMD');
-    const scanLevels = kernel ? scanLevelsWasm : scanLevelsJs;
+    kernel?.begin(gray.data, imgW, imgH, w0, h0);
     const pts: number[] = [];
     for (const sc of scales) {
       const lw = cvRound(fround(imgW / sc));
@@ -792,9 +796,9 @@ export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options:
       const workW = Math.max(lw + 1 - W0, 0);
       const workH = Math.max(lh + 1 - H0, 0);
       if (workW === 0 || workH === 0) continue;
-      resizeLinearExactInto(gray.data, imgW, imgH, levelImage, lw, lh);
       pts.length = 0;
-      const pitch = scanLevels(cascade, kernel, { w0, h0, lw, lh, workW, workH, ystep: sc >= 2 ? 1 : 2 }, pts);
+      const lv = { w0, h0, lw, lh, workW, workH, ystep: sc >= 2 ? 1 : 2 };
+      const pitch = kernel ? scanLevelWasm(cascade, kernel, lv, pts) : scanLevelJs(cascade, gray, lv, pts);
       const winW = cvRound(fround(W0 * sc));
       const winH = cvRound(fround(H0 * sc));
       for (const p of pts) {

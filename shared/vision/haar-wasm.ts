@@ -13,7 +13,9 @@
  * corner's offset depends on the stride alone; a module serves every image whose pyramid fits that stride.
  */
 import { buildModule, Code, F32, F64, I32, op, simd, V128, type FunctionDef } from '../wasm/builder.js';
+import { axisTable } from '../image/ops.js';
 import type { HaarCascade } from './haar-cascade.js';
+import { hlineFunction, integralsFunction, resizeFunction } from './pyramid-wasm.js';
 
 /** A compiled scan for one cascade and one row stride. */
 export interface HaarKernel {
@@ -27,10 +29,17 @@ export interface HaarKernel {
   /** Whether step-1 levels are scanned four windows at a time (WebAssembly SIMD). */
   readonly simd: boolean;
   /**
-   * The integral memory for a level of `height` rows, to be filled before `scan`; valid until the next call
-   * (growing the memory moves it).
+   * Starts a pyramid: lays out the memory for an 8-bit `srcW` x `srcH` image whose first (largest) level is
+   * `w0` x `h0`, and copies the image in.
    */
-  integralMemory(height: number, windows: number): Int32Array;
+  begin(src: Uint8Array, srcW: number, srcH: number, w0: number, h0: number): void;
+  /** Resizes the image to the level's `lw` x `lh` (INTER_LINEAR_EXACT) and writes its sum and squared-sum integrals. */
+  level(lw: number, lh: number): void;
+  /**
+   * The level's pixels and the integral cells, for a tilted integral written in JavaScript (tiltedIntegral at
+   * `tiltedOffset`, row stride `pitch`); valid until the next `begin`.
+   */
+  views(lw: number, lh: number): { pixels: Uint8Array; cells: Int32Array };
   /**
    * Scans a level's windows (x < workW, y < workH, step `ystep`) and returns the accepted windows' cell
    * indices (y * pitch + x) in OpenCV's order.
@@ -88,20 +97,74 @@ function rectCorners(c: HaarCascade, L: Layout, f: number, r: number): number[] 
   return corners.map((cell) => cell * 4);
 }
 
-/** Emits the feature value test of `node`: float(w0*s0 + w1*s1 [+ w2*s2]) * vnf < threshold, as an i32. */
-function emitCondition(c: HaarCascade, L: Layout, code: Code, node: number, P: number, VNF: number): void {
+/** The instructions a feature test is written in: one window (scalar) or four adjacent ones (SIMD lanes). */
+interface Lanes {
+  /** The i32 cell(s) at the window's address plus a byte offset. */
+  load(code: Code, offset: number): void;
+  isub: (code: Code) => void;
+  iadd: (code: Code) => void;
+  toFloat: (code: Code) => void;
+  /** An f32 constant, in every lane. */
+  fconst(code: Code, v: number): void;
+  fadd: (code: Code) => void;
+  fmul: (code: Code) => void;
+  flt: (code: Code) => void;
+}
+
+const ONE: Lanes = {
+  load: (code, offset) => code.i32Load(offset),
+  isub: (code) => code.op(op.i32Sub),
+  iadd: (code) => code.op(op.i32Add),
+  toFloat: (code) => code.op(op.f32ConvertI32S),
+  fconst: (code, v) => code.f32Const(v),
+  fadd: (code) => code.op(op.f32Add),
+  fmul: (code) => code.op(op.f32Mul),
+  flt: (code) => code.op(op.f32Lt),
+};
+
+/** Four windows at cells p .. p+3 (a step-1 row): each corner is one 16-byte load. */
+const FOUR: Lanes = {
+  load: (code, offset) => code.v128Load(offset),
+  isub: (code) => code.simd(simd.i32x4Sub),
+  iadd: (code) => code.simd(simd.i32x4Add),
+  toFloat: (code) => code.simd(simd.f32x4ConvertI32x4S),
+  fconst: (code, v) => code.f32Const(v).simd(simd.f32x4Splat),
+  fadd: (code) => code.simd(simd.f32x4Add),
+  fmul: (code) => code.simd(simd.f32x4Mul),
+  flt: (code) => code.simd(simd.f32x4Lt),
+};
+
+/**
+ * Emits the feature test of `node`: float(w0*s0 + w1*s1 [+ w2*s2]) * vnf < threshold, with integer rect sums, as an
+ * i32 (ONE) or an i32x4 mask (FOUR, lane by lane the same operations).
+ */
+function emitCondition(c: HaarCascade, L: Layout, code: Code, node: number, P: number, VNF: number, lanes: Lanes = ONE): void {
   const f = c.nodeFeature[node];
   for (let r = 0; r < 3; r++) {
     const weight = c.featureWeights[f * 3 + r];
     // OpenCV adds the third rect only when its weight is not zero; the first two always.
     if (r === 2 && weight === 0) break;
     const [o0, o1, o2, o3] = rectCorners(c, L, f, r);
-    code.localGet(P).i32Load(o0).localGet(P).i32Load(o1).op(op.i32Sub);
-    code.localGet(P).i32Load(o2).op(op.i32Sub).localGet(P).i32Load(o3).op(op.i32Add);
-    code.op(op.f32ConvertI32S).f32Const(weight).op(op.f32Mul);
-    if (r > 0) code.op(op.f32Add);
+    const corner = (offset: number) => {
+      code.localGet(P);
+      lanes.load(code, offset);
+    };
+    corner(o0);
+    corner(o1);
+    lanes.isub(code);
+    corner(o2);
+    lanes.isub(code);
+    corner(o3);
+    lanes.iadd(code);
+    lanes.toFloat(code);
+    lanes.fconst(code, weight);
+    lanes.fmul(code);
+    if (r > 0) lanes.fadd(code);
   }
-  code.localGet(VNF).op(op.f32Mul).f32Const(c.nodeThreshold[node]).op(op.f32Lt);
+  code.localGet(VNF);
+  lanes.fmul(code);
+  lanes.fconst(code, c.nodeThreshold[node]);
+  lanes.flt(code);
 }
 
 /** Links as OpenCV reads them: >= 0 a node index, < 0 the complement of a leaf index. */
@@ -235,24 +298,6 @@ const JOIN_LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 const JOIN_I64_MASKS = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
 
 /**
- * The feature test of `node` for the four windows at cells p, p+1, p+2, p+3 (a step-1 row): each corner is one
- * 16-byte load; lane by lane the same integer sums and float operations as emitCondition. Leaves an i32x4 mask.
- */
-function emitCondition4(c: HaarCascade, L: Layout, code: Code, node: number, P: number, VNF4: number): void {
-  const f = c.nodeFeature[node];
-  for (let r = 0; r < 3; r++) {
-    const weight = c.featureWeights[f * 3 + r];
-    if (r === 2 && weight === 0) break;
-    const [o0, o1, o2, o3] = rectCorners(c, L, f, r);
-    code.localGet(P).v128Load(o0).localGet(P).v128Load(o1).simd(simd.i32x4Sub);
-    code.localGet(P).v128Load(o2).simd(simd.i32x4Sub).localGet(P).v128Load(o3).simd(simd.i32x4Add);
-    code.simd(simd.f32x4ConvertI32x4S).f32Const(weight).simd(simd.f32x4Splat).simd(simd.f32x4Mul);
-    if (r > 0) code.simd(simd.f32x4Add);
-  }
-  code.localGet(VNF4).simd(simd.f32x4Mul).f32Const(c.nodeThreshold[node]).simd(simd.f32x4Splat).simd(simd.f32x4Lt);
-}
-
-/**
  * The leaf values (f32x4) the tree gives the four windows. Every branch some live lane takes is evaluated for all
  * four lanes and the leaves chosen by bitselect; a branch no live lane takes is skipped (its lanes get 0, unused).
  * `condLocal(d)` is a v128 local for the condition at depth d.
@@ -262,7 +307,7 @@ function emitTree4(c: HaarCascade, L: Layout, code: Code, tree: number, P: numbe
   const { left, right } = links(c, tree);
   const emit = (link: number, depth: number): void => {
     const C = condLocal(depth);
-    emitCondition4(c, L, code, link, P, VNF4);
+    emitCondition(c, L, code, link, P, VNF4, FOUR);
     code.localSet(C);
     const branch = (child: number, taken: () => void) => {
       if (child < 0) {
@@ -448,14 +493,17 @@ function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4: numbe
 }
 
 /**
- * The module, exporting scan (any level, one window at a time) and, with `withSimd`, scan4 (step-1 levels, four
- * windows at a time). Functions: scan, evalWindow, the stages; then scan4, eval4 and the SIMD stages.
+ * The module, exporting resize and integrals (a level's image work, pyramid-wasm.ts), scan (any level, one window
+ * at a time) and, with `withSimd`, scan4 (step-1 levels, four windows at a time). Functions: scan, evalWindow, the
+ * stages, hline, resize, integrals; then scan4, eval4 and the SIMD stages.
  */
 function generate(c: HaarCascade, L: Layout, withSimd: boolean): Uint8Array {
   const EVAL = 1;
   const FIRST_STAGE = 2;
   const functions: FunctionDef[] = [scalarScan(c, L, EVAL), evalWindow(c, FIRST_STAGE)];
   for (let s = 0; s < c.stageCount; s++) functions.push(stage(c, L, s));
+  const hline = functions.length;
+  functions.push(hlineFunction(), { ...resizeFunction(hline), name: 'resize' }, { ...integralsFunction(L.pitch, L.sqOffset), name: 'integrals' });
   if (withSimd) {
     const scan4Index = functions.length;
     const eval4Index = scan4Index + 1;
@@ -483,10 +531,17 @@ class Kernel implements HaarKernel {
   readonly tiltedOffset: number;
   readonly simd: boolean;
   private readonly memory: WasmMemory;
-  private readonly scanFn: (workW: number, workH: number, ystep: number, outBase: number) => number;
-  private readonly scan4Fn: ((workW: number, workH: number, outBase: number) => number) | null;
-  private outBase = 0;
-  private cells: Int32Array;
+  private readonly fn: {
+    scan: (workW: number, workH: number, ystep: number, outBase: number) => number;
+    scan4?: (workW: number, workH: number, outBase: number) => number;
+    resize: (...args: number[]) => void;
+    integrals: (img: number, w: number, h: number) => void;
+  };
+  private cells = new Int32Array(0);
+  private bytes = new Uint8Array(0);
+  /** Byte addresses of this pyramid's regions (see begin). */
+  private at = { out: 0, src: 0, xofs: 0, xc1: 0, yofs: 0, yc1: 0, bufA: 0, bufB: 0, level: 0 };
+  private src = { w: 0, h: 0 };
 
   constructor(cascade: HaarCascade, stride: number, withSimd: boolean) {
     const planes = cascade.hasTiltedFeatures ? 3 : 2;
@@ -498,26 +553,64 @@ class Kernel implements HaarKernel {
     const bytes = generate(cascade, this, withSimd);
     sharedMemory ??= new wasm!.Memory({ initial: 1 });
     const instance = new wasm!.Instance(new wasm!.Module(bytes), { env: { memory: sharedMemory } });
-    const exports = instance.exports as { scan: Kernel['scanFn']; scan4?: Kernel['scan4Fn'] };
     this.memory = sharedMemory;
-    this.scanFn = exports.scan;
-    this.scan4Fn = exports.scan4 ?? null;
-    this.cells = new Int32Array(this.memory.buffer);
+    this.fn = instance.exports as Kernel['fn'];
   }
 
-  integralMemory(height: number, windows: number): Int32Array {
-    const planeBytes = (height + 1) * this.pitch * 4;
-    const need = planeBytes + SLACK_BYTES + windows * 4;
+  /** Views on the memory, made again when growing it has replaced its buffer. */
+  private refresh(): void {
+    if (this.cells.buffer !== this.memory.buffer) {
+      this.cells = new Int32Array(this.memory.buffer);
+      this.bytes = new Uint8Array(this.memory.buffer);
+    }
+  }
+
+  begin(src: Uint8Array, srcW: number, srcH: number, w0: number, h0: number): void {
+    // From address 0: the integral rows of the largest level (the scan's offsets count from there), slack, the
+    // accepted windows (at most one per level pixel), the source image, the resize tables and row buffers, the level.
+    const align = (n: number) => (n + 3) & ~3;
+    const out = (h0 + 1) * this.pitch * 4 + SLACK_BYTES;
+    const srcAt = out + (w0 + 1) * (h0 + 1) * 4;
+    const xofs = align(srcAt + srcW * srcH);
+    const xc1 = xofs + w0 * 4;
+    const yofs = xc1 + w0 * 4;
+    const yc1 = yofs + h0 * 4;
+    const bufA = yc1 + h0 * 4;
+    const bufB = bufA + w0 * 4;
+    const level = bufB + w0 * 4;
+    const need = level + w0 * h0;
     const have = this.memory.buffer.byteLength;
     if (need > have) this.memory.grow(Math.ceil((need - have) / PAGE));
-    if (this.cells.buffer !== this.memory.buffer) this.cells = new Int32Array(this.memory.buffer);
-    this.outBase = planeBytes + SLACK_BYTES;
-    return this.cells;
+    this.refresh();
+    this.at = { out, src: srcAt, xofs, xc1, yofs, yc1, bufA, bufB, level };
+    this.src = { w: srcW, h: srcH };
+    this.bytes.set(src.subarray(0, srcW * srcH), srcAt);
+  }
+
+  level(lw: number, lh: number): void {
+    const { at, src } = this;
+    if (lw === src.w && lh === src.h) {
+      this.bytes.copyWithin(at.level, at.src, at.src + lw * lh);
+    } else {
+      const xt = axisTable(src.w, lw);
+      const yt = axisTable(src.h, lh);
+      this.cells.set(xt.ofs, at.xofs >> 2);
+      this.cells.set(xt.c1, at.xc1 >> 2);
+      this.cells.set(yt.ofs, at.yofs >> 2);
+      this.cells.set(yt.c1, at.yc1 >> 2);
+      this.fn.resize(at.src, src.w, src.h, at.level, lw, lh, at.xofs, at.xc1, xt.min, xt.max, at.yofs, at.yc1, yt.min, yt.max, at.bufA, at.bufB);
+    }
+    this.fn.integrals(at.level, lw, lh);
+  }
+
+  views(lw: number, lh: number): { pixels: Uint8Array; cells: Int32Array } {
+    return { pixels: this.bytes.subarray(this.at.level, this.at.level + lw * lh), cells: this.cells };
   }
 
   scan(workW: number, workH: number, ystep: number): Int32Array {
-    const n = ystep === 1 && this.scan4Fn ? this.scan4Fn(workW, workH, this.outBase) : this.scanFn(workW, workH, ystep, this.outBase);
-    return this.cells.subarray(this.outBase >> 2, (this.outBase >> 2) + n);
+    const out = this.at.out;
+    const n = ystep === 1 && this.fn.scan4 ? this.fn.scan4(workW, workH, out) : this.fn.scan(workW, workH, ystep, out);
+    return this.cells.subarray(out >> 2, (out >> 2) + n);
   }
 }
 

@@ -29,7 +29,9 @@ export const op = {
   localSet: 0x21,
   localTee: 0x22,
   i32Load: 0x28,
+  i32Load8U: 0x2d,
   i32Store: 0x36,
+  i32Store8: 0x3a,
   i32Const: 0x41,
   f32Const: 0x43,
   f64Const: 0x44,
@@ -37,6 +39,7 @@ export const op = {
   i32Eq: 0x46,
   i32Ne: 0x47,
   i32LtS: 0x48,
+  i32GtS: 0x4a,
   i32LeS: 0x4c,
   i32GeS: 0x4e,
   f32Lt: 0x5d,
@@ -49,6 +52,7 @@ export const op = {
   i32Or: 0x72,
   i32Xor: 0x73,
   i32Shl: 0x74,
+  i32ShrS: 0x75,
   i32ShrU: 0x76,
   f32Add: 0x92,
   f32Mul: 0x94,
@@ -186,6 +190,15 @@ export class Code {
 
   i32Store(offset: number): this {
     return this.byte(op.i32Store).u32(2).u32(offset);
+  }
+
+  /** One byte, zero-extended; and its store. */
+  i32Load8U(offset: number): this {
+    return this.byte(op.i32Load8U).u32(0).u32(offset);
+  }
+
+  i32Store8(offset: number): this {
+    return this.byte(op.i32Store8).u32(0).u32(offset);
   }
 
   /** A SIMD instruction without immediates. */
