@@ -2,7 +2,9 @@
  * OpenCV-compatible Haar cascade face/object detector (CascadeClassifier::detectMultiScale of OpenCV 4.6, CPU path),
  * bit-exact by construction: same pyramid sizes and INTER_LINEAR_EXACT resize, the same integral images, the same
  * float/double arithmetic in feature evaluation (Math.fround where OpenCV uses float), the same window stepping and
- * the same groupRectangles. Runs unchanged in Node and browsers.
+ * the same groupRectangles. Runs unchanged in Node and browsers. Each level's resize, integrals and window scan run
+ * as WebAssembly generated from the cascade (haar-wasm.ts, with SIMD where the host has it), else in the
+ * JavaScript below; every path is tested against OpenCV's boxes.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { cvRound, resizeLinearExactInto } from '../image/ops.js';

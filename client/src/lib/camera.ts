@@ -35,10 +35,7 @@ export interface Camera {
   start(): Promise<void>;
   stop(): void;
   setTorch(on: boolean): Promise<void>;
-  /**
-   * The current frame at the camera's own resolution, drawn into `into` (reusing it) or a new canvas; null
-   * when no frame is showing yet.
-   */
+  /** The current frame at the camera's own resolution, or null when no frame is showing yet. */
   capture(into?: HTMLCanvasElement): CapturedFrame | null;
   video(): HTMLVideoElement | undefined;
 }
@@ -113,9 +110,8 @@ export function createCamera(options: { width?: number; height?: number; facingM
   const capture = (into?: HTMLCanvasElement): CapturedFrame | null => {
     if (!videoEl || state() !== 'live' || videoEl.readyState < 2 || !videoEl.videoWidth) return null;
     const canvas = into ?? document.createElement('canvas');
-    // Setting a canvas's size reallocates it even when unchanged: a reused canvas keeps its buffer.
-    if (canvas.width !== videoEl.videoWidth) canvas.width = videoEl.videoWidth;
-    if (canvas.height !== videoEl.videoHeight) canvas.height = videoEl.videoHeight;
+    canvas.width = videoEl.videoWidth;
+    canvas.height = videoEl.videoHeight;
     canvas.getContext('2d')!.drawImage(videoEl, 0, 0);
     return { canvas, width: canvas.width, height: canvas.height };
   };
