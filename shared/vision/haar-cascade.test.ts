@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { resizeLinearExact } from '../image/ops.js';
 import type { GrayImage, Rect } from '../image/types.js';
 import {
@@ -277,6 +277,27 @@ describe('WebAssembly scan', () => {
       const simd = detectMultiScale(cascade(file), img, options, 'simd');
       expect(simd.length, `${file} ${img.width}x${img.height}`).toBeGreaterThan(0);
       expect(simd, `${file} ${img.width}x${img.height}`).toEqual(detectMultiScale(cascade(file), img, options, 'js'));
+    }
+  });
+});
+
+describe('without WebAssembly', () => {
+  it('detects with the JavaScript scan, says why, and refuses a forced WebAssembly scan', async () => {
+    vi.resetModules();
+    vi.stubGlobal('WebAssembly', undefined);
+    try {
+      const haar = await import('./haar-cascade.js');
+      const wasmModule = await import('./haar-wasm.js');
+      expect(wasmModule.haarWasmUnavailable()).toBe('this runtime has no WebAssembly');
+      const c = haar.parseHaarCascade(readFileSync(PRODUCT_MODEL, 'utf8'));
+      expect(wasmModule.haarScanFor(c)).toBe('js');
+      const run = fixture.runs.find((r) => r.cascade === 'haarcascade_frontalface_alt2.xml' && r.params === 'defaults' && r.boxes.length > 0)!;
+      const img = await gray(run.image);
+      expect(haar.detectMultiScale(c, img, run.options).map(toArr)).toEqual(run.boxes);
+      expect(() => haar.detectMultiScale(c, img, run.options, 'wasm')).toThrow(/no WebAssembly/);
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
     }
   });
 });
