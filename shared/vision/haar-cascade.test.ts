@@ -15,7 +15,7 @@ import {
   type DetectOptions,
   type HaarCascade,
 } from './haar-cascade.js';
-import { haarScanFor, haarWasmUnavailable } from './haar-wasm.js';
+import { haarKernel, haarScanFor, haarWasmUnavailable, strideFor } from './haar-wasm.js';
 
 const ROOT = process.cwd();
 const FIX = resolve(ROOT, 'test/fixtures/opencv/cascade');
@@ -256,6 +256,11 @@ describe('WebAssembly scan', () => {
   it('runs with SIMD in Node', () => {
     expect(haarWasmUnavailable()).toBeNull();
     expect(haarScanFor(cascade('haarcascade_frontalface_alt2.xml'))).toBe('simd');
+  });
+
+  it('rounds row strides to powers of two up to 1024, then to steps of 512', () => {
+    expect([1, 128, 129, 399, 512, 513, 1024, 1025, 1119, 1536, 1537].map(strideFor)).toEqual([128, 128, 256, 512, 512, 1024, 1024, 1536, 1536, 1536, 2048]);
+    expect(haarKernel(cascade('haarcascade_frontalface_alt2.xml'), 1119)!.stride).toBe(1536);
   });
 
   it('stays identical to the JavaScript scan when kernels of several cascades and row strides take turns in the one memory', async () => {

@@ -623,11 +623,14 @@ const MIN_STRIDE = 128;
 const LARGE_STRIDE_STEP = 512;
 const MAX_MODULES_PER_CASCADE = 6;
 
-function strideFor(minStride: number): number {
+/** The row stride of the kernel serving rows of at least `minStride` cells. */
+export function strideFor(minStride: number): number {
   if (minStride > 1024) return Math.ceil(minStride / LARGE_STRIDE_STEP) * LARGE_STRIDE_STEP;
-  const stride = strideFor(minStride);
+  let stride = MIN_STRIDE;
+  while (stride < minStride) stride *= 2;
   return stride;
 }
+
 const kernels = new WeakMap<HaarCascade, Map<string, Kernel>>();
 /** Set once a SIMD module failed to compile here (a host without WebAssembly SIMD): scalar modules from then on. */
 let simdUnavailable = false;
@@ -648,8 +651,7 @@ export function haarScanFor(cascade: HaarCascade, minStride = 512): 'simd' | 'wa
  */
 export function haarKernel(cascade: HaarCascade, minStride: number, withSimd = true): HaarKernel | null {
   if (unavailable) return null;
-  let stride = MIN_STRIDE;
-  while (stride < minStride) stride *= 2;
+  const stride = strideFor(minStride);
   let byKey = kernels.get(cascade);
   if (!byKey) kernels.set(cascade, (byKey = new Map()));
   const useSimd = withSimd && !simdUnavailable;

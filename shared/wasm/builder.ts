@@ -1,6 +1,6 @@
 /**
- * A minimal WebAssembly binary writer: just what Lookout's generated kernels need (one internal memory,
- * functions over i32/f32/f64, structured control flow), so a kernel can be specialised to its data (a cascade's
+ * A minimal WebAssembly binary writer: just what Lookout's generated kernels need (one imported memory,
+ * functions over i32/f32/f64/v128, structured control flow), so a kernel can be specialised to its data (a cascade's
  * offsets and thresholds become immediates) and compiled by the host's own engine, in Node and in browsers alike.
  * Binary format: https://webassembly.github.io/spec/core/binary/
  */
