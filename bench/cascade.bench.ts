@@ -2,7 +2,7 @@
  * Haar cascade benchmark: Lookout's detectMultiScale vs OpenCV 4.6 C++ (Python binding, cv2.setNumThreads(1)) on the
  * same 640x480 grayscale photo, same cascade file, same parameters.
  *
- * Input: ../shared/testdata/faces/sample5.jpg (a group photo; 5 faces found at 640x480), scaled by sharp to cover
+ * Input: test/fixtures/images/faces/sample5.jpg (a group photo; 5 faces found at 640x480), scaled by sharp to cover
  * 640x480 (aspect kept, centre crop; a plain 640x480 squeeze of sample1 only holds 2 faces), converted to gray with
  * rgbToGray and written to a temporary PNG that both sides read.
  */
@@ -31,7 +31,7 @@ interface ReferenceResult {
 
 export async function benchCascade(): Promise<BenchRow[]> {
   const root = process.cwd();
-  const photo = resolve(root, '../shared/testdata/faces/sample5.jpg');
+  const photo = resolve(root, 'test/fixtures/images/faces/sample5.jpg');
   const cascadePath = resolve(root, 'public/models/haarcascade_frontalface_alt2.xml');
   const script = resolve(root, 'bench/reference/opencv_cascade.py');
 

@@ -3,7 +3,7 @@
  * Lookout's engine vs face-api's own `withFaceLandmarks().withFaceDescriptor()` + `FaceMatcher` on the same
  * face box, both on the tfjs WASM backend in this Node process, alternating run by run. Both start from raw
  * RGB pixels: the reference's time includes making its image tensor, as a face-api user in Node must.
- * Run from the repository root (test images come from ../shared/testdata).
+ * Run from the repository root (test images come from test/fixtures/images).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,7 +13,7 @@ import { predictEmbedding, trainEmbedding } from '../shared/embedding/matcher.js
 import { rgbToGray } from '../shared/image/ops.js';
 import type { Rect, RgbImage } from '../shared/image/types.js';
 import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascade.js';
-import { NodeEmbeddingEngine } from '../server/engines/embedding-node.js';
+import { NodeEmbeddingEngine } from '../server/engines/faces/embedding-node.js';
 import { exactFaceApiDetection } from './face-api-reference.js';
 import { median, type BenchRow } from './types.js';
 
@@ -27,7 +27,7 @@ async function loadRgb(file: string): Promise<RgbImage> {
 
 export async function benchEmbedding(): Promise<BenchRow[]> {
   const root = process.cwd();
-  const faces = path.resolve(root, '../shared/testdata/faces');
+  const faces = path.resolve(root, 'test/fixtures/images/faces');
   const modelDir = path.join(root, 'public/models/face-api');
   const engine = new NodeEmbeddingEngine({ modelDir });
   const status = await engine.load();

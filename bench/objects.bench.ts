@@ -1,5 +1,5 @@
 /**
- * Object detection per image (416 input), over the six images in ../shared/testdata/objects, each run = one
+ * Object detection per image (416 input), over the six images in test/fixtures/images/objects, each run = one
  * image from raw RGB pixels to the final list; medians over 20 rounds of all six after 2 warm-up rounds.
  *
  * 1. Same backend, same thread: Lookout's NanoDet engine vs `@vladmandic/human`'s own pipeline
@@ -18,9 +18,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import sharp from 'sharp';
 import type { RgbImage } from '../shared/image/types.js';
-import { NodeObjectDetector } from '../server/engines/object-detector-node.js';
-import type { ObjectJob, ObjectResult, ObjectWorkerData } from '../server/engines/object-protocol.js';
-import { WorkerPool } from '../server/engines/worker-pool.js';
+import { NodeObjectDetector } from '../server/engines/objects/object-detector-node.js';
+import type { ObjectJob, ObjectResult, ObjectWorkerData } from '../server/engines/objects/object-protocol.js';
+import { WorkerPool } from '../server/engines/workers/worker-pool.js';
 import { median, type BenchRow } from './types.js';
 
 const WARMUP_ROUNDS = 2;
@@ -43,7 +43,7 @@ async function loadRgb(file: string): Promise<RgbImage> {
 }
 
 async function images(root: string): Promise<RgbImage[]> {
-  const dir = path.resolve(root, '../shared/testdata/objects');
+  const dir = path.resolve(root, 'test/fixtures/images/objects');
   const files = (await readdir(dir)).filter((f) => /\.(png|jpe?g)$/i.test(f)).sort();
   return Promise.all(files.map((f) => loadRgb(path.join(dir, f))));
 }
@@ -153,7 +153,7 @@ if (!isMainThread && (workerData as { objectsBench?: boolean } | null)?.objectsB
 async function serverWorker(root: string): Promise<{ ms: number; threads: number }> {
   const threads = Math.min(2, os.availableParallelism());
   const data: ObjectWorkerData = { model: { kind: 'nanodet', dir: path.join(root, 'public/models') }, threads };
-  const pool = new WorkerPool<ObjectJob, ObjectResult>('object-worker', data, 1);
+  const pool = new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, 1);
   try {
     const status = await pool.run({ op: 'status' });
     if (status.op !== 'status' || !status.available) throw new Error(status.op === 'status' ? status.reason : 'bad reply');

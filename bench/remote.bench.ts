@@ -3,7 +3,7 @@
  * in-process on 127.0.0.1 (FaceBoxes on tfjs WASM), HTTP and JSON included, and the bare infer call with a
  * pre-built request body to show what the client side (resize, serialise, parse) costs on top.
  *
- * Input: ../shared/testdata/faces/sample1.jpg scaled by sharp to cover 640x480 (aspect kept, centre crop).
+ * Input: test/fixtures/images/faces/sample1.jpg scaled by sharp to cover 640x480 (aspect kept, centre crop).
  */
 import { resolve } from 'node:path';
 import sharp from 'sharp';
@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { rgbToGray } from '../shared/image/ops.js';
 import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascade.js';
 import { ssdInput } from '../shared/vision/ssd-face.js';
-import { RemoteDetector } from '../server/engines/remote-detector.js';
+import { RemoteDetector } from '../server/engines/remote/remote-detector.js';
 import { listenModelServer } from '../server/model-server/app.js';
 import { median, type BenchRow } from './types.js';
 
@@ -31,7 +31,7 @@ async function timeRuns(fn: () => Promise<unknown>): Promise<number> {
 }
 
 export async function benchRemote(): Promise<BenchRow[]> {
-  const photo = resolve(process.cwd(), '../shared/testdata/faces/sample1.jpg');
+  const photo = resolve(process.cwd(), 'test/fixtures/images/faces/sample1.jpg');
   const { data, info } = await sharp(photo).resize(640, 480, { fit: 'cover' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const rgb = { width: info.width, height: info.height, channels: 3 as const, data: new Uint8Array(data) };
 

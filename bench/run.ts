@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, each printing Lookout's figure beside a reference measured in the same
- * run on this machine, and the ratio. Run from the repository root (test images come from ../shared/testdata).
+ * run on this machine, and the ratio. Run from the repository root (test images come from test/fixtures/images).
  * Results are also written to bench/results.json for the record.
  */
 import fs from 'node:fs/promises';
@@ -19,7 +19,7 @@ import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
 
 const repoRoot = process.cwd();
-const testdata = path.resolve(repoRoot, '../shared/testdata');
+const testdata = path.resolve(repoRoot, 'test/fixtures/images');
 
 function format(row: BenchRow): string {
   const n = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));

@@ -12,12 +12,12 @@ import { ChatService } from './chat/chat-service.js';
 import { ChatStatus } from './chat/chat-status.js';
 import { LlmClient } from './chat/llm-client.js';
 import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-server.js';
-import { FaceService } from './engines/face-service.js';
-import { ObjectService } from './engines/object-service.js';
-import { RemoteEngine } from './engines/remote-engine.js';
-import type { EmbeddingJob, EmbeddingResult } from './engines/embedding-protocol.js';
-import type { VisionJob, VisionResult } from './engines/vision-protocol.js';
-import { WorkerPool } from './engines/worker-pool.js';
+import { FaceService } from './engines/faces/face-service.js';
+import { ObjectService } from './engines/objects/object-service.js';
+import { RemoteEngine } from './engines/remote/remote-engine.js';
+import type { EmbeddingJob, EmbeddingResult } from './engines/faces/embedding-protocol.js';
+import type { VisionJob, VisionResult } from './engines/faces/vision-protocol.js';
+import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError } from './http/errors.js';
 import { isolationHeaders } from './http/headers.js';
@@ -99,7 +99,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   await Promise.all([images.init(), models.init(), results.init()]);
 
   const pool = new WorkerPool<VisionJob, VisionResult>(
-    'vision-worker',
+    'faces/vision-worker',
     {
       cascadeXml,
       cascade: {
@@ -113,7 +113,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // Fail at start, not at the first request, when a worker cannot load the cascade.
   await pool.broadcast({ op: 'setModel', model: null, version: 0 });
   const embedding = settings.embeddingEnabled
-    ? new WorkerPool<EmbeddingJob, EmbeddingResult>('embedding-worker', { modelDir: path.join(settings.appDir, 'public/models/face-api') }, 1)
+    ? new WorkerPool<EmbeddingJob, EmbeddingResult>('faces/embedding-worker', { modelDir: path.join(settings.appDir, 'public/models/face-api') }, 1)
     : null;
 
   const remote = new RemoteEngine({

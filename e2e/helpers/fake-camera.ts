@@ -1,4 +1,4 @@
-/** Chromium's fake webcam fed by a test photo from ../shared/testdata (bench/fake-camera.ts writes the Y4M). */
+/** Chromium's fake webcam fed by a test photo from test/fixtures/images (bench/fake-camera.ts writes the Y4M). */
 import path from 'node:path';
 import { makeY4m } from '../../bench/fake-camera.js';
 import { TESTDATA } from './lookout.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const TESTDATA = path.resolve(REPO_ROOT, '../shared/testdata');
+export const TESTDATA = path.resolve(REPO_ROOT, 'test/fixtures/images');
 export const SCREENSHOTS = path.join(REPO_ROOT, 'e2e/screenshots');
 
 export interface Lookout {

@@ -6,8 +6,8 @@
 import type { ChatAnalysis } from '../../shared/api/contract.js';
 import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
-import type { FaceService } from '../engines/face-service.js';
-import type { ObjectService } from '../engines/object-service.js';
+import type { FaceService } from '../engines/faces/face-service.js';
+import type { ObjectService } from '../engines/objects/object-service.js';
 import { ApiError } from '../http/errors.js';
 import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
 import type { ChatStatus } from './chat-status.js';

@@ -2,9 +2,9 @@
 import type { Settings } from '../config/settings.js';
 import type { ChatService } from '../chat/chat-service.js';
 import type { ChatStatus } from '../chat/chat-status.js';
-import type { FaceService } from '../engines/face-service.js';
-import type { ObjectService } from '../engines/object-service.js';
-import type { RemoteEngine } from '../engines/remote-engine.js';
+import type { FaceService } from '../engines/faces/face-service.js';
+import type { ObjectService } from '../engines/objects/object-service.js';
+import type { RemoteEngine } from '../engines/remote/remote-engine.js';
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ResultStore } from '../storage/result-store.js';

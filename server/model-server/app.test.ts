@@ -11,7 +11,7 @@ import { listenModelServer, type RunningModelServer } from './app.js';
 import type { SsdBackend } from './faceboxes.js';
 
 const MODEL = 'face-detection-retail-0005';
-const testdata = path.resolve(process.cwd(), '../shared/testdata');
+const testdata = path.resolve(process.cwd(), 'test/fixtures/images');
 
 async function rgb(file: string): Promise<RgbImage> {
   const { data, info } = await sharp(path.join(testdata, file)).removeAlpha().raw().toBuffer({ resolveWithObject: true });

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import { shapeSize, type ModelConfigStatus, type ModelMetadata, type V2Error } from '../../shared/v2/protocol.js';
+import { shapeSize, type ModelConfigStatus, type ModelMetadata, type V2Error } from '../../shared/kserve/protocol.js';
 import { createLogger, type Logger } from '../logger.js';
 import { loadFaceBoxes, type SsdBackend } from './faceboxes.js';
 

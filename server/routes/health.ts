@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import type { HealthResponse, ReadyResponse } from '../../shared/api/contract.js';
 import type { AppContext } from '../http/context.js';
-import type { ObjectDetectorState } from '../engines/object-service.js';
+import type { ObjectDetectorState } from '../engines/objects/object-service.js';
 
 const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection']> = {
   ready: 'ready',

@@ -7,7 +7,7 @@ import { cropGray, cvRound, resizeLinearExact, rgbToGray } from './ops.js';
 import type { GrayImage, RgbImage } from './types.js';
 
 const FIX = resolve(process.cwd(), 'test/fixtures/opencv/cascade');
-const TESTDATA = resolve(process.cwd(), '../shared/testdata');
+const TESTDATA = resolve(process.cwd(), 'test/fixtures/images');
 
 interface Fixture {
   images: { image: string; gray: string; width: number; height: number; downscaled: boolean; png: boolean }[];

@@ -8,7 +8,7 @@ import { mergeParts, splitPyramid } from './cascade-split.js';
 import { detectMultiScale, groupRectangles, parseHaarCascade, type DetectOptions } from './haar-cascade.js';
 
 const ROOT = process.cwd();
-const TESTDATA = resolve(ROOT, '../shared/testdata');
+const TESTDATA = resolve(ROOT, 'test/fixtures/images');
 const cascade = parseHaarCascade(readFileSync(resolve(ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
 
 async function gray(file: string, transform?: (s: Sharp) => Sharp): Promise<GrayImage> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resizeRgbBilinear } from '../image/resize-rgb.js';
 import type { RgbImage } from '../image/types.js';
-import type { ModelMetadata } from '../v2/protocol.js';
+import type { ModelMetadata } from '../kserve/protocol.js';
 import { iou, parseSsdDetections, rgbToNchwBgr, ssdContract, SsdContractError, ssdInput } from './ssd-face.js';
 
 const meta = (input: number[], output: number[], datatype: 'FP32' | 'UINT8' = 'FP32'): ModelMetadata => ({

@@ -6,7 +6,7 @@
  */
 import { resizeRgbBilinear } from '../image/resize-rgb.js';
 import type { Rect, RgbImage } from '../image/types.js';
-import type { ModelMetadata } from '../v2/protocol.js';
+import type { ModelMetadata } from '../kserve/protocol.js';
 
 /** Input side used when the descriptor leaves H or W dynamic (-1): the size the model was trained at. */
 export const SSD_DEFAULT_SIZE = 300;

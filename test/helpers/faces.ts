@@ -1,5 +1,5 @@
 /**
- * Identity sets for functional tests, built from the licensed photos in ../shared/testdata (DESIGN: no
+ * Identity sets for functional tests, built from the licensed photos in test/fixtures/images (DESIGN: no
  * labelled multi-person set exists here): each single-person photo is one identity; variations are flips,
  * brightness changes, crops and rescales made with sharp.
  */

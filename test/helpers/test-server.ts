@@ -13,7 +13,7 @@ import { loadSettings } from '../../server/config/settings.js';
 import { createLogger } from '../../server/logger.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const TESTDATA = path.resolve(REPO_ROOT, '../shared/testdata');
+export const TESTDATA = path.resolve(REPO_ROOT, 'test/fixtures/images');
 
 export interface TestServer {
   url: string;

@@ -3,11 +3,11 @@
  * core works on requests while the event loop stays free for I/O.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { GrayImage, Rect } from '../../shared/image/types.js';
-import { lbpHistogram, predictLbph, type LbphModel } from '../../shared/lbph/lbph.js';
-import { largestBox, normalizeFace } from '../../shared/vision/face-region.js';
-import { detectMultiScale, parseHaarCascade } from '../../shared/vision/haar-cascade.js';
-import type { WorkerReply } from './worker-pool.js';
+import type { GrayImage, Rect } from '../../../shared/image/types.js';
+import { lbpHistogram, predictLbph, type LbphModel } from '../../../shared/lbph/lbph.js';
+import { largestBox, normalizeFace } from '../../../shared/vision/face-region.js';
+import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
+import type { WorkerReply } from '../workers/worker-pool.js';
 import type { VisionJob, VisionResult, VisionWorkerData } from './vision-protocol.js';
 
 const config = workerData as VisionWorkerData;

@@ -3,16 +3,16 @@
  * own worker pool; a request that arrives while it loads waits for it, and one that arrives after loading
  * failed gets a 503 with the reason.
  */
-import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../shared/api/contract.js';
+import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/contract.js';
 import path from 'node:path';
-import type { RgbImage } from '../../shared/image/types.js';
-import { OBJECT_CLASSES } from '../../shared/objects/classes.js';
-import { summarize, type DetectedObject } from '../../shared/objects/types.js';
-import { ApiError } from '../http/errors.js';
-import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
-import type { Logger } from '../logger.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import { OBJECT_CLASSES } from '../../../shared/objects/classes.js';
+import { summarize, type DetectedObject } from '../../../shared/objects/types.js';
+import { ApiError } from '../../http/errors.js';
+import { decodeImage, type DecodeLimits } from '../../imaging/decode.js';
+import type { Logger } from '../../logger.js';
 import type { ObjectDetectorInfo, ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
-import { WorkerPool } from './worker-pool.js';
+import { WorkerPool } from '../workers/worker-pool.js';
 
 export type ObjectDetectorState = 'loading' | 'ready' | 'error' | 'disabled';
 
@@ -49,7 +49,7 @@ export class ObjectService {
     const data: ObjectWorkerData = {
       model: this.opts.model === 'nanodet' ? { kind: 'nanodet', dir: this.opts.modelDir } : { kind: 'yolo', file: path.join(this.opts.modelDir, this.opts.model) },
     };
-    this.pool = new WorkerPool<ObjectJob, ObjectResult>('object-worker', data, this.opts.workers);
+    this.pool = new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, this.opts.workers);
     const started = Date.now();
     this.loading = this.pool.run({ op: 'status' }).then(
       (result) => {

@@ -2,9 +2,9 @@
  * The `remote` detection engine as the rest of the server sees it: a RemoteDetector plus its status, checked
  * in the background (never per request) so `/api/ready` and `/api/models/available` answer at once.
  */
-import type { Rect, RgbImage } from '../../shared/image/types.js';
-import { ApiError } from '../http/errors.js';
-import type { Logger } from '../logger.js';
+import type { Rect, RgbImage } from '../../../shared/image/types.js';
+import { ApiError } from '../../http/errors.js';
+import type { Logger } from '../../logger.js';
 import { RemoteDetector, type RemoteStatus } from './remote-detector.js';
 
 export type RemoteEngineStatus = RemoteStatus | 'disabled';

@@ -12,9 +12,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createEmbeddingEngine, type EmbeddingEngine, type FaceApiModule, type FaceDescription } from '../../shared/embedding/engine.js';
-import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
-import { errorMessage, keepingProcessHandlers } from './runtime-support.js';
+import { createEmbeddingEngine, type EmbeddingEngine, type FaceApiModule, type FaceDescription } from '../../../shared/embedding/engine.js';
+import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
+import { errorMessage, keepingProcessHandlers } from '../workers/runtime-support.js';
 
 export interface NodeEmbeddingOptions {
   /** Folder with the face-api weight manifests and shards (the repo's `public/models/face-api`). */

@@ -21,8 +21,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import type { RgbImage } from '../../shared/image/types.js';
-import { OBJECT_CLASS_COUNT } from '../../shared/objects/classes.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import { OBJECT_CLASS_COUNT } from '../../../shared/objects/classes.js';
 import {
   createNanoDetRunner,
   NANODET_INPUT_SIZE,
@@ -31,10 +31,10 @@ import {
   type NanoDetRunner,
   type NanoDetTimings,
   type TfLike,
-} from '../../shared/objects/nanodet.js';
-import type { DetectedObject } from '../../shared/objects/types.js';
+} from '../../../shared/objects/nanodet.js';
+import type { DetectedObject } from '../../../shared/objects/types.js';
 import { optimizeNanoDetGraph, type GraphArtifacts, type GraphRewriteOptions } from './nanodet-graph.js';
-import { errorMessage, keepingProcessHandlers } from './runtime-support.js';
+import { errorMessage, keepingProcessHandlers } from '../workers/runtime-support.js';
 
 export interface NodeObjectDetectorOptions {
   /** Folder holding nanodet.json and nanodet.bin (the repo's `public/models`). */

@@ -4,17 +4,17 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { predictEmbedding, trainEmbedding, euclideanDistance, type EmbeddingSample } from '../../shared/embedding/matcher.js';
-import type { Rect, RgbImage } from '../../shared/image/types.js';
-import { rgbToGray } from '../../shared/image/ops.js';
-import { decide, DEFAULT_EMBEDDING_WINDOW } from '../../shared/recognition/confidence.js';
-import { detectMultiScale, parseHaarCascade } from '../../shared/vision/haar-cascade.js';
-import { exactFaceApiDetection } from '../../bench/face-api-reference.js';
+import { predictEmbedding, trainEmbedding, euclideanDistance, type EmbeddingSample } from '../../../shared/embedding/matcher.js';
+import type { Rect, RgbImage } from '../../../shared/image/types.js';
+import { rgbToGray } from '../../../shared/image/ops.js';
+import { decide, DEFAULT_EMBEDDING_WINDOW } from '../../../shared/recognition/confidence.js';
+import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
+import { exactFaceApiDetection } from '../../../bench/face-api-reference.js';
 import { NodeEmbeddingEngine } from './embedding-node.js';
 
 const root = process.cwd();
 const MODEL_DIR = path.join(root, 'public/models/face-api');
-const FACES = path.resolve(root, '../shared/testdata/faces');
+const FACES = path.resolve(root, 'test/fixtures/images/faces');
 const require = createRequire(import.meta.url);
 
 const cascade = parseHaarCascade(readFileSync(path.join(root, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));

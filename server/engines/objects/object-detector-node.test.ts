@@ -5,16 +5,16 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RgbImage } from '../../shared/image/types.js';
-import { iou, type BoxLike } from '../../shared/objects/nms.js';
-import { summarize, type DetectedObject } from '../../shared/objects/types.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import { iou, type BoxLike } from '../../../shared/objects/nms.js';
+import { summarize, type DetectedObject } from '../../../shared/objects/types.js';
 import { NodeObjectDetector, ObjectDetectorUnavailableError } from './object-detector-node.js';
 import type { ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
-import { WorkerPool } from './worker-pool.js';
+import { WorkerPool } from '../workers/worker-pool.js';
 
 const root = process.cwd();
 const MODEL_DIR = path.join(root, 'public/models');
-const DATA = path.resolve(root, '../shared/testdata');
+const DATA = path.resolve(root, 'test/fixtures/images');
 
 async function load(file: string): Promise<RgbImage> {
   // Grey images (basketball1, the negatives) come out as 3 equal channels.
@@ -226,7 +226,7 @@ describe('object worker (WorkerPool)', () => {
 
   it('loads NanoDet in its own thread (2 XNNPACK threads) and detects', async () => {
     const data: ObjectWorkerData = { model: { kind: 'nanodet', dir: MODEL_DIR }, threads: 2 };
-    pool = new WorkerPool<ObjectJob, ObjectResult>('object-worker', data, 1);
+    pool = new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, 1);
     const status = await pool.run({ op: 'status' });
     expect(status).toMatchObject({ op: 'status', available: true, info: { name: 'nanodet', runtime: 'tfjs-wasm', inputSize: 416, classes: 80, threads: 2 } });
     const rgb = await load('objects/pexels_double_decker_bus.jpg');

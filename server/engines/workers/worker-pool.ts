@@ -24,12 +24,13 @@ interface Slot<J, R> {
 }
 
 /**
- * Starts a worker running `<script>` beside this module: the compiled .js normally; when running from the
- * TypeScript sources (tests, dev), a bootstrap that registers tsx's loader in the worker first.
+ * Starts a worker running `<script>`, a path under server/engines/ without extension (`faces/vision-worker`):
+ * the compiled .js normally; when running from the TypeScript sources (tests, dev), a bootstrap that registers
+ * tsx's loader in the worker first.
  */
 function startWorker(script: string, workerData: unknown): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${script}.js`, import.meta.url), { workerData });
-  const entry = new URL(`./${script}.ts`, import.meta.url).href;
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`../${script}.js`, import.meta.url), { workerData });
+  const entry = new URL(`../${script}.ts`, import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(bootstrap, { eval: true, workerData });
 }
@@ -139,4 +140,4 @@ export class WorkerPool<J extends { op: string }, R> {
 }
 
 /** The cascade + LBPH workers. */
-export type VisionPool = WorkerPool<import('./vision-protocol.js').VisionJob, import('./vision-protocol.js').VisionResult>;
+export type VisionPool = WorkerPool<import('../faces/vision-protocol.js').VisionJob, import('../faces/vision-protocol.js').VisionResult>;

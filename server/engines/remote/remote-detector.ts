@@ -5,10 +5,10 @@
  *
  * Every failure, whatever its cause, is an ApiError `remote_unavailable` (503) whose message says which one.
  */
-import type { Rect, RgbImage } from '../../shared/image/types.js';
-import { inferResponse, modelConfigStatus, modelMetadata, shapeSize, type ModelMetadata } from '../../shared/v2/protocol.js';
-import { parseSsdDetections, ssdContract, ssdInput, SsdContractError, type SsdContract, type SsdDetection } from '../../shared/vision/ssd-face.js';
-import { ApiError } from '../http/errors.js';
+import type { Rect, RgbImage } from '../../../shared/image/types.js';
+import { inferResponse, modelConfigStatus, modelMetadata, shapeSize, type ModelMetadata } from '../../../shared/kserve/protocol.js';
+import { parseSsdDetections, ssdContract, ssdInput, SsdContractError, type SsdContract, type SsdDetection } from '../../../shared/vision/ssd-face.js';
+import { ApiError } from '../../http/errors.js';
 
 export type RemoteStatus = 'connected' | 'unreachable' | 'model_not_ready';
 

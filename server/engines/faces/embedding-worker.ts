@@ -4,10 +4,10 @@
  * interleave.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { predictEmbedding, type EmbeddingModel } from '../../shared/embedding/matcher.js';
+import { predictEmbedding, type EmbeddingModel } from '../../../shared/embedding/matcher.js';
 import { NodeEmbeddingEngine } from './embedding-node.js';
 import type { EmbeddingJob, EmbeddingResult, EmbeddingWorkerData } from './embedding-protocol.js';
-import type { WorkerReply } from './worker-pool.js';
+import type { WorkerReply } from '../workers/worker-pool.js';
 
 const config = workerData as EmbeddingWorkerData;
 const engine = new NodeEmbeddingEngine({ modelDir: config.modelDir });

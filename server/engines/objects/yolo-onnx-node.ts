@@ -9,9 +9,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { RgbImage } from '../../shared/image/types.js';
-import type { DetectedObject } from '../../shared/objects/types.js';
-import { errorMessage } from './runtime-support.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import type { DetectedObject } from '../../../shared/objects/types.js';
+import { errorMessage } from '../workers/runtime-support.js';
 import {
   YOLO_DEFAULT_INPUT_SIZE,
   YOLO_NUM_CLASSES,
@@ -20,8 +20,8 @@ import {
   yoloLayoutOf,
   yoloPreprocess,
   type YoloLayout,
-} from '../../shared/objects/yolo.js';
-import { checkYoloSession } from '../../shared/objects/yolo-session.js';
+} from '../../../shared/objects/yolo.js';
+import { checkYoloSession } from '../../../shared/objects/yolo-session.js';
 
 type Ort = typeof import('onnxruntime-node');
 type Session = import('onnxruntime-node').InferenceSession;

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RgbImage } from '../../shared/image/types.js';
-import { buildConstantOutputModel, yoloOutput, type ConstantOutputModel, type YoloCandidate } from '../../test/helpers/onnx-builder.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import { buildConstantOutputModel, yoloOutput, type ConstantOutputModel, type YoloCandidate } from '../../../test/helpers/onnx-builder.js';
 import { YoloOnnxDetector, YoloUnavailableError } from './yolo-onnx-node.js';
 
 let dir: string;

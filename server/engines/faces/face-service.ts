@@ -16,23 +16,23 @@ import type {
   SkippedImage,
   TrainResponse,
   TrainStatusResponse,
-} from '../../shared/api/contract.js';
-import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
-import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
-import type { LbphModel } from '../../shared/lbph/lbph.js';
-import type { DistanceWindow } from '../../shared/recognition/confidence.js';
-import { namesFromLabelIds, toFaceResult } from '../../shared/recognition/face-results.js';
-import { assembleModels } from '../../shared/recognition/training.js';
-import { ApiError } from '../http/errors.js';
-import { decodeImage, type DecodedImage, type DecodeLimits } from '../imaging/decode.js';
-import type { Logger } from '../logger.js';
-import type { ImageStore } from '../storage/image-store.js';
-import type { ModelStore } from '../storage/model-store.js';
-import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../storage/trained-files.js';
+} from '../../../shared/api/contract.js';
+import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
+import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
+import type { LbphModel } from '../../../shared/lbph/lbph.js';
+import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
+import { namesFromLabelIds, toFaceResult } from '../../../shared/recognition/face-results.js';
+import { assembleModels } from '../../../shared/recognition/training.js';
+import { ApiError } from '../../http/errors.js';
+import { decodeImage, type DecodedImage, type DecodeLimits } from '../../imaging/decode.js';
+import type { Logger } from '../../logger.js';
+import type { ImageStore } from '../../storage/image-store.js';
+import type { ModelStore } from '../../storage/model-store.js';
+import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../../storage/trained-files.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 import type { EmbeddingJob, EmbeddingResult } from './embedding-protocol.js';
-import type { RemoteEngine } from './remote-engine.js';
-import type { VisionPool, WorkerPool } from './worker-pool.js';
+import type { RemoteEngine } from '../remote/remote-engine.js';
+import type { VisionPool, WorkerPool } from '../workers/worker-pool.js';
 
 export type EmbeddingPool = WorkerPool<EmbeddingJob, EmbeddingResult>;
 

@@ -2,8 +2,8 @@
  * Messages between the API thread and the vision workers (Haar cascade + LBPH). Pixels travel as transferred
  * ArrayBuffers (no copy); models travel as structured clones once per training run.
  */
-import type { GrayImage, Rect } from '../../shared/image/types.js';
-import type { LbphModel } from '../../shared/lbph/lbph.js';
+import type { GrayImage, Rect } from '../../../shared/image/types.js';
+import type { LbphModel } from '../../../shared/lbph/lbph.js';
 
 export interface VisionWorkerData {
   cascadeXml: string;

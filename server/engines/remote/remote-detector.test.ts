@@ -10,15 +10,15 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Rect, RgbImage } from '../../shared/image/types.js';
-import { iou } from '../../shared/vision/ssd-face.js';
-import { ApiError } from '../http/errors.js';
-import { listenModelServer, type RunningModelServer } from '../model-server/app.js';
-import type { SsdBackend } from '../model-server/faceboxes.js';
+import type { Rect, RgbImage } from '../../../shared/image/types.js';
+import { iou } from '../../../shared/vision/ssd-face.js';
+import { ApiError } from '../../http/errors.js';
+import { listenModelServer, type RunningModelServer } from '../../model-server/app.js';
+import type { SsdBackend } from '../../model-server/faceboxes.js';
 import { RemoteDetector } from './remote-detector.js';
 
 const MODEL = 'face-detection-retail-0005';
-const testdata = path.resolve(process.cwd(), '../shared/testdata');
+const testdata = path.resolve(process.cwd(), 'test/fixtures/images');
 const fixtures = JSON.parse(fs.readFileSync(path.resolve(process.cwd(), 'test/fixtures/opencv/cascade/boxes.json'), 'utf8')) as {
   images: { image: string; downscaled: boolean }[];
   runs: { params: string; image: string; boxes: number[][] }[];

@@ -3,9 +3,9 @@
  * an operator-supplied YOLO ONNX model, apart from the cascade and embedding workers: one forward pass keeps
  * a core busy for ~170 ms (~115 ms on 2 XNNPACK threads), and tfjs's XNNPACK threads should not share a thread with another tfjs user.
  */
-import type { RgbImage } from '../../shared/image/types.js';
-import type { DetectedObject } from '../../shared/objects/types.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import type { DetectedObject } from '../../../shared/objects/types.js';
+import type { WorkerPool } from '../workers/worker-pool.js';
 
 export type ObjectModelSpec =
   /** `dir` holds nanodet.json + nanodet.bin. */
@@ -41,5 +41,5 @@ export type ObjectResult =
   /** `ms`: time spent in the worker (pre-processing, forward pass, decoding). */
   | { op: 'detect'; objects: DetectedObject[]; ms: number };
 
-/** The object detection worker(s): `new WorkerPool<ObjectJob, ObjectResult>('object-worker', data, 1)`. */
+/** The object detection worker(s): `new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, 1)`. */
 export type ObjectPool = WorkerPool<ObjectJob, ObjectResult>;

@@ -5,10 +5,10 @@
  */
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { RgbImage } from '../../shared/image/types.js';
-import type { DetectedObject } from '../../shared/objects/types.js';
+import type { RgbImage } from '../../../shared/image/types.js';
+import type { DetectedObject } from '../../../shared/objects/types.js';
 import type { ObjectDetectorInfo, ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
-import type { WorkerReply } from './worker-pool.js';
+import type { WorkerReply } from '../workers/worker-pool.js';
 
 interface Engine {
   load(): Promise<{ available: boolean; reason?: string; loadMs: number; threads?: number }>;

@@ -3,8 +3,8 @@
  * the cascade workers: loading tfjs into a thread slowed the cascade in that thread by about a fifth, and
  * one embedding thread is enough on an edge box.
  */
-import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
-import type { Rect, RgbImage } from '../../shared/image/types.js';
+import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
+import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 import type { RecognizedBox } from './vision-protocol.js';
 
