@@ -4,6 +4,7 @@
  * the key or token in any message or log line.
  */
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -360,10 +361,85 @@ describe('SseParser', () => {
     expect(out).toEqual(['{"a":1}', 'line1\nline2', '[DONE]']);
   });
 
-  it('treats a lone CR as a line end once the next read shows it is not CRLF', () => {
+  it('takes a lone CR as a line end, and a CR ending one read with the LF starting the next as one', () => {
     const p = new SseParser();
-    expect([...p.push('data: a\r'), ...p.push('\rdata: b\r\r')]).toEqual(['a']);
-    // The last CR might still be half of a CRLF; the next read settles it.
-    expect(p.push('data: c\n\n')).toEqual(['b', 'c']);
+    expect([...p.push('data: a\r'), ...p.push('\rdata: b\r\r')]).toEqual(['a', 'b']);
+    // Had the LF after "b1" been taken as a second line end, "b1" and "b2" would be two events.
+    expect([...p.push('data: b1\r'), ...p.push('\ndata: b2\r\n\r\n')]).toEqual(['b1\nb2']);
+    expect(p.push('data: c\n\n')).toEqual(['c']);
+  });
+
+  it('reads CRLF streams with comments and events split anywhere, one character at a time', () => {
+    const stream = ': keep-alive\r\n\r\ndata: {"a":1}\r\n\r\n:comment\r\ndata: x\r\ndata: y\r\n\r\ndata: [DONE]\r\n\r\n';
+    const p = new SseParser();
+    const out = [...stream].flatMap((ch) => p.push(ch));
+    expect([...out, ...p.push('', true)]).toEqual(['{"a":1}', 'x\ny', '[DONE]']);
+  });
+
+  it('ends a last event that has no blank line, or only its last line end, at the end of the stream', () => {
+    const p = new SseParser();
+    expect(p.push('data: a\n\ndata: b\r')).toEqual(['a']);
+    expect(p.push('', true)).toEqual(['b']);
+    const q = new SseParser();
+    expect([...q.push('data: c'), ...q.push('', true)]).toEqual(['c']);
+  });
+
+  it('refuses an event longer than 1 MiB, whether one endless line or many lines', () => {
+    expect(() => new SseParser().push(`data: ${'x'.repeat(1 << 20)}`)).toThrow(RangeError);
+    const p = new SseParser();
+    const line = `data: ${'y'.repeat(1023)}\n`;
+    expect(() => {
+      for (let i = 0; i < 1100; i++) p.push(line);
+    }).toThrow(/longer than 1 MiB/);
+  });
+});
+
+describe('LlmClient on a raw event stream', { timeout: 10_000 }, () => {
+  let server: http.Server;
+  let url: string;
+  /** The writes of the next reply, sent with a pause between them so they arrive as separate reads. */
+  let writes: string[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', async () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const w of writes) {
+          res.write(w);
+          await new Promise((r) => setTimeout(r, 15));
+        }
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  const chunk = (content: string, finish: string | null = null) =>
+    JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: finish }] });
+
+  it('streams the pieces of a CRLF stream with comments and events split across reads', async () => {
+    const first = `data: ${chunk('I see ')}\r\n\r\n`;
+    const second = `data: ${chunk('two people.', 'stop')}\r\n\r\n`;
+    writes = [
+      ': keep-alive\r\n\r\n',
+      first.slice(0, 9),
+      first.slice(9) + ': still there\r',
+      '\n' + second.slice(0, 30),
+      second.slice(30, -2),
+      second.slice(-2) + 'data: [DONE]\r\n\r\n',
+    ];
+    const stream = await new LlmClient({ endpoint: url, model: 'm', timeoutMs: 2000, log }).stream(messages);
+    expect(await collect(stream)).toEqual(['I see ', 'two people.']);
+  });
+
+  it('a stream whose last event ends without a blank line still completes', async () => {
+    writes = [`data: ${chunk('done', 'stop')}\n`];
+    const stream = await new LlmClient({ endpoint: url, model: 'm', timeoutMs: 2000, log }).stream(messages);
+    expect(await collect(stream)).toEqual(['done']);
   });
 });

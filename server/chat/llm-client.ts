@@ -6,12 +6,21 @@
  * error status or a reply that is not OpenAI-shaped `llm_bad_gateway` (502), no free slot `llm_busy` (429).
  * The API key and the service-account token never reach a message, a log line or a response: every message
  * this module builds is passed through `redact`, and upstream text is dropped for auth failures.
+ *
+ * The parts live in llm/: credentials.ts (endpoint and Authorization), gate.ts (one request upstream at a time,
+ * a bounded queue), deadline.ts (timeouts and cancellation) and sse.ts (the event stream).
  */
-import fs from 'node:fs/promises';
 import type { ChatMessage } from '../../shared/chat/prompt.js';
 import type { ErrorCode } from '../../shared/api/errors.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
+import { Credentials, parseEndpoint } from './llm/credentials.js';
+import { Deadline } from './llm/deadline.js';
+import { Gate } from './llm/gate.js';
+import { SseParser } from './llm/sse.js';
+
+export { parseEndpoint } from './llm/credentials.js';
+export { SseParser } from './llm/sse.js';
 
 export interface LlmClientOptions {
   /** Base URL (`http://llm:8080`, `http://llm:8080/v1/` and `.../v1/chat/completions` all work). */
@@ -55,246 +64,6 @@ export interface LlmStream extends AsyncIterable<string> {
 }
 
 const REDACTED = '[redacted]';
-/** Visible ASCII only: anything else would make fetch throw an error that quotes the header value. */
-const TOKEN_CHARS = /^[\x21-\x7e]+$/;
-/** Longest SSE line or event kept in memory; an upstream that never ends a line is broken. */
-const MAX_EVENT_CHARS = 1 << 20;
-
-interface Endpoint {
-  base: string;
-  /** The base URL without credentials, query or fragment: safe to show. */
-  display: string;
-  /** `user:password` from the URL, sent as Basic auth when nothing else is configured. */
-  basic?: string;
-}
-
-/** Parses the configured endpoint; the message never echoes it (it may hold credentials). */
-export function parseEndpoint(endpoint: string): Endpoint {
-  let url: URL;
-  try {
-    url = new URL(endpoint.trim());
-  } catch {
-    throw new TypeError('the LLM endpoint (CHAT_ENDPOINT) is not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('the LLM endpoint (CHAT_ENDPOINT) must be an http or https URL');
-  const basic = url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
-  const path = url.pathname
-    .replace(/\/+$/, '')
-    .replace(/\/chat\/completions$/, '')
-    .replace(/\/models$/, '')
-    .replace(/\/v1$/, '')
-    .replace(/\/+$/, '');
-  const base = url.origin + path;
-  return { base, display: base, basic };
-}
-
-/** Where the Authorization header comes from, with the token file cached on its stat signature. */
-class Credentials {
-  private cached: { sig: string; token: string } | null = null;
-  private readonly seen: string[] = [];
-
-  constructor(
-    private readonly apiKey: string | undefined,
-    private readonly tokenFile: string | undefined,
-    private readonly basic: string | undefined,
-    private readonly log: Logger | undefined,
-  ) {
-    if (apiKey !== undefined && !TOKEN_CHARS.test(apiKey)) throw new TypeError('CHAT_API_KEY holds characters a bearer token cannot have');
-    for (const s of [apiKey, basic, basic && Buffer.from(basic).toString('base64'), basic?.split(':').slice(1).join(':')]) {
-      if (s) this.seen.push(s);
-    }
-  }
-
-  /** Every secret value this client has held, longest first (so a key is redacted before its parts). */
-  secrets(): string[] {
-    return [...this.seen].sort((a, b) => b.length - a.length);
-  }
-
-  async header(): Promise<string | undefined> {
-    if (this.apiKey) return `Bearer ${this.apiKey}`;
-    if (this.tokenFile) return `Bearer ${await this.fileToken(this.tokenFile)}`;
-    if (this.basic) return `Basic ${Buffer.from(this.basic).toString('base64')}`;
-    return undefined;
-  }
-
-  /**
-   * The token in the file, read again only when its mtime, size or inode changed (Kubernetes rotates projected
-   * tokens by swapping a symlink, which stat follows). A failed read keeps the last good token.
-   */
-  private async fileToken(file: string): Promise<string> {
-    let sig: string;
-    try {
-      const st = await fs.stat(file);
-      sig = `${st.mtimeMs}:${st.size}:${st.ino}`;
-    } catch (err) {
-      if (this.cached) return this.cached.token;
-      throw new ApiError('llm_unavailable', `The LLM token file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
-    }
-    if (this.cached?.sig === sig) return this.cached.token;
-    let token: string;
-    try {
-      token = (await fs.readFile(file, 'utf8')).trim();
-    } catch (err) {
-      if (this.cached) return this.cached.token;
-      throw new ApiError('llm_unavailable', `The LLM token file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
-    }
-    if (!token) throw new ApiError('llm_unavailable', `The LLM token file ${file} is empty.`);
-    if (!TOKEN_CHARS.test(token)) throw new ApiError('llm_unavailable', `The LLM token file ${file} does not hold a valid bearer token.`);
-    if (!this.seen.includes(token)) {
-      this.seen.push(token);
-      // Old tokens stay redacted for a while; a long-running server must not grow this list forever.
-      if (this.seen.length > 8) this.seen.splice(this.apiKey || this.basic ? 1 : 0, 1);
-    }
-    if (this.cached) this.log?.info(`chat: LLM token file ${file} changed, token reloaded`);
-    this.cached = { sig, token };
-    return token;
-  }
-}
-
-/** Limits requests upstream to `max` at once, with a bounded queue. */
-class Gate {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(
-    private readonly max: number,
-    private readonly maxQueue: number,
-  ) {}
-
-  /** Resolves with a release function (idempotent) once a slot is free; throws `llm_busy` when it cannot wait. */
-  acquire(waitMs: number, busy: (why: string) => ApiError, signal?: AbortSignal): Promise<() => void> {
-    const slot = () => {
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        this.active--;
-        const next = this.waiting.shift();
-        if (next) next();
-      };
-    };
-    if (this.active < this.max) {
-      this.active++;
-      return Promise.resolve(slot());
-    }
-    if (this.waiting.length >= this.maxQueue) {
-      return Promise.reject(busy(`${this.active} request(s) running and ${this.waiting.length} waiting`));
-    }
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.active++;
-        resolve(slot());
-      };
-      const leave = () => {
-        const i = this.waiting.indexOf(wake);
-        if (i >= 0) this.waiting.splice(i, 1);
-      };
-      const timer = setTimeout(() => {
-        leave();
-        signal?.removeEventListener('abort', onAbort);
-        reject(busy(`no slot became free within ${waitMs} ms`));
-      }, waitMs);
-      const onAbort = () => {
-        leave();
-        clearTimeout(timer);
-        reject(signal!.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(wake);
-    });
-  }
-}
-
-/** An AbortController that fires after `ms` (re-armable, for idle timeouts) or when the caller's signal does. */
-class Deadline {
-  readonly controller = new AbortController();
-  timedOut = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly onOuter = () => this.controller.abort(this.outer!.reason);
-
-  constructor(
-    private readonly ms: number,
-    private readonly outer: AbortSignal | undefined,
-    private readonly onTimeout?: () => void,
-  ) {
-    this.arm();
-    if (outer?.aborted) this.controller.abort(outer.reason);
-    else outer?.addEventListener('abort', this.onOuter, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  get cancelled(): boolean {
-    return !!this.outer?.aborted;
-  }
-
-  arm(): void {
-    clearTimeout(this.timer);
-    if (this.controller.signal.aborted) return;
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort();
-      this.onTimeout?.();
-    }, this.ms);
-  }
-
-  done(): void {
-    clearTimeout(this.timer);
-    this.outer?.removeEventListener('abort', this.onOuter);
-  }
-}
-
-/** Server-sent events: feed text as it arrives, get the `data` of every complete event. */
-export class SseParser {
-  private buf = '';
-  private data: string | null = null;
-
-  push(text: string, end = false): string[] {
-    const out: string[] = [];
-    const buf = this.buf + text;
-    let start = 0;
-    for (let i = 0; i < buf.length; i++) {
-      const ch = buf[i];
-      if (ch !== '\n' && ch !== '\r') continue;
-      // A trailing CR may be the first half of a CRLF split across reads.
-      if (ch === '\r' && i + 1 === buf.length && !end) break;
-      this.line(buf.slice(start, i), out);
-      if (ch === '\r' && buf[i + 1] === '\n') i++;
-      start = i + 1;
-    }
-    this.buf = buf.slice(start);
-    if (this.buf.length > MAX_EVENT_CHARS || (this.data?.length ?? 0) > MAX_EVENT_CHARS) {
-      throw new RangeError('an event of the stream is longer than 1 MiB');
-    }
-    if (end) {
-      if (this.buf) this.line(this.buf, out);
-      this.buf = '';
-      // Lenient: a last event not followed by a blank line still counts.
-      if (this.data !== null) out.push(this.data);
-      this.data = null;
-    }
-    return out;
-  }
-
-  private line(line: string, out: string[]): void {
-    if (line === '') {
-      if (this.data !== null) out.push(this.data);
-      this.data = null;
-      return;
-    }
-    if (line.startsWith(':')) return; // comment / keep-alive
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    if (field !== 'data') return; // event, id, retry: not used by the OpenAI protocol
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    this.data = this.data === null ? value : `${this.data}\n${value}`;
-  }
-}
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -9,6 +9,11 @@
  * dict and rejects everything else: no classes, no globals, nothing is ever evaluated.
  *
  * Runs unchanged in Node and browsers (Uint8Array in and out).
+ *
+ * Hand-made rather than a library: the one shape needed is a dict of str -> int, written byte for byte as
+ * CPython's pickle.dump writes it with protocol 4, and read from any protocol while refusing anything else.
+ * The pickle packages on npm only read (pickleparser; jpickle, protocols 0 to 2), and pickleparser by default
+ * turns classes and globals into placeholder objects, so this file's writer and checks would be needed anyway.
  */
 
 // Opcodes (Lib/pickle.py names).

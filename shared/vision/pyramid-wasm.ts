@@ -1,8 +1,8 @@
 /**
  * The cascade pyramid's per-level image work as WebAssembly, for the kernels of haar-wasm.ts: OpenCV 4.6's
  * INTER_LINEAR_EXACT resize (a port of shared/image/ops.ts resizeLinearExactInto, the same fixed-point steps, so
- * the same bytes) and the integral images in the kernel's interleaved row layout (as haar-cascade.ts integrals()).
- * In JavaScript both were a fifth of a frame's cascade time.
+ * the same bytes) and the integral images in the kernel's interleaved row layout (as cascade/evaluate.ts's
+ * integrals()). In JavaScript both were a fifth of a frame's cascade time.
  */
 import { Code, I32, op, type FunctionDef } from '../wasm/builder.js';
 

@@ -3,6 +3,11 @@
  * functions over i32/f32/f64/v128, structured control flow), so a kernel can be specialised to its data (a cascade's
  * offsets and thresholds become immediates) and compiled by the host's own engine, in Node and in browsers alike.
  * Binary format: https://webassembly.github.io/spec/core/binary/
+ *
+ * Hand-made rather than a toolkit because modules are generated at run time, on the server and in every browser
+ * worker that runs the cascade (client/src/engine/cascade-worker.ts): binaryen.js or wabt.js, C++ toolchains
+ * compiled to JavaScript and megabytes each, would be loaded there to write some 80 opcodes into one fixed
+ * module shape, which takes this file about 300 lines.
  */
 
 export const I32 = 0x7f;
