@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readChatEvents, type ChatStreamEvent } from './chat-stream';
 
 /** A body delivering `chunks` (strings, UTF-8 encoded; or raw bytes) one read at a time. */
-function body(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
+function body(chunks: (string | Uint8Array<ArrayBuffer>)[]): ReadableStream<Uint8Array<ArrayBuffer>> {
   const enc = new TextEncoder();
   return new ReadableStream({
     start(c) {
@@ -13,7 +13,7 @@ function body(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
   });
 }
 
-async function events(chunks: (string | Uint8Array)[]): Promise<ChatStreamEvent[]> {
+async function events(chunks: (string | Uint8Array<ArrayBuffer>)[]): Promise<ChatStreamEvent[]> {
   const seen: ChatStreamEvent[] = [];
   await readChatEvents(body(chunks), (e) => seen.push(e));
   return seen;

@@ -22,7 +22,7 @@ const EVENTS = new Set<string>(['analysis', 'delta', 'done', 'error']);
  * off by the end of the stream, are ignored). Resolves when the stream ends, whether or not `done` came: the
  * caller tells a finished reply from a broken one.
  */
-export async function readChatEvents(body: ReadableStream<BufferSource>, onEvent: (e: ChatStreamEvent) => void): Promise<void> {
+export async function readChatEvents(body: ReadableStream<Uint8Array<ArrayBuffer>>, onEvent: (e: ChatStreamEvent) => void): Promise<void> {
   const reader = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
   for (;;) {
     const { value, done } = await reader.read();
