@@ -80,6 +80,8 @@ self.addEventListener('install', (event) => {
   // Any download failing fails the install (the browser retries later); nothing half-installed takes over.
   void app.install(event);
   void models.install(event);
+  // Best effort: a server without a trained model (or gone already) must not stop the install.
+  event.waitUntil(keepTrainedModel().catch(() => undefined));
 });
 
 self.addEventListener('activate', (event) => {
@@ -152,8 +154,29 @@ class TrainedModel extends Strategy {
     return res;
   }
 }
+
+const TRAINED_INDEX = '/api/models/trained';
+
+/**
+ * Stores the server's current trained model (its index and the files it lists) at install. The page loads it
+ * as soon as it starts, usually before this worker controls the page, and asks again only when the version
+ * changes: without this, a first visit followed by the server going away would leave nothing to recognise with.
+ */
+async function keepTrainedModel(): Promise<void> {
+  const index = await fetch(TRAINED_INDEX, { cache: 'no-store' });
+  if (index.status !== 200) return;
+  type Entry = { available?: boolean; url?: string } | undefined;
+  const body = (await index.clone().json()) as { lbph?: Entry; embedding?: Entry };
+  const base = new URL(TRAINED_INDEX, self.location.href);
+  const urls = [body.lbph, body.embedding].filter((e) => e?.available && e.url).map((e) => new URL(e!.url!, base).href);
+  const files = await Promise.all(urls.map(async (url) => [url, await fetch(url, { cache: 'no-store' })] as const));
+  if (files.some(([, res]) => res.status !== 200)) return; // a training changed it meanwhile: the page's next fetch keeps it
+  const cache = await caches.open(TRAINED_CACHE);
+  await Promise.all([cache.put(base.href, index), ...files.map(([url, res]) => cache.put(url, res))]);
+}
+
 registerRoute(
-  ({ url }) => sameOrigin(url) && under(url, '/api/models/trained'),
+  ({ url }) => sameOrigin(url) && under(url, TRAINED_INDEX),
   new TrainedModel({ cacheName: TRAINED_CACHE, plugins: [isolation], matchOptions: { ignoreVary: true } }),
 );
 
