@@ -5,9 +5,10 @@
  */
 import 'fake-indexeddb/auto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ResultRecordInput } from '../../../shared/api/contract';
 import { drainQueues, RESULTS_BATCH, type DrainDeps } from './drain';
-import { queue } from './queue';
+import { queue, type PendingResult } from './queue';
+
+type ResultRecordInput = PendingResult['record'];
 
 /** A failure as transport.ts throws them: `status` 0 when there was no answer. */
 class Failure extends Error {

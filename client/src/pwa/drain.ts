@@ -6,7 +6,6 @@
  * stops the run with everything kept, results included (the server is away); a photo the server fails on
  * (5xx) is skipped until the next run, so one bad photo cannot hold up the rest.
  */
-import type { ResultRecordInput } from '../../../shared/api/contract';
 import type { PendingCapture, PendingResult } from './queue';
 
 /** The server takes at most 100 results per request (RESULTS_BATCH_MAX). */
@@ -20,7 +19,7 @@ export interface DrainDeps {
     removeResults(seqs: number[]): Promise<unknown>;
   };
   postCapture(label: string, blob: Blob, captureId: string): Promise<unknown>;
-  postResults(records: ResultRecordInput[]): Promise<unknown>;
+  postResults(records: PendingResult['record'][]): Promise<unknown>;
   /** No answer at all: the server is away (stop the run). */
   isUnreachable(err: unknown): boolean;
   /** Worth another try later (keep the item) rather than refused for good (drop it and say so). */

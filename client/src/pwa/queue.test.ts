@@ -5,8 +5,9 @@
  */
 import 'fake-indexeddb/auto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ResultRecordInput } from '../../../shared/api/contract';
-import { MAX_PENDING_RESULTS, queue } from './queue';
+import { MAX_PENDING_RESULTS, queue, type PendingResult } from './queue';
+
+type ResultRecordInput = PendingResult['record'];
 
 function capture(id: string, label = 'grace') {
   return { capture_id: id, label, blob: new Blob([id], { type: 'image/jpeg' }), created: Date.now() };
