@@ -6,66 +6,83 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, defineConfig, type Plugin, type Rolldown } from 'vite';
+import { defineConfig, type Plugin, type Rolldown } from 'vite';
+import { VitePWA } from 'vite-plugin-pwa';
 import solid from 'vite-plugin-solid';
-import type { PrecacheManifest } from './client/src/pwa/types.js';
 
 const API = process.env.LOOKOUT_API ?? 'http://127.0.0.1:8080';
 
 const REPO = path.dirname(fileURLToPath(import.meta.url));
+const MODELS_DIR = path.join(REPO, 'public/models');
 
 /** The model files the in-browser engines load (client/src/engine): downloaded by the service worker at install. */
 const OFFLINE_MODELS = ['haarcascade_frontalface_alt2.xml', 'face-api/', 'nanodet.json', 'nanodet.bin'];
 
+/** Files the build may hold that the app never loads at start: the bench page's, source maps, Vite's own. */
+const NOT_PRECACHED = [
+  'bench.html',
+  '.vite/**',
+  '**/*.map',
+  // onnxruntime-web's 14 MB WASM runs only an operator's YOLO model: cached on first use, not at install.
+  '**/ort-wasm*',
+];
+
 /**
- * The offline kiosk's service worker: after the app is written, lists what it must precache (index.html,
- * every built file the app uses, the manifest and icons, the engines' model files), versions the list by the
- * files' bytes, and compiles client/src/pwa/sw.ts with that list into dist/client/sw.js (one classic script:
- * every browser with service workers runs it). The bench page's own files are left out.
+ * The model files, for the service worker's precache: served by the server from public/models (not part of
+ * the build), so listed here with a revision from their bytes. A rebuild without model changes keeps the
+ * same revisions, and the device keeps its copies.
  */
-function offlineKiosk(): Plugin {
+function modelEntries(): { url: string; revision: string }[] {
+  const files = OFFLINE_MODELS.flatMap((m) =>
+    m.endsWith('/') ? fs.readdirSync(path.join(MODELS_DIR, m)).sort().map((f) => `${m}${f}`) : [m],
+  );
+  return files.map((f) => ({
+    url: `/models/${f}`,
+    revision: createHash('sha256').update(fs.readFileSync(path.join(MODELS_DIR, f))).digest('hex').slice(0, 16),
+  }));
+}
+
+/** The bench page's own chunks, found in the app's bundle and left out of the precache (benchOnlyFiles). */
+let benchOnly = new Set<string>();
+function findBenchOnly(): Plugin {
   return {
-    name: 'lookout-offline-kiosk',
+    name: 'lookout-bench-only',
     apply: 'build',
-    async writeBundle(options, bundle) {
-      const outDir = options.dir!;
-      const benchOnly = benchOnlyFiles(bundle);
-      const app = listFiles(outDir)
-        // onnxruntime-web's 14 MB WASM runs only an operator's YOLO model: cached on first use, not at install.
-        .filter((f) => f !== 'sw.js' && f !== 'bench.html' && !f.startsWith('.vite/') && !f.endsWith('.map') && !benchOnly.has(f) && !/\/ort-wasm/.test(f))
-        .map((f) => (f === 'index.html' ? '/index.html' : `/${f}`));
-      const modelsDir = path.join(REPO, 'public/models');
-      const models = OFFLINE_MODELS.flatMap((m) =>
-        m.endsWith('/') ? fs.readdirSync(path.join(modelsDir, m)).sort().map((f) => `/models/${m}${f}`) : [`/models/${m}`],
-      );
-      const appBytes = (p: string) => path.join(outDir, p);
-      const modelBytes = (p: string) => path.join(modelsDir, p.slice('/models/'.length));
-      const manifest: PrecacheManifest = { appVersion: versionOf(app, appBytes), modelsVersion: versionOf(models, modelBytes), app, models };
-      const out = (await build({
-        configFile: false,
-        root: path.join(REPO, 'client'),
-        publicDir: false,
-        logLevel: 'warn',
-        define: { __LOOKOUT_PRECACHE__: JSON.stringify(manifest) },
-        build: {
-          write: false,
-          emptyOutDir: false,
-          target: 'es2022',
-          minify: true,
-          lib: { entry: path.join(REPO, 'client/src/pwa/sw.ts'), formats: ['iife'], name: 'lookoutServiceWorker', fileName: () => 'sw.js' },
-        },
-      })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
-      const chunk = (Array.isArray(out) ? out : [out]).flatMap((o) => o.output).find((o) => o.type === 'chunk');
-      if (!chunk || chunk.type !== 'chunk') throw new Error('the service worker build produced no script');
-      fs.writeFileSync(path.join(outDir, 'sw.js'), chunk.code);
-      const size = (files: string[], at: (p: string) => string) => files.reduce((n, f) => n + fs.statSync(at(f)).size, 0);
-      const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
-      this.info(
-        `sw.js (app ${manifest.appVersion}, models ${manifest.modelsVersion}) precaches ${app.length} app files (${mb(size(app, appBytes))}) ` +
-          `and ${models.length} model files (${mb(size(models, modelBytes))})`,
-      );
+    generateBundle(_options, bundle) {
+      benchOnly = benchOnlyFiles(bundle);
     },
   };
+}
+
+/**
+ * The offline kiosk's service worker (client/src/pwa/sw.ts, Workbox), built by vite-plugin-pwa into
+ * dist/client/sw.js, one classic script (iife: every browser with service workers runs it), with the precache
+ * list injected: index.html, every built file the app uses, the manifest and its icons (client/public, kept as
+ * they are: the plugin writes no manifest of its own), and the engines' model files. The server sends /sw.js
+ * with no-cache and Service-Worker-Allowed (server/app.ts); register.ts registers it with scope /.
+ */
+function offlineKiosk() {
+  return VitePWA({
+    strategies: 'injectManifest',
+    srcDir: 'src/pwa',
+    filename: 'sw.ts',
+    scope: '/',
+    manifest: false,
+    injectRegister: false,
+    includeManifestIcons: false,
+    injectManifest: {
+      rollupFormat: 'iife',
+      target: 'es2022',
+      minify: true,
+      sourcemap: false,
+      globPatterns: ['**/*'],
+      globIgnores: NOT_PRECACHED,
+      // The largest app file (the TF.js WASM backends) is a few MB; the build fails rather than leave one out.
+      maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
+      manifestTransforms: [async (entries) => ({ manifest: entries.filter((e) => !benchOnly.has(e.url)), warnings: [] })],
+      additionalManifestEntries: modelEntries(),
+    },
+  });
 }
 
 /** Files (relative to outDir) only the bench page needs: reachable from its entry and not from the app's. */
@@ -87,25 +104,11 @@ function benchOnlyFiles(bundle: Rolldown.OutputBundle): Set<string> {
   return new Set([...reach('bench')].filter((f) => !app.has(f)));
 }
 
-function listFiles(dir: string, prefix = ''): string[] {
-  return fs
-    .readdirSync(path.join(dir, prefix), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? listFiles(dir, `${prefix}${e.name}/`) : [`${prefix}${e.name}`]))
-    .sort();
-}
-
-/** A short hash of the files' names and bytes: the cache name changes exactly when something to cache does. */
-function versionOf(urls: string[], fileOf: (url: string) => string): string {
-  const h = createHash('sha256');
-  for (const u of urls) h.update(u).update('\0').update(fs.readFileSync(fileOf(u))).update('\0');
-  return h.digest('hex').slice(0, 12);
-}
-
 export default defineConfig({
   root: 'client',
   // client/public (relative to root): the web app manifest and its icons, copied to dist/client as they are.
   publicDir: 'public',
-  plugins: [solid(), offlineKiosk()],
+  plugins: [solid(), findBenchOnly(), offlineKiosk()],
   build: {
     outDir: '../dist/client',
     emptyOutDir: true,

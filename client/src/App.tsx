@@ -1,11 +1,12 @@
 /**
- * The shell: header with the navigation, a banner while the server cannot be reached, and the current page.
- * Pages other than the dashboard load on first visit, so the first load stays small.
+ * The shell: header with the navigation, a banner while the server cannot be reached, and the current page,
+ * routed by @solidjs/router (history mode). The server answers index.html for every app path, and the service
+ * worker does offline, so deep links and reloads work. Pages other than the dashboard load on first visit, so
+ * the first load stays small.
  */
-import { createMemo, For, lazy, Show, Suspense, type Component } from 'solid-js';
-import { Dynamic } from 'solid-js/web';
+import { A, Router, useLocation, type RouteDefinition, type RouteSectionProps } from '@solidjs/router';
+import { createEffect, For, lazy, Show, Suspense, type Component } from 'solid-js';
 import { Notice } from './components/Notice';
-import { navigate, path } from './lib/router';
 import { serverStatus } from './lib/server-status';
 import { SyncStatus } from './pwa/SyncStatus';
 import { Dashboard } from './pages/Dashboard';
@@ -26,36 +27,41 @@ export const PAGES: PageEntry[] = [
 ];
 
 function NotFound() {
+  const location = useLocation();
   return (
     <section>
       <h1>Page not found</h1>
       <p>
-        There is no page at <code>{path()}</code>. <a href="/" onClick={(e) => (e.preventDefault(), navigate('/'))}>Go to the dashboard</a>.
+        There is no page at <code>{location.pathname}</code>. <A href="/">Go to the dashboard</A>.
       </p>
     </section>
   );
 }
 
-export function App() {
-  const page = createMemo(() => PAGES.find((p) => p.path === path()));
-  createMemo(() => (document.title = page() ? `${page()!.title} · Lookout` : 'Lookout'));
+function Shell(props: RouteSectionProps) {
+  const location = useLocation();
+  createEffect(() => {
+    const page = PAGES.find((p) => p.path === location.pathname);
+    document.title = page ? `${page.title} · Lookout` : 'Lookout';
+  });
   return (
     <>
       <a class="skip-link" href="#main">
         Skip to content
       </a>
       <header class="app-header">
-        <a class="brand" href="/" onClick={(e) => (e.preventDefault(), navigate('/'))}>
+        <A class="brand" href="/" end>
           Lookout
-        </a>
+        </A>
         <nav aria-label="Main">
           <ul>
             <For each={PAGES}>
               {(p) => (
                 <li>
-                  <a href={p.path} aria-current={path() === p.path ? 'page' : undefined} onClick={(e) => (e.preventDefault(), navigate(p.path))}>
+                  {/* `end`: only the exact path is the current page (aria-current="page", styled in styles.css). */}
+                  <A href={p.path} end>
                     {p.title}
-                  </a>
+                  </A>
                 </li>
               )}
             </For>
@@ -71,10 +77,14 @@ export function App() {
         </div>
       </Show>
       <main id="main" tabindex="-1">
-        <Suspense fallback={<p role="status">Loading the page…</p>}>
-          <Dynamic component={page()?.component ?? NotFound} />
-        </Suspense>
+        <Suspense fallback={<p role="status">Loading the page…</p>}>{props.children}</Suspense>
       </main>
     </>
   );
+}
+
+const ROUTES: RouteDefinition[] = [...PAGES.map((p) => ({ path: p.path, component: p.component })), { path: '*404', component: NotFound }];
+
+export function App() {
+  return <Router root={Shell}>{ROUTES}</Router>;
 }

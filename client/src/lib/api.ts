@@ -73,12 +73,6 @@ function jsonBody(method: string, body: unknown): RequestInit {
   return { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-export type ChatStreamEvent =
-  | { event: 'analysis'; data: ChatAnalysis | null }
-  | { event: 'delta'; data: { content: string } }
-  | { event: 'done'; data: { response: string } }
-  | { event: 'error'; data: { code: string; message: string } };
-
 export const api = {
   health: () => json<HealthResponse>('/health'),
   /** /api/ready answers 503 with the same body while not ready: read it either way. */
@@ -116,27 +110,4 @@ export const api = {
   chatStatus: () => json<ChatStatusBody>('/chat/status'),
   chat: (message: string, image?: string) =>
     json<{ response: string; analysis: ChatAnalysis | null }>('/chat', jsonBody('POST', image ? { message, image } : { message })),
-  /** Streams the reply as server-sent events, calling `onEvent` for each; resolves when the stream ends. */
-  chatStream: async (message: string, image: string | undefined, onEvent: (e: ChatStreamEvent) => void, signal?: AbortSignal) => {
-    const res = await send('/chat', { ...jsonBody('POST', image ? { message, image, stream: true } : { message, stream: true }), signal });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        let event = 'message';
-        const data: string[] = [];
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event:')) event = line.slice(6).trim();
-          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-        }
-        if (data.length) onEvent({ event, data: JSON.parse(data.join('\n')) } as ChatStreamEvent);
-      }
-    }
-  },
 };

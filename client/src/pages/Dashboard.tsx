@@ -4,7 +4,7 @@
  */
 import { For, Show } from 'solid-js';
 import type { ReadyResponse } from '../../../shared/api/contract';
-import { navigate } from '../lib/router';
+import { A } from '@solidjs/router';
 import { serverStatus } from '../lib/server-status';
 
 const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
@@ -58,9 +58,9 @@ export function Dashboard() {
       </Show>
       <p class="muted">
         Recognition model: <strong>{ready()?.recognition_model ?? '…'}</strong>.{' '}
-        <a href="/config" onClick={(e) => (e.preventDefault(), navigate('/config'))}>
+        <A href="/config">
           Change models
-        </a>
+        </A>
       </p>
 
       <h2>People</h2>
@@ -71,9 +71,9 @@ export function Dashboard() {
             fallback={
               <p data-testid="labels-empty">
                 Nobody has been added yet.{' '}
-                <a href="/training" onClick={(e) => (e.preventDefault(), navigate('/training'))}>
+                <A href="/training">
                   Add a person on the training page
-                </a>
+                </A>
                 .
               </p>
             }

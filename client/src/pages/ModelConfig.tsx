@@ -10,7 +10,7 @@ import { ChoiceGroup, type Choice } from '../components/config/ChoiceGroup';
 import { DETECTION_TEXT, formatWhen, RECOGNITION_TEXT, REMOTE_STATUS_TEXT } from '../components/config/descriptions';
 import { Notice, type NoticeKind } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
-import { navigate } from '../lib/router';
+import { A } from '@solidjs/router';
 import { refreshStatus } from '../lib/server-status';
 
 const POLL_MS = 3000;
@@ -25,9 +25,9 @@ interface Message {
 
 function TrainingLink() {
   return (
-    <a href="/training" onClick={(e) => (e.preventDefault(), navigate('/training'))}>
+    <A href="/training">
       Train on the Training page
-    </a>
+    </A>
   );
 }
 

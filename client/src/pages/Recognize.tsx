@@ -16,7 +16,7 @@ import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
 import { faceAnalyzer } from '../lib/analyze';
 import { drawFaces } from '../lib/overlay';
-import { navigate } from '../lib/router';
+import { A } from '@solidjs/router';
 import { serverStatus } from '../lib/server-status';
 
 const DETECTION_NAMES: Record<DetectionMethod, string> = {
@@ -78,9 +78,9 @@ export default function Recognize() {
       <Show when={trained() === false}>
         <Notice kind="warn" testId="not-trained">
           Not trained yet: every face is unknown.{' '}
-          <a href="/training" onClick={(e) => (e.preventDefault(), navigate('/training'))}>
+          <A href="/training">
             Train on the Training page
-          </a>
+          </A>
           .
         </Notice>
       </Show>
@@ -130,9 +130,9 @@ export default function Recognize() {
           </dl>
           <p class="muted small">
             Recognition model and detection method are chosen on the{' '}
-            <a href="/config" onClick={(e) => (e.preventDefault(), navigate('/config'))}>
+            <A href="/config">
               Models
-            </a>{' '}
+            </A>{' '}
             page.
           </p>
         </aside>

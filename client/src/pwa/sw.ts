@@ -1,180 +1,202 @@
 /**
- * Lookout's service worker: the offline kiosk. At install it downloads the app (index.html and every built
- * asset) and the model files the in-browser engines use, so with the server gone the app still starts and
- * still detects and recognises. Built by vite.config.ts into dist/client/sw.js, with the list of files and
- * the versions injected as __LOOKOUT_PRECACHE__.
+ * Lookout's service worker: the offline kiosk, on Workbox. At install it downloads the app (index.html and
+ * every built file) and the model files the in-browser engines use, so with the server gone the app still
+ * starts and still detects and recognises. vite-plugin-pwa (injectManifest, vite.config.ts) builds this file
+ * into dist/client/sw.js and puts the list of files, each with its revision, where `self.__WB_MANIFEST` is.
  *
- *   navigations (any non-/api path)   network first (a few seconds), then the cached index.html (SPA)
- *   /assets/* (hashed names)          cache first
- *   /models/*                         cache first; a model file not precached is kept once fetched
- *   GET /api/models/trained*          network first, the last good answer when the server is gone
- *   every other /api request          not touched: straight to the network, never cached
+ *   navigations (not /api, /assets, /models)  network first (4 s), then the precached index.html (SPA)
+ *   precached files (app, models)             from the precache; a changed file is downloaded again, an
+ *                                              unchanged one is kept across versions (per-file revisions)
+ *   /assets/* not precached (ORT's WASM)      cache first, kept once fetched (a few, newest kept)
+ *   /models/* not precached                   cache first, kept once fetched
+ *   GET /api/models/trained*                  network first, the last good answer when the server is gone
+ *   every other /api request                  not touched: straight to the network, never cached
+ *
+ * Two precaches, app and models, each with its own cache (lookout-app-*, lookout-models-*): the engines'
+ * models are most of the bytes, and keeping them apart lets a person (or a test) see and clear either. That
+ * is why this uses two PrecacheControllers rather than precacheAndRoute(), which has one.
+ *
+ * Every response served from a cache gets the cross-origin isolation headers (withIsolation): the page must
+ * be `crossOriginIsolated` for SharedArrayBuffer, so for the engines' multi-threaded WASM, and that is decided
+ * by the headers of the response the document (and each worker script) arrived in. The server sends them on
+ * everything; a copy stored before they were sent, or by a proxy that drops them, would otherwise start the
+ * app offline without threads.
  *
  * Captures and results made offline are not this file's business: the page queues them in IndexedDB
  * (queue.ts) and sends them when the server answers again (sync.ts).
  */
-import type { PrecacheManifest, SwMessage } from './types';
+import { ExpirationPlugin } from 'workbox-expiration';
+import { PrecacheController, PrecacheRoute, type PrecacheEntry } from 'workbox-precaching';
+import { NavigationRoute, registerRoute } from 'workbox-routing';
+import { CacheFirst, NetworkOnly, Strategy, type StrategyHandler, type StrategyOptions } from 'workbox-strategies';
 
-declare const __LOOKOUT_PRECACHE__: PrecacheManifest;
+declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: (PrecacheEntry | string)[] };
 
-const sw = self as unknown as ServiceWorkerGlobalScope;
-const PRECACHE = __LOOKOUT_PRECACHE__;
+type Plugin = NonNullable<StrategyOptions['plugins']>[number];
 
-const APP_CACHE = `lookout-app-${PRECACHE.appVersion}`;
-const MODELS_CACHE = `lookout-models-${PRECACHE.modelsVersion}`;
-/** The last trained model: kept across app versions (a new version must not forget it while offline). */
+/** v2: Workbox's layout (one cache across versions, per-file revisions); v1 was one cache per build hash. */
+const APP_CACHE = 'lookout-app-v2';
+const MODELS_CACHE = 'lookout-models-v2';
+/** The last trained model: the same name as before, so an upgrade made offline does not forget it. */
 const TRAINED_CACHE = 'lookout-trained-v1';
+const RUNTIME_ASSETS = 'lookout-runtime-assets';
+const RUNTIME_MODELS = 'lookout-runtime-models';
 const OUR_CACHES = /^lookout-/;
+const KEEP = new Set([APP_CACHE, MODELS_CACHE, TRAINED_CACHE, RUNTIME_ASSETS, RUNTIME_MODELS]);
 
 const INDEX = '/index.html';
 /** A navigation waits this long for the server before the cached app is shown instead. */
-const NAVIGATION_TIMEOUT_MS = 4000;
-/** Downloads at once during install: enough to keep a LAN busy, few enough not to starve the page. */
-const INSTALL_PARALLEL = 4;
+const NAVIGATION_TIMEOUT_S = 4;
 
-const appFiles = new Set(PRECACHE.app);
+/** As server/http/headers.ts sends them. */
+const ISOLATION_HEADERS: [string, string][] = [
+  ['cross-origin-opener-policy', 'same-origin'],
+  ['cross-origin-embedder-policy', 'require-corp'],
+  ['cross-origin-resource-policy', 'same-origin'],
+];
 
-sw.addEventListener('install', (event) => {
-  event.waitUntil(precacheAll());
+function withIsolation(res: Response): Response;
+function withIsolation(res: Response | undefined): Response | undefined;
+function withIsolation(res: Response | undefined): Response | undefined {
+  if (!res || res.type === 'opaque' || res.type === 'opaqueredirect') return res;
+  if (ISOLATION_HEADERS.every(([name, value]) => res.headers.get(name) === value)) return res;
+  const headers = new Headers(res.headers);
+  for (const [name, value] of ISOLATION_HEADERS) headers.set(name, value);
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
+const isolation: Plugin = { cachedResponseWillBeUsed: async ({ cachedResponse }) => withIsolation(cachedResponse) };
+
+const isModelUrl = (url: string) => new URL(url, self.location.href).pathname.startsWith('/models/');
+const manifest = self.__WB_MANIFEST;
+const entryUrl = (e: PrecacheEntry | string) => (typeof e === 'string' ? e : e.url);
+
+const app = new PrecacheController({ cacheName: APP_CACHE, plugins: [isolation] });
+const models = new PrecacheController({ cacheName: MODELS_CACHE, plugins: [isolation] });
+app.addToCacheList(manifest.filter((e) => !isModelUrl(entryUrl(e))));
+models.addToCacheList(manifest.filter((e) => isModelUrl(entryUrl(e))));
+
+self.addEventListener('install', (event) => {
+  // Any download failing fails the install (the browser retries later); nothing half-installed takes over.
+  void app.install(event);
+  void models.install(event);
+  // Best effort: a server without a trained model (or gone already) must not stop the install.
+  event.waitUntil(keepTrainedModel().catch(() => undefined));
 });
 
-sw.addEventListener('activate', (event) => {
+self.addEventListener('activate', (event) => {
+  void app.activate(event); // drops files the new list no longer has
+  void models.activate(event);
   event.waitUntil(
     (async () => {
-      // A new version replaces the old one's caches; the trained-model cache carries over.
-      const keep = new Set([APP_CACHE, MODELS_CACHE, TRAINED_CACHE]);
+      // Caches of earlier versions (the hand-written worker's lookout-app-<hash>, say) go; ours stay.
       for (const name of await caches.keys()) {
-        if (OUR_CACHES.test(name) && !keep.has(name)) await caches.delete(name);
+        if (OUR_CACHES.test(name) && !KEEP.has(name)) await caches.delete(name);
       }
       // The navigation request starts while the worker boots, so network-first costs no extra wait.
-      await sw.registration.navigationPreload?.enable().catch(() => undefined);
-      await sw.clients.claim();
+      await self.registration.navigationPreload?.enable().catch(() => undefined);
+      await self.clients.claim();
     })(),
   );
 });
 
-sw.addEventListener('message', (event) => {
-  const msg = event.data as SwMessage | undefined;
-  // The page's "reload to update" button: without it a kiosk tab that never closes would never update.
-  if (msg?.type === 'skip-waiting') void sw.skipWaiting();
+self.addEventListener('message', (event) => {
+  // The page's "reload to update" button (workbox-window's messageSkipWaiting): a kiosk tab that never
+  // closes would otherwise never update.
+  if ((event.data as { type?: string } | undefined)?.type === 'SKIP_WAITING') void self.skipWaiting();
 });
 
-sw.addEventListener('fetch', (event) => {
-  const req = event.request;
-  if (req.method !== 'GET') return; // uploads, results, training: always the network's business
-  const url = new URL(req.url);
-  if (url.origin !== sw.location.origin) return;
-  const p = url.pathname;
-  if (p === '/api' || p.startsWith('/api/')) {
-    if (p === '/api/models/trained' || p.startsWith('/api/models/trained/')) event.respondWith(trainedModel(event));
-    return; // live answers (status, results, images...) are never served from a cache
-  }
-  // Kept once fetched: the few built files not precached (onnxruntime-web's WASM) then work offline too.
-  if (p.startsWith('/assets/')) return event.respondWith(cacheFirst(event, APP_CACHE));
-  if (p.startsWith('/models/')) return event.respondWith(cacheFirst(event, MODELS_CACHE));
-  if (req.mode === 'navigate') return event.respondWith(navigation(event));
-  if (appFiles.has(p)) event.respondWith(cacheFirst(event, null)); // the manifest and its icons
-});
+const sameOrigin = (url: URL) => url.origin === self.location.origin;
+const under = (url: URL, prefix: string) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`);
 
-/** Downloads every listed file into this version's caches; any failure fails the install (retried later). */
-async function precacheAll(): Promise<void> {
-  const [app, models] = await Promise.all([caches.open(APP_CACHE), caches.open(MODELS_CACHE)]);
-  const jobs = [
-    ...PRECACHE.app.map((path) => ({ path, cache: app, hashed: path.startsWith('/assets/') })),
-    ...PRECACHE.models.map((path) => ({ path, cache: models, hashed: false })),
-  ];
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const { path, cache, hashed } = jobs[next++];
-      if (await cache.match(path)) continue; // an interrupted install of this same version got it already
-      if (hashed) {
-        // A hashed asset unchanged since the last version is the same file: copy it, do not download it again.
-        const old = await caches.match(path);
-        if (old) {
-          await cache.put(path, old);
-          continue;
-        }
-      }
-      // no-cache: revalidate with the server, so a stale copy in the HTTP cache is never installed.
-      const res = await fetch(path, { cache: 'no-cache' });
-      if (!res.ok) throw new Error(`Lookout offline mode: ${path} answered ${res.status}`);
-      await cache.put(path, await storable(res));
-    }
-  };
-  await Promise.all(Array.from({ length: INSTALL_PARALLEL }, worker));
-}
+/**
+ * Navigations: the network, then the precached index.html (the app is one page; every route is that page).
+ * A proxy in front of a stopped server answers 502/503/504: the cached app is more use than its error page.
+ */
+const appShell: Plugin = {
+  handlerDidError: async () => withIsolation(await app.matchPrecache(INDEX)),
+  handlerWillRespond: async ({ response }) =>
+    response.status >= 502 && response.status <= 504 ? (withIsolation(await app.matchPrecache(INDEX)) ?? response) : response,
+};
+registerRoute(
+  new NavigationRoute(new NetworkOnly({ networkTimeoutSeconds: NAVIGATION_TIMEOUT_S, plugins: [appShell] }), {
+    denylist: [/^\/(api|assets|models)(\/|$)/],
+  }),
+);
 
-/** A redirected response cannot answer a navigation: keep a plain copy of it. */
-async function storable(res: Response): Promise<Response> {
-  if (!res.redirected) return res;
-  return new Response(await res.blob(), { status: res.status, statusText: res.statusText, headers: res.headers });
-}
-
-/** Network first, then the cached index.html: the app is a single page, every route is that page. */
-async function navigation(event: FetchEvent): Promise<Response> {
-  const fallback = async () => (await caches.match(INDEX, { cacheName: APP_CACHE })) ?? (await caches.match(INDEX));
-  try {
-    const res = await withTimeout(
-      (async () => ((await event.preloadResponse) as Response | undefined) ?? fetch(event.request))(),
-      NAVIGATION_TIMEOUT_MS,
-    );
-    // A proxy in front of a stopped server answers 502/503/504: the cached app is more use than its page.
-    if (res.status >= 502 && res.status <= 504) return (await fallback()) ?? res;
-    return res;
-  } catch (err) {
-    const cached = await fallback();
-    if (cached) return cached;
-    throw err;
-  }
-}
-
-/** Cache first (any of our caches), else the network; `keepIn` stores a fetched copy there. */
-async function cacheFirst(event: FetchEvent, keepIn: string | null): Promise<Response> {
-  const hit = await caches.match(event.request, { ignoreVary: true });
-  if (hit) return hit;
-  const res = await fetch(event.request);
-  // 200 only: never a partial (206) or an error page in place of a model file.
-  if (keepIn && res.status === 200) {
-    const copy = res.clone();
-    event.waitUntil(caches.open(keepIn).then((c) => c.put(event.request.url, copy)));
-  }
-  return res;
-}
+// Precached files. No directory index: "/" is a navigation, answered network first above.
+registerRoute(new PrecacheRoute(app, { directoryIndex: '', cleanURLs: false }));
+registerRoute(new PrecacheRoute(models, { directoryIndex: '', cleanURLs: false }));
 
 /**
  * The server's trained model: network first, so a new training is seen at once; when the server cannot be
- * reached, the copy from the last good answer, so recognition keeps working offline with the last model.
+ * reached (or fails), the copy from the last good answer, so recognition keeps working with the last model.
+ * A 4xx means the server has no such model any more (labels deleted): offline must not bring the old one back,
+ * which Workbox's NetworkFirst cannot express, hence this small strategy.
  */
-async function trainedModel(event: FetchEvent): Promise<Response> {
-  const key = event.request.url;
-  const cached = () => caches.match(key, { cacheName: TRAINED_CACHE, ignoreVary: true });
-  let res: Response;
-  try {
-    res = await fetch(event.request);
-  } catch (err) {
-    const hit = await cached();
-    if (hit) return hit;
-    throw err;
+class TrainedModel extends Strategy {
+  protected override async _handle(request: Request, handler: StrategyHandler): Promise<Response> {
+    let res: Response;
+    try {
+      res = await handler.fetch(request);
+    } catch (err) {
+      const hit = await handler.cacheMatch(request);
+      if (hit) return hit;
+      throw err;
+    }
+    if (res.status === 200) {
+      handler.waitUntil(handler.cachePut(request, res.clone()));
+    } else if (res.status >= 400 && res.status < 500) {
+      handler.waitUntil(caches.open(this.cacheName).then((c) => c.delete(request, this.matchOptions)));
+    } else if (res.status >= 500) {
+      return (await handler.cacheMatch(request)) ?? res;
+    }
+    return res;
   }
-  if (res.status === 200) {
-    const copy = res.clone();
-    event.waitUntil(caches.open(TRAINED_CACHE).then((c) => c.put(key, copy)));
-  } else if (res.status >= 400 && res.status < 500) {
-    // The server has no such model any more (labels deleted): offline must not bring the old one back.
-    event.waitUntil(caches.open(TRAINED_CACHE).then((c) => c.delete(key)));
-  } else if (res.status >= 500) {
-    return (await cached()) ?? res;
-  }
-  return res;
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out')), ms);
-    p.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e) => (clearTimeout(timer), reject(e)),
-    );
-  });
+const TRAINED_INDEX = '/api/models/trained';
+
+/**
+ * Stores the server's current trained model (its index and the files it lists) at install. The page loads it
+ * as soon as it starts, usually before this worker controls the page, and asks again only when the version
+ * changes: without this, a first visit followed by the server going away would leave nothing to recognise with.
+ */
+async function keepTrainedModel(): Promise<void> {
+  const index = await fetch(TRAINED_INDEX, { cache: 'no-store' });
+  if (index.status !== 200) return;
+  type Entry = { available?: boolean; url?: string } | undefined;
+  const body = (await index.clone().json()) as { lbph?: Entry; embedding?: Entry };
+  const base = new URL(TRAINED_INDEX, self.location.href);
+  const urls = [body.lbph, body.embedding].filter((e) => e?.available && e.url).map((e) => new URL(e!.url!, base).href);
+  const files = await Promise.all(urls.map(async (url) => [url, await fetch(url, { cache: 'no-store' })] as const));
+  if (files.some(([, res]) => res.status !== 200)) return; // a training changed it meanwhile: the page's next fetch keeps it
+  const cache = await caches.open(TRAINED_CACHE);
+  await Promise.all([cache.put(base.href, index), ...files.map(([url, res]) => cache.put(url, res))]);
 }
+
+registerRoute(
+  ({ url }) => sameOrigin(url) && under(url, TRAINED_INDEX),
+  new TrainedModel({ cacheName: TRAINED_CACHE, plugins: [isolation], matchOptions: { ignoreVary: true } }),
+);
+
+// Built files not precached (onnxruntime-web's 14 MB WASM runs only an operator's YOLO model): kept once
+// fetched, so they work offline too; the newest few stay, older builds' copies go.
+registerRoute(
+  ({ url }) => sameOrigin(url) && url.pathname.startsWith('/assets/'),
+  new CacheFirst({
+    cacheName: RUNTIME_ASSETS,
+    matchOptions: { ignoreVary: true },
+    plugins: [isolation, new ExpirationPlugin({ maxEntries: 12, purgeOnQuotaError: true })],
+  }),
+);
+// Model files not precached (an operator's own model): kept once fetched. 200 only (CacheFirst's default):
+// never a partial (206) or an error page in place of a model file.
+registerRoute(
+  ({ url }) => sameOrigin(url) && url.pathname.startsWith('/models/'),
+  new CacheFirst({
+    cacheName: RUNTIME_MODELS,
+    matchOptions: { ignoreVary: true },
+    plugins: [isolation, new ExpirationPlugin({ maxEntries: 40, purgeOnQuotaError: true })],
+  }),
+);

@@ -1,7 +1,8 @@
 /**
  * Sends what was queued offline (queue.ts) once the server answers again: when the app starts, when the
  * browser comes back online, when the server-status poll sees the server again, and every SYNC_INTERVAL_MS
- * while anything is waiting. Training images go first, one at a time, then results in batches, oldest first.
+ * while anything is waiting. Training images go first, one at a time, then results in batches, oldest first
+ * (drain.ts has the rules, tested on their own).
  * An item leaves the queue only after the server's 2xx (a `duplicate: true` answer counts: it has it), so a
  * crash or a lost answer never loses one, and the dedup ids (capture_id, result id) keep a resend from
  * storing it twice. One tab syncs at a time (Web Locks); the others follow the counts.
@@ -11,10 +12,9 @@ import { refreshStatus, serverStatus } from '../lib/server-status';
 import { queue, storageProblem } from './queue';
 import { ApiFailure } from '../lib/api';
 import { isRetryable, postCapture, postResults } from './transport';
+import { drainQueues } from './drain';
 
 export const SYNC_INTERVAL_MS = 10_000;
-/** The server takes at most 100 results per request (RESULTS_BATCH_MAX). */
-const RESULTS_BATCH = 100;
 const LOCK_NAME = 'lookout-offline-sync';
 const CHANNEL_NAME = 'lookout-offline';
 
@@ -84,14 +84,7 @@ function schedule(): void {
   if (pending() > 0) timer = setTimeout(() => void syncNow(), SYNC_INTERVAL_MS);
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Empties the queues as far as the server lets it. No answer at all stops the run (the server is away); a
- * photo the server fails on (5xx) is skipped until the next run, so one bad photo cannot hold up the rest.
- */
+/** Empties the queues as far as the server lets it (drain.ts has the rules). */
 async function drain(): Promise<void> {
   await updateCounts();
   if (pending() === 0) {
@@ -99,56 +92,25 @@ async function drain(): Promise<void> {
     return;
   }
   setSyncing(true);
-  let stored = 0;
-  let skipped = 0;
-  let problem = '';
+  const stats = { stored: 0 };
   try {
-    for (let after = 0; ; ) {
-      const [item] = await queue.capturesAfter(after, 1);
-      if (!item) break;
-      after = item.seq!;
-      try {
-        await postCapture(item.label, item.blob, item.capture_id);
-        stored++;
-      } catch (err) {
-        if (err instanceof ApiFailure && err.unreachable) return void setLastError(message(err));
-        if (isRetryable(err)) {
-          skipped++;
-          problem = message(err);
-          continue;
-        }
-        reportProblem(`A photo of “${item.label}” taken offline was refused by the server: ${message(err)}`);
-      }
-      await queue.removeCapture(item.seq!);
-      await changed(true);
-    }
+    const outcome = await drainQueues(
+      {
+        queue,
+        postCapture,
+        postResults,
+        isRetryable,
+        isUnreachable: (err) => err instanceof ApiFailure && err.unreachable,
+        changed: () => changed(true),
+        refused: reportProblem,
+      },
+      stats,
+    );
+    setLastError(outcome.error);
+    if (outcome.finished) setLastSyncedAt(new Date());
   } finally {
-    if (stored > 0) void refreshStatus(); // the dashboard's image counts
+    if (stats.stored > 0) void refreshStatus(); // the dashboard's image counts
   }
-  if (skipped > 0) setLastError(problem);
-  for (;;) {
-    const batch = await queue.oldestResults(RESULTS_BATCH);
-    if (batch.length === 0) break;
-    try {
-      await postResults(batch.map((b) => b.record));
-      await queue.removeResults(batch.map((b) => b.seq!));
-    } catch (err) {
-      if (isRetryable(err)) return void setLastError(message(err));
-      // A batch is stored whole or not at all: send its records one by one to keep the good ones.
-      for (const item of batch) {
-        try {
-          await postResults([item.record]);
-        } catch (one) {
-          if (isRetryable(one)) return void setLastError(message(one));
-          reportProblem(`A result from ${item.record.captured_at} was refused by the server: ${message(one)}`);
-        }
-        await queue.removeResults([item.seq!]);
-      }
-    }
-    await changed(true);
-  }
-  if (skipped === 0) setLastError('');
-  setLastSyncedAt(new Date());
 }
 
 async function runExclusive(): Promise<void> {

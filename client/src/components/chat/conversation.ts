@@ -7,7 +7,8 @@ import { createSignal } from 'solid-js';
 import { createStore, produce } from 'solid-js/store';
 import type { ChatAnalysis } from '../../../../shared/api/contract';
 import { ERROR_CODES } from '../../../../shared/api/errors';
-import { api, ApiFailure, type ChatStreamEvent } from '../../lib/api';
+import { ApiFailure } from '../../lib/api';
+import { chatStream, type ChatStreamEvent } from '../../lib/chat-stream';
 
 /** A photo ready to send: a JPEG data URL and its pixel size (the analysis boxes are in these pixels). */
 export interface Attachment {
@@ -163,7 +164,7 @@ export async function sendQuestion(text: string, image: Attachment | null): Prom
   };
 
   try {
-    await api.chatStream(question, image?.dataUrl, onEvent, mine.signal);
+    await chatStream(question, image?.dataUrl, onEvent, mine.signal);
     if (!ended) {
       if (mine.signal.aborted) markStopped(replyId);
       else fail(502, 'llm_bad_gateway', 'The reply broke off before it was complete. Try again.');

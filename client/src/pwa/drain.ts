@@ -1,0 +1,88 @@
+/**
+ * One run through the offline queues, with no signals, timers or tabs (those are sync.ts's), so the rules can
+ * be tested on their own: training images first, one at a time, oldest first; then results in batches.
+ * An item leaves the queue only after the server's 2xx (a `duplicate: true` answer counts: it has it), or
+ * when the server looked at it and refused it (resending cannot help; the person is told). No answer at all
+ * stops the run with everything kept, results included (the server is away); a photo the server fails on
+ * (5xx) is skipped until the next run, so one bad photo cannot hold up the rest.
+ */
+import type { PendingCapture, PendingResult } from './queue';
+
+/** The server takes at most 100 results per request (RESULTS_BATCH_MAX). */
+export const RESULTS_BATCH = 100;
+
+export interface DrainDeps {
+  queue: {
+    capturesAfter(seq: number, limit: number): Promise<PendingCapture[]>;
+    removeCapture(seq: number): Promise<unknown>;
+    oldestResults(limit: number): Promise<PendingResult[]>;
+    removeResults(seqs: number[]): Promise<unknown>;
+  };
+  postCapture(label: string, blob: Blob, captureId: string): Promise<unknown>;
+  postResults(records: PendingResult['record'][]): Promise<unknown>;
+  /** No answer at all: the server is away (stop the run). */
+  isUnreachable(err: unknown): boolean;
+  /** Worth another try later (keep the item) rather than refused for good (drop it and say so). */
+  isRetryable(err: unknown): boolean;
+  /** Something left the queue (sync.ts recounts and tells the other tabs). */
+  changed(): Promise<void>;
+  /** Something was refused and dropped: in words, for the person. */
+  refused(message: string): void;
+}
+
+export interface DrainOutcome {
+  /** Why the run stopped short or left something behind ('' when it emptied the queues). */
+  error: string;
+  /** True when the run went through both queues (some photos may have been skipped: see `error`). */
+  finished: boolean;
+}
+
+/** `stats.stored` counts the photos the server took, also when the run fails part way. */
+export async function drainQueues(deps: DrainDeps, stats = { stored: 0 }): Promise<DrainOutcome> {
+  const { queue } = deps;
+  let skippedProblem = '';
+  for (let after = 0; ; ) {
+    const [item] = await queue.capturesAfter(after, 1);
+    if (!item) break;
+    after = item.seq!;
+    try {
+      await deps.postCapture(item.label, item.blob, item.capture_id);
+      stats.stored++;
+    } catch (err) {
+      if (deps.isUnreachable(err)) return { error: message(err), finished: false };
+      if (deps.isRetryable(err)) {
+        skippedProblem = message(err);
+        continue;
+      }
+      deps.refused(`A photo of “${item.label}” taken offline was refused by the server: ${message(err)}`);
+    }
+    await queue.removeCapture(item.seq!);
+    await deps.changed();
+  }
+  for (;;) {
+    const batch = await queue.oldestResults(RESULTS_BATCH);
+    if (batch.length === 0) break;
+    try {
+      await deps.postResults(batch.map((b) => b.record));
+      await queue.removeResults(batch.map((b) => b.seq!));
+    } catch (err) {
+      if (deps.isRetryable(err)) return { error: message(err), finished: false };
+      // A batch is stored whole or not at all: send its records one by one to keep the good ones.
+      for (const item of batch) {
+        try {
+          await deps.postResults([item.record]);
+        } catch (one) {
+          if (deps.isRetryable(one)) return { error: message(one), finished: false };
+          deps.refused(`A result from ${item.record.captured_at} was refused by the server: ${message(one)}`);
+        }
+        await queue.removeResults([item.seq!]);
+      }
+    }
+    await deps.changed();
+  }
+  return { error: skippedProblem, finished: true };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
