@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['shared/**/*.test.ts', 'server/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['shared/**/*.test.ts', 'server/**/*.test.ts', 'test/**/*.test.ts', 'client/**/*.test.ts'],
     // API tests start real servers and run OpenCV through Python: give them room on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 120_000,
