@@ -83,7 +83,7 @@ export function faceResults(faces: readonly RecognizedBox[], trained: Trained<un
 export interface Recognition {
   faces: FaceResult[];
   trained: boolean;
-  /** The boxes' source: the cascade here, or boxes given by the caller. */
+  /** Time to find the boxes (about 0 when they were given), and to name them. */
   detectMs: number;
   recognizeMs: number;
 }
@@ -149,8 +149,11 @@ export class FacePipeline {
     let faces: RecognizedBox[];
     if (step.recognizer === 'embedding') {
       const model = this.current.embedding?.model ?? null;
-      if (model && boxes.length && (!this.host.describe || !image.rgb)) throw new Error('the embedding recognizer needs the colour image and its nets');
-      faces = await predictEmbeddingFaces(image.rgb!, boxes, model, this.host.describe!);
+      const { describe } = this.host;
+      if (model && boxes.length && (!describe || !image.rgb)) throw new Error('the embedding recognizer needs the colour image and its nets');
+      // Without a model (or faces) nothing is described, so the missing parts are never used.
+      faces =
+        model && describe && image.rgb ? await predictEmbeddingFaces(image.rgb, boxes, model, describe) : boxes.map((box) => recognized(box, null));
     } else {
       if (!image.gray) throw new Error('LBPH needs the gray image');
       faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null);

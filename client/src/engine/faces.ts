@@ -8,7 +8,7 @@ import { createEmbeddingEngine, type EmbeddingEngine } from '../../../shared/emb
 import { rgbToGray } from '../../../shared/image/ops';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
 import { decodeEmbeddingsFile, decodeLbphFile, trained, trainedSet } from '../../../shared/recognition/model-files';
-import { CASCADE_DEFAULTS, detectOptionsOf, FacePipeline, windowFor, type Trained } from '../../../shared/recognition/pipeline';
+import { detectOptionsOf, FacePipeline, windowFor, type Trained } from '../../../shared/recognition/pipeline';
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training';
 import { parseHaarCascade } from '../../../shared/vision/haar-cascade';
 import { haarScanFor } from '../../../shared/vision/haar-wasm';
@@ -16,9 +16,6 @@ import { loadTf } from './backend';
 import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
 import { loadFaceApi } from './face-api';
 import type { CascadeOptions, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
-
-/** The server's defaults (server/config/settings.ts takes them from the same constant). */
-export const DEFAULT_CASCADE: CascadeOptions = CASCADE_DEFAULTS;
 
 /** A frame as the engines take it: RGBA (channels 4) and its gray image. */
 export interface Frame {
