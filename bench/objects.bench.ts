@@ -19,7 +19,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import sharp from 'sharp';
 import type { RgbImage } from '../shared/image/types.js';
 import { NodeObjectDetector } from '../server/engines/objects/object-detector-node.js';
-import type { ObjectJob, ObjectResult, ObjectWorkerData } from '../server/engines/objects/object-protocol.js';
+import type { ObjectOps, ObjectWorkerData } from '../server/engines/objects/object-protocol.js';
 import { WorkerPool } from '../server/engines/workers/worker-pool.js';
 import { median, type BenchRow } from './types.js';
 
@@ -153,12 +153,12 @@ if (!isMainThread && (workerData as { objectsBench?: boolean } | null)?.objectsB
 async function serverWorker(root: string): Promise<{ ms: number; threads: number }> {
   const threads = Math.min(2, os.availableParallelism());
   const data: ObjectWorkerData = { model: { kind: 'nanodet', dir: path.join(root, 'public/models') }, threads };
-  const pool = new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, 1);
+  const pool = new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data, size: 1 });
   try {
-    const status = await pool.run({ op: 'status' });
-    if (status.op !== 'status' || !status.available) throw new Error(status.op === 'status' ? status.reason : 'bad reply');
+    const status = await pool.run('status', undefined);
+    if (!status.available) throw new Error(status.reason);
     const imgs = await images(root);
-    const run = (img: RgbImage) => pool.run({ op: 'detect', rgb: img });
+    const run = (img: RgbImage) => pool.run('detect', { rgb: img });
     for (let r = 0; r < WARMUP_ROUNDS; r++) for (const img of imgs) await run(img);
     const times: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {

@@ -15,8 +15,8 @@ import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-serve
 import { FaceService } from './engines/faces/face-service.js';
 import { ObjectService } from './engines/objects/object-service.js';
 import { RemoteEngine } from './engines/remote/remote-engine.js';
-import type { EmbeddingJob, EmbeddingResult } from './engines/faces/embedding-protocol.js';
-import type { VisionJob, VisionResult } from './engines/faces/vision-protocol.js';
+import type { EmbeddingOps } from './engines/faces/embedding-protocol.js';
+import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError } from './http/errors.js';
@@ -98,22 +98,19 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
   await Promise.all([images.init(), models.init(), results.init()]);
 
-  const pool = new WorkerPool<VisionJob, VisionResult>(
-    'faces/vision-worker',
-    {
+  const pool = new WorkerPool<VisionOps>({
+    name: 'vision',
+    script: 'faces/vision-worker',
+    data: {
       cascadeXml,
-      cascade: {
-        scaleFactor: settings.cascadeScaleFactor,
-        minNeighbors: settings.cascadeMinNeighbors,
-        minSize: settings.cascadeMinSize,
-      },
+      cascade: { scaleFactor: settings.cascadeScaleFactor, minNeighbors: settings.cascadeMinNeighbors, minSize: settings.cascadeMinSize },
     },
-    settings.workers,
-  );
+    size: settings.workers,
+  });
   // Fail at start, not at the first request, when a worker cannot load the cascade.
-  await pool.broadcast({ op: 'setModel', model: null, version: 0 });
+  await pool.broadcast('setModel', null);
   const embedding = settings.embeddingEnabled
-    ? new WorkerPool<EmbeddingJob, EmbeddingResult>('faces/embedding-worker', { modelDir: path.join(settings.appDir, 'public/models/face-api') }, 1)
+    ? new WorkerPool<EmbeddingOps>({ name: 'embedding', script: 'faces/embedding-worker', data: { modelDir: path.join(settings.appDir, 'public/models/face-api') }, size: 1 })
     : null;
 
   const remote = new RemoteEngine({

@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { CASCADE_DEFAULTS } from '../../shared/recognition/pipeline.js';
 
 const boolean = z
   .string()
@@ -283,19 +284,19 @@ export const SETTINGS = {
   cascadeScaleFactor: {
     env: 'CASCADE_SCALE_FACTOR',
     schema: number(1.01, 10),
-    default: '1.1',
+    default: String(CASCADE_DEFAULTS.scaleFactor),
     doc: 'Haar cascade pyramid step (`scaleFactor`).',
   },
   cascadeMinNeighbors: {
     env: 'CASCADE_MIN_NEIGHBORS',
     schema: integer(0, 100),
-    default: '5',
+    default: String(CASCADE_DEFAULTS.minNeighbors),
     doc: 'Haar cascade grouping threshold (`minNeighbors`).',
   },
   cascadeMinSize: {
     env: 'CASCADE_MIN_SIZE',
     schema: integer(1, 10000),
-    default: '30',
+    default: String(CASCADE_DEFAULTS.minSize),
     doc: 'Smallest face in pixels (square `minSize`).',
   },
   workers: {

@@ -6,11 +6,10 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { decodeEmbeddingFile, encodeEmbeddingFile } from '../../shared/embedding/model-file.js';
 import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
-import { readLbphYaml, writeLbphYaml } from '../../shared/lbph/opencv-yaml.js';
-import { decodeLabelMapPickle, encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
 import type { LbphModel } from '../../shared/lbph/lbph.js';
+import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
+import { decodeEmbeddingsFile, decodeLbphFile, encodeEmbeddingsFile, encodeLbphFile } from '../../shared/recognition/model-files.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 
 export const TRAINING_FILE = 'training.yml';
@@ -44,10 +43,7 @@ export class ModelStore {
 
   /** Writes training.yml and model.pickle; returns the exact bytes written (what a browser downloads). */
   async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<{ yaml: Uint8Array; pickle: Uint8Array }> {
-    const labelsInfo = Object.entries(labelIds)
-      .map(([value, label]) => ({ label, value }))
-      .sort((a, b) => a.label - b.label);
-    const yaml = new TextEncoder().encode(writeLbphYaml({ ...model, labelsInfo }));
+    const yaml = new TextEncoder().encode(encodeLbphFile(model, labelIds));
     const pickle = encodeLabelMapPickle(labelIds);
     // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
     await writeFileAtomic(path.join(this.dir, TRAINING_FILE), yaml);
@@ -57,8 +53,7 @@ export class ModelStore {
 
   /** The embedding recognizer's descriptors and names, in one file (so one atomic write); returns its bytes. */
   async saveEmbedding(model: EmbeddingModel, labelIds: Record<string, number>, trainedAt: string): Promise<Uint8Array> {
-    const labels = Object.entries(labelIds).map(([name, label]) => ({ label, name }));
-    const bytes = new TextEncoder().encode(encodeEmbeddingFile(model, labels, { createdAt: trainedAt }));
+    const bytes = new TextEncoder().encode(encodeEmbeddingsFile(model, labelIds, trainedAt));
     await writeFileAtomic(path.join(this.dir, EMBEDDINGS_FILE), bytes);
     return bytes;
   }
@@ -67,9 +62,8 @@ export class ModelStore {
   async loadEmbedding(): Promise<StoredEmbedding | null> {
     const found = await this.readText(EMBEDDINGS_FILE);
     if (!found) return null;
-    const decoded = decodeEmbeddingFile(found.text);
-    const labelIds = Object.fromEntries(decoded.labels.map(({ label, name }) => [name, label]));
-    return { model: decoded.model, labelIds, trainedAt: decoded.createdAt ?? found.modified, bytes: found.bytes };
+    const { model, labelIds, createdAt } = decodeEmbeddingsFile(found.text);
+    return { model, labelIds, trainedAt: createdAt ?? found.modified, bytes: found.bytes };
   }
 
   /**
@@ -79,23 +73,9 @@ export class ModelStore {
   async loadLbph(): Promise<StoredLbph | null> {
     const found = await this.readText(TRAINING_FILE);
     if (!found) return null;
-    const model = readLbphYaml(found.text);
     // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
     const pickle = await fs.readFile(path.join(this.dir, LABELS_FILE)).then((b) => new Uint8Array(b), () => null);
-    let labelIds: Record<string, number> = {};
-    if (model.labelsInfo?.length) {
-      for (const { label, value } of model.labelsInfo) labelIds[value] = label;
-    } else {
-      try {
-        if (!pickle) throw new Error('the file does not exist');
-        labelIds = decodeLabelMapPickle(pickle);
-      } catch (err) {
-        throw new Error(`${LABELS_FILE} is missing or unreadable, so the trained labels have no names: ${String(err)}`);
-      }
-    }
-    const known = new Set(Object.values(labelIds));
-    const missing = [...new Set(model.labels)].filter((id) => !known.has(id));
-    if (missing.length) throw new Error(`${TRAINING_FILE} uses label ids ${missing.join(', ')} that have no name`);
+    const { model, labelIds } = decodeLbphFile(found.text, pickle);
     return { model, labelIds, trainedAt: found.modified, files: { lbph: found.bytes, labelMap: pickle } };
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW } from './confidence.js';
-import { lbphLabelNames, namesFromLabelIds, toFaceResult } from './face-results.js';
+import { namesFromLabelIds, toFaceResult } from './face-results.js';
 
 const box = { x: 10, y: 20, width: 30, height: 40 };
 
@@ -23,14 +23,5 @@ describe('toFaceResult', () => {
   it('reports no distance without a model or a match', () => {
     expect(toFaceResult({ box, labelId: 0, distance: 10 }, null, DEFAULT_LBPH_WINDOW)).toEqual({ x: 10, y: 20, w: 30, h: 40, label: 'unknown', confidence: 0 });
     expect(toFaceResult({ box, labelId: null, distance: null }, names, DEFAULT_LBPH_WINDOW)).not.toHaveProperty('distance');
-  });
-});
-
-describe('lbphLabelNames', () => {
-  it('reads the names from labelsInfo and refuses ids without one', () => {
-    const labelsInfo = [{ label: 0, value: 'ada' }, { label: 1, value: 'grace' }];
-    expect(lbphLabelNames({ labels: Int32Array.from([1, 0, 1]), labelsInfo })).toEqual(new Map([[0, 'ada'], [1, 'grace']]));
-    expect(() => lbphLabelNames({ labels: Int32Array.from([0, 2]), labelsInfo })).toThrow(/label ids 2 that have no name/);
-    expect(() => lbphLabelNames({ labels: Int32Array.from([0]) })).toThrow(/no name/);
   });
 });

@@ -6,7 +6,6 @@
  */
 import type { FaceResult } from '../api/contract.js';
 import type { Rect } from '../image/types.js';
-import type { LbphModel } from '../lbph/lbph.js';
 import { decide, type DistanceWindow } from './confidence.js';
 
 /** A face box with the recognizer's nearest label id and distance (both null when no model was used). */
@@ -22,20 +21,6 @@ export type LabelNames = ReadonlyMap<number, string>;
 /** The inverse of a `name -> id` map (model.pickle's and the trainer's shape). */
 export function namesFromLabelIds(labelIds: Readonly<Record<string, number>>): Map<number, string> {
   return new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
-}
-
-/**
- * The label names an LBPH model carries in its `labelsInfo` (Lookout always writes them into training.yml).
- * Throws when a label id the model uses has no name: such a model would answer with nameless faces.
- */
-export function lbphLabelNames(model: Pick<LbphModel, 'labels' | 'labelsInfo'>): Map<number, string> {
-  const names = new Map<number, string>();
-  for (const { label, value } of model.labelsInfo ?? []) names.set(label, value);
-  const missing = [...new Set(model.labels)].filter((id) => !names.has(id));
-  if (missing.length) {
-    throw new Error(`the LBPH model uses label ids ${missing.join(', ')} that have no name (training.yml has no labelsInfo for them)`);
-  }
-  return names;
 }
 
 /**

@@ -11,12 +11,10 @@ import { createRoot } from 'solid-js';
 import type { EngineBenchMode as Mode, EngineBenchResult as BenchResult } from '../../../shared/bench/engine-bench';
 import { createEngine, type BackendChoice, type EngineClient, type EngineInitOptions, type RecognizeOptions } from '../engine/client';
 import { fetchTrainedModels } from '../engine/models';
-import { canvasPixels, decodeImageFile } from '../engine/pixels';
+import { decodeImageFile } from '../engine/pixels';
 import type { ModelTexts } from '../engine/protocol';
 import { createCamera, CAMERA_MESSAGES, type Camera } from '../lib/camera';
 import { drawFaces, drawObjects } from '../lib/overlay';
-
-
 
 declare global {
   interface Window {
@@ -142,12 +140,12 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
   let frames = 0;
   let started = 0;
   for (;;) {
-    // The live pages' own capture (AnalysisCamera, analyze.ts): the video drawn into a new canvas, its pixels read
-    // and moved to the worker.
+    // The live pages' own capture (AnalysisCamera, analyze.ts): the video drawn into a new canvas, moved to the
+    // worker as an ImageBitmap (read into pixels there, not on this thread).
     const tGrab = performance.now();
     const captured = camera.capture();
     if (!captured) throw new Error('the camera stopped giving frames');
-    const pixels = canvasPixels(captured.canvas);
+    const pixels = await createImageBitmap(captured.canvas);
     const t0 = performance.now();
     let timing: Record<string, number | undefined>;
     if (mode === 'objects') {

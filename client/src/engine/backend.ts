@@ -11,6 +11,7 @@ import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-si
 import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
 // The threaded build's Emscripten glue as shipped (not minified by our build): see withThreadedSetup() below.
 import threadedGlueUrl from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js?url';
+import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import type { BackendAttempt, BackendChoice, BackendReport, TfBackend } from './protocol';
 
 export type Tf = typeof import('@tensorflow/tfjs');
@@ -25,11 +26,6 @@ export function loadTf(): Promise<Tf> {
   return tfModule;
 }
 
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
-}
 
 // Renderers that emulate a GPU on the CPU: tfjs on them is many times slower than on WASM.
 const SOFTWARE_GPU = /swiftshader|llvmpipe|softpipe|software|basic render/i;

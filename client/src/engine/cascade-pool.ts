@@ -8,43 +8,14 @@
 import type { GrayImage, Rect } from '../../../shared/image/types';
 import { mergeParts, splitPyramid } from '../../../shared/vision/cascade-split';
 import { detectMultiScale, type DetectOptions, type HaarCascade } from '../../../shared/vision/haar-cascade';
-import type { CascadeJob, CascadeReply } from './cascade-worker';
+import type { CascadeOps } from './cascade-worker';
+import { OpsWorker } from './ops-worker';
 
-class Helper {
-  private readonly worker: Worker;
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve(r: Rect[]): void; reject(e: Error): void }>();
+type Helper = OpsWorker<CascadeOps>;
 
-  constructor(onBroken: (err: Error) => void) {
-    this.worker = new Worker(new URL('./cascade-worker.ts', import.meta.url), { type: 'module', name: 'lookout-cascade' });
-    this.worker.onmessage = (event: MessageEvent<CascadeReply>) => {
-      const reply = event.data;
-      const waiter = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      if (!waiter) return;
-      if (reply.ok) waiter.resolve(reply.boxes);
-      else waiter.reject(new Error(reply.error));
-    };
-    this.worker.onerror = (event) => {
-      event.preventDefault();
-      const err = new Error(`a cascade thread stopped: ${event.message || 'its script could not be loaded'}`);
-      for (const w of this.pending.values()) w.reject(err);
-      this.pending.clear();
-      onBroken(err);
-    };
-  }
-
-  run(job: CascadeJob, transfer: Transferable[] = []): Promise<Rect[]> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, job }, transfer);
-    });
-  }
-
-  terminate(): void {
-    this.worker.terminate();
-  }
+function startHelper(onBroken: (err: Error) => void): Helper {
+  const worker = new Worker(new URL('./cascade-worker.ts', import.meta.url), { type: 'module', name: 'lookout-cascade' });
+  return new OpsWorker<CascadeOps>(worker, 'cascade thread', onBroken);
 }
 
 export interface CascadeRunner {
@@ -66,8 +37,8 @@ export async function createCascadeRunner(cascade: HaarCascade, xml: string, opt
   const wanted = Math.max(1, Math.floor(threads));
   if (wanted > 1 && typeof Worker !== 'undefined') {
     try {
-      helpers = Array.from({ length: wanted - 1 }, () => new Helper(drop));
-      await Promise.all(helpers.map((h) => h.run({ op: 'load', xml })));
+      helpers = Array.from({ length: wanted - 1 }, () => startHelper(drop));
+      await Promise.all(helpers.map((h) => h.run('load', { xml })));
     } catch {
       drop(); // no helpers: this worker scans alone
     }
@@ -84,7 +55,7 @@ export async function createCascadeRunner(cascade: HaarCascade, xml: string, opt
       // Helpers take the later parts (each gets its own copy of the pixels); this worker the first.
       const remote = plan.slice(1).map((part, i) => {
         const copy = gray.data.slice(0, gray.width * gray.height);
-        return team[i].run({ op: 'detect', gray: { width: gray.width, height: gray.height, data: copy }, options: part }, [copy.buffer]);
+        return team[i].run('detect', { gray: { width: gray.width, height: gray.height, data: copy }, options: part }, [copy.buffer]);
       });
       const local = detectMultiScale(cascade, gray, plan[0]);
       let parts: Rect[][];

@@ -5,27 +5,23 @@
  */
 import type { GrayImage, Rect } from '../../../shared/image/types';
 import { detectMultiScale, parseHaarCascade, type DetectOptions, type HaarCascade } from '../../../shared/vision/haar-cascade';
+import { serveOps } from './ops-worker';
 
 declare const self: DedicatedWorkerGlobalScope;
 
-export type CascadeJob = { op: 'load'; xml: string } | { op: 'detect'; gray: GrayImage; options: DetectOptions };
-export type CascadeReply = { id: number; ok: true; boxes: Rect[] } | { id: number; ok: false; error: string };
+export interface CascadeOps {
+  load: { args: { xml: string }; result: void };
+  detect: { args: { gray: GrayImage; options: DetectOptions }; result: Rect[] };
+}
 
 let cascade: HaarCascade | null = null;
 
-self.onmessage = (event: MessageEvent<{ id: number; job: CascadeJob }>) => {
-  const { id, job } = event.data;
-  let reply: CascadeReply;
-  try {
-    if (job.op === 'load') {
-      cascade = parseHaarCascade(job.xml);
-      reply = { id, ok: true, boxes: [] };
-    } else {
-      if (!cascade) throw new Error('the cascade is not loaded');
-      reply = { id, ok: true, boxes: detectMultiScale(cascade, job.gray, job.options) };
-    }
-  } catch (err) {
-    reply = { id, ok: false, error: err instanceof Error ? err.message : String(err) };
-  }
-  self.postMessage(reply);
-};
+serveOps<CascadeOps>(self, {
+  load: ({ xml }) => {
+    cascade = parseHaarCascade(xml);
+  },
+  detect: ({ gray, options }) => {
+    if (!cascade) throw new Error('the cascade is not loaded');
+    return detectMultiScale(cascade, gray, options);
+  },
+});

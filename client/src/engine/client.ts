@@ -10,13 +10,13 @@
  * Images: ImageData or `{ data: RGBA bytes, width, height }` (their buffer is transferred: the caller's copy is
  * left empty unless `{ transfer: false }`), or an ImageBitmap (always transferred and closed by the worker).
  */
+import type { ArgsOf, ResultOf } from '../../../shared/recognition/worker-messages';
+import { OpsWorker } from './ops-worker';
 import type {
   BackendChoice,
   CascadeOptions,
   DetectObjectsResult,
-  EngineReply,
-  EngineRequest,
-  EngineResults,
+  EngineOps,
   FramePixels,
   InitResult,
   ModelTexts,
@@ -82,43 +82,16 @@ function toPixels(image: EngineImage, transfer: boolean): { pixels: FramePixels;
 }
 
 export class EngineClient {
-  private readonly worker: Worker;
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  private failure: Error | null = null;
+  private readonly worker: OpsWorker<EngineOps>;
 
   constructor() {
-    this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lookout-engine' });
-    this.worker.onmessage = (event: MessageEvent<EngineReply>) => {
-      const reply = event.data;
-      const waiter = this.pending.get(reply.id);
-      if (!waiter) return;
-      this.pending.delete(reply.id);
-      if (reply.ok) waiter.resolve(reply.result);
-      else waiter.reject(new Error(reply.error));
-    };
-    // The worker script failed to load or threw at the top level: nothing it was asked will ever answer.
-    this.worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.fail(new Error(`the in-browser engine stopped: ${event.message || 'its script could not be loaded'}`));
-    };
+    this.worker = new OpsWorker(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lookout-engine' }), 'in-browser engine');
   }
 
-  private fail(err: Error): void {
-    this.failure = err;
-    for (const waiter of this.pending.values()) waiter.reject(err);
-    this.pending.clear();
-  }
-
-  private async call<K extends EngineRequest['op']>(request: Extract<EngineRequest, { op: K }>, transferables: Transferable[] = []): Promise<Timed<EngineResults[K]>> {
-    if (this.failure) throw this.failure;
-    const id = this.nextId++;
+  private async call<K extends keyof EngineOps>(op: K, args: ArgsOf<EngineOps, K>, transferables: Transferable[] = []): Promise<Timed<ResultOf<EngineOps, K>>> {
     const t0 = performance.now();
-    const result = await new Promise<unknown>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, request }, transferables);
-    });
-    return { ...(result as EngineResults[K]), roundTripMs: performance.now() - t0 };
+    const result = await this.worker.run(op, args, transferables);
+    return { ...result, roundTripMs: performance.now() - t0 };
   }
 
   /** Loads the cascade and starts the tfjs backend (see InitResult.backend for which and why). */
@@ -130,34 +103,31 @@ export class EngineClient {
       nanodet: absolute(urls.nanodet),
       ...(urls.yolo ? { yolo: absolute(urls.yolo) } : {}),
     };
-    return this.call({
-      op: 'init',
-      options: {
-        backend: options.backend ?? 'auto',
-        ...(options.cascade ? { cascade: options.cascade } : {}),
-        ...(options.cascadeThreads !== undefined ? { cascadeThreads: options.cascadeThreads } : {}),
-        urls: resolved,
-        preload: options.preload,
-      },
+    return this.call('init', {
+      backend: options.backend ?? 'auto',
+      ...(options.cascade ? { cascade: options.cascade } : {}),
+      ...(options.cascadeThreads !== undefined ? { cascadeThreads: options.cascadeThreads } : {}),
+      urls: resolved,
+      preload: options.preload,
     });
   }
 
   /** Installs trained models from the server's files (training.yml, embeddings.json); null clears one. */
   setModel(models: ModelTexts): Promise<Timed<SetModelResult>> {
-    return this.call({ op: 'setModel', models });
+    return this.call('setModel', models);
   }
 
   /** Faces in the image, in the shape of POST /api/recognize's answer, plus timing. */
   recognize(image: EngineImage, options: RecognizeOptions & PixelOptions = {}): Promise<Timed<RecognizeResult>> {
     const { transfer = true, ...rest } = options;
     const { pixels, transferables } = toPixels(image, transfer);
-    return this.call({ op: 'recognize', frame: pixels, options: rest }, transferables);
+    return this.call('recognize', { frame: pixels, options: rest }, transferables);
   }
 
   /** Objects in the image, in the shape of POST /api/objects/detect's answer, plus the detector and timing. */
   detectObjects(image: EngineImage, confidence?: number, options: PixelOptions = {}): Promise<Timed<DetectObjectsResult>> {
     const { pixels, transferables } = toPixels(image, options.transfer ?? true);
-    return this.call({ op: 'detectObjects', frame: pixels, ...(confidence !== undefined ? { confidence } : {}) }, transferables);
+    return this.call('detectObjects', { frame: pixels, ...(confidence !== undefined ? { confidence } : {}) }, transferables);
   }
 
   /**
@@ -172,13 +142,12 @@ export class EngineClient {
       transferables.push(...t);
       return { label: s.label, frame: pixels };
     });
-    return this.call({ op: 'train', samples: converted }, transferables);
+    return this.call('train', { samples: converted }, transferables);
   }
 
   /** Stops the worker; pending calls fail. */
   terminate(): void {
     this.worker.terminate();
-    this.fail(new Error('the in-browser engine was stopped'));
   }
 }
 

@@ -6,15 +6,19 @@
 import type { TrainedModelsResponse } from '../../../shared/api/contract';
 import type { ModelTexts } from './protocol';
 
+export const TRAINED_MODELS_URL = '/api/models/trained';
+
 export interface TrainedModels extends ModelTexts {
   /** The models' content version (null: nothing trained). */
   version: string | null;
 }
 
-async function text(url: string, what: string): Promise<string> {
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+async function text(fetchFn: Fetch, url: string, what: string): Promise<string> {
   let res: Response;
   try {
-    res = await fetch(url, { cache: 'no-store' });
+    res = await fetchFn(url, { cache: 'no-store' });
   } catch {
     throw new Error(`cannot reach the server to download the ${what}`);
   }
@@ -22,18 +26,26 @@ async function text(url: string, what: string): Promise<string> {
   return res.text();
 }
 
-/** Downloads the trained models; an untrained recognizer comes back as null (which clears it in the engine). */
-export async function fetchTrainedModels(indexUrl = '/api/models/trained'): Promise<TrainedModels> {
-  const raw = await text(indexUrl, 'list of trained models');
-  let index: TrainedModelsResponse;
+/** The list's JSON, or a message naming the list. */
+export function parseModelIndex(raw: string, indexUrl: string): TrainedModelsResponse {
   try {
-    index = JSON.parse(raw) as TrainedModelsResponse;
+    return JSON.parse(raw) as TrainedModelsResponse;
   } catch {
     throw new Error(`the list of trained models (${indexUrl}) is not JSON`);
   }
-  const base = new URL(indexUrl, document.baseURI);
+}
+
+/** Downloads the files a list names; an untrained recognizer comes back as null (which clears it in the engine). */
+export async function downloadModels(index: TrainedModelsResponse, indexUrl: string, base: string, fetchFn: Fetch = fetch): Promise<TrainedModels> {
+  const from = new URL(indexUrl, base);
   const get = (entry: TrainedModelsResponse['lbph'] | undefined, what: string) =>
-    entry?.available && entry.url ? text(new URL(entry.url, base).href, what) : Promise.resolve(null);
+    entry?.available && entry.url ? text(fetchFn, new URL(entry.url, from).href, what) : Promise.resolve(null);
   const [lbphYaml, embeddingsJson] = await Promise.all([get(index.lbph, 'LBPH model'), get(index.embedding, 'embedding model')]);
   return { version: index.version, lbphYaml, embeddingsJson };
+}
+
+/** The list and its files in one go (the bench and the e2e harness). */
+export async function fetchTrainedModels(indexUrl = TRAINED_MODELS_URL): Promise<TrainedModels> {
+  const index = parseModelIndex(await text(fetch, indexUrl, 'list of trained models'), indexUrl);
+  return downloadModels(index, indexUrl, document.baseURI);
 }

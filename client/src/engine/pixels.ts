@@ -32,8 +32,8 @@ export async function decodeImageFile(file: Blob): Promise<DecodedRgba> {
 }
 
 /**
- * A captured frame's pixels, as the live pages send them to the engine (camera.capture() draws the video into
- * a canvas; its RGBA buffer is then moved to the worker without a copy).
+ * A canvas's exact pixels, read on the page: how a photo goes to the engine (its RGBA buffer is then moved to
+ * the worker without a copy). Live camera frames skip this read: they go as ImageBitmaps (lib/analyze.ts).
  */
 export function canvasPixels(canvas: HTMLCanvasElement): ImageData {
   return canvas.getContext('2d', { willReadFrequently: true })!.getImageData(0, 0, canvas.width, canvas.height);

@@ -1,19 +1,17 @@
 /**
- * Messages between the page (client.ts) and the engine worker (worker.ts). Pixels travel as transferred
- * ArrayBuffers or ImageBitmaps (no copy); every reply carries the time the worker spent on it.
+ * The engine worker's operations (worker.ts), called from the page by client.ts: one map type, so
+ * `run('recognize', args)` is typed with recognize's result. Pixels travel as transferred ArrayBuffers or
+ * ImageBitmaps (no copy); every result carries the time the worker spent on it.
  */
 import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
 import type { DistanceWindow } from '../../../shared/recognition/confidence';
+import type { CascadeParams } from '../../../shared/recognition/pipeline';
 
 export type TfBackend = 'webgpu' | 'webgl' | 'wasm';
 export type BackendChoice = TfBackend | 'auto';
 
-/** The server's cascade parameters (server/config/settings.ts defaults). */
-export interface CascadeOptions {
-  scaleFactor: number;
-  minNeighbors: number;
-  minSize: number;
-}
+/** The cascade's parameters; CASCADE_DEFAULTS (the server's defaults too) where not given. */
+export type CascadeOptions = CascadeParams;
 
 export interface InitOptions {
   /** tfjs backend for the embedding recognizer and NanoDet; `auto` (default): WebGPU, else WebGL, else WASM. */
@@ -130,19 +128,10 @@ export interface TrainResult {
   timing: { totalMs: number; perSampleMs: number };
 }
 
-export type EngineRequest =
-  | { op: 'init'; options: InitOptions }
-  | { op: 'setModel'; models: ModelTexts }
-  | { op: 'recognize'; frame: FramePixels; options: RecognizeOptions }
-  | { op: 'detectObjects'; frame: FramePixels; confidence?: number }
-  | { op: 'train'; samples: TrainSampleIn[] };
-
-export interface EngineResults {
-  init: InitResult;
-  setModel: SetModelResult;
-  recognize: RecognizeResult;
-  detectObjects: DetectObjectsResult;
-  train: TrainResult;
+export interface EngineOps {
+  init: { args: InitOptions; result: InitResult };
+  setModel: { args: ModelTexts; result: SetModelResult };
+  recognize: { args: { frame: FramePixels; options: RecognizeOptions }; result: RecognizeResult };
+  detectObjects: { args: { frame: FramePixels; confidence?: number }; result: DetectObjectsResult };
+  train: { args: { samples: TrainSampleIn[] }; result: TrainResult };
 }
-
-export type EngineReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };

@@ -5,19 +5,13 @@
  * arrival order, so a model swap never interleaves with a recognition. Started by client.ts.
  */
 import { summarize } from '../../../shared/objects/types';
+import { CASCADE_DEFAULTS } from '../../../shared/recognition/pipeline';
+import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { startBackend } from './backend';
-import { DEFAULT_CASCADE, FaceEngine, frameFromRgba, type Frame } from './faces';
+import { FaceEngine, frameFromRgba, type Frame } from './faces';
 import { loadNanoDet, loadYolo, type ObjectDetector } from './objects';
-import type {
-  BackendReport,
-  CascadeOptions,
-  EngineReply,
-  EngineRequest,
-  FramePixels,
-  InitOptions,
-  InitResult,
-  ModelUrls,
-} from './protocol';
+import { serveOps } from './ops-worker';
+import type { BackendReport, CascadeOptions, EngineOps, FramePixels, InitOptions, InitResult, ModelUrls } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -26,12 +20,6 @@ let backend: BackendReport | null = null;
 let urls: ModelUrls | null = null;
 let detector: Promise<ObjectDetector> | null = null;
 let scratch: OffscreenCanvasRenderingContext2D | null = null;
-
-function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
-}
 
 /** RGBA pixels of a frame; an ImageBitmap is read through a reused 2D canvas and closed. */
 function toFrame(pixels: FramePixels): Frame {
@@ -68,7 +56,7 @@ function objectDetector(): Promise<ObjectDetector> {
 
 async function init(options: InitOptions): Promise<InitResult> {
   const t0 = performance.now();
-  const cascade: CascadeOptions = { ...DEFAULT_CASCADE, ...options.cascade };
+  const cascade: CascadeOptions = { ...CASCADE_DEFAULTS, ...options.cascade };
   urls = options.urls;
   detector = null;
   faces?.dispose();
@@ -110,58 +98,49 @@ async function init(options: InitOptions): Promise<InitResult> {
   return result;
 }
 
-async function handle(req: EngineRequest): Promise<unknown> {
-  const t0 = performance.now();
-  switch (req.op) {
-    case 'init':
-      return init(req.options);
-    case 'setModel': {
-      const [lbph, embedding] = requireFaces().setModels(req.models);
-      return { lbph, embedding, timing: { totalMs: performance.now() - t0 } };
-    }
-    case 'recognize': {
+const now = () => performance.now();
+
+// One request at a time, in arrival order: a model swap never interleaves with a recognition.
+serveOps<EngineOps>(
+  self,
+  {
+    init,
+    setModel(models) {
+      const t0 = now();
+      const [lbph, embedding] = requireFaces().setModels(models);
+      return { lbph, embedding, timing: { totalMs: now() - t0 } };
+    },
+    async recognize({ frame: pixels, options }) {
+      const t0 = now();
       const engine = requireFaces();
-      const frame = toFrame(req.frame);
-      const t1 = performance.now();
-      const { detectMs, recognizeMs, ...response } = await engine.recognize(frame, req.options);
-      return { ...response, timing: { totalMs: performance.now() - t0, convertMs: t1 - t0, detectMs, recognizeMs } };
-    }
-    case 'detectObjects': {
+      const frame = toFrame(pixels);
+      const t1 = now();
+      const { detectMs, recognizeMs, ...response } = await engine.recognize(frame, options);
+      return { ...response, timing: { totalMs: now() - t0, convertMs: t1 - t0, detectMs, recognizeMs } };
+    },
+    async detectObjects({ frame: pixels, confidence }) {
       const d = await objectDetector();
-      const t1 = performance.now();
-      const frame = toFrame(req.frame);
-      const t2 = performance.now();
-      const { objects, timings } = await d.detect(frame.rgb, req.confidence);
+      const t1 = now();
+      const frame = toFrame(pixels);
+      const t2 = now();
+      const { objects, timings } = await d.detect(frame.rgb, confidence);
       return {
         objects,
         count: objects.length,
         summary: summarize(objects),
         detector: d.name,
         // Loading on first use is not charged to the frame.
-        timing: { totalMs: performance.now() - t1, convertMs: t2 - t1, ...timings },
+        timing: { totalMs: now() - t1, convertMs: t2 - t1, ...timings },
       };
-    }
-    case 'train': {
+    },
+    async train({ samples: raw }) {
+      const t0 = now();
       const engine = requireFaces();
-      const samples = req.samples.map((s) => ({ label: s.label, frame: toFrame(s.frame) }));
+      const samples = raw.map((s) => ({ label: s.label, frame: toFrame(s.frame) }));
       const result = await engine.train(samples);
-      const totalMs = performance.now() - t0;
+      const totalMs = now() - t0;
       return { ...result, timing: { totalMs, perSampleMs: samples.length ? totalMs / samples.length : 0 } };
-    }
-  }
-}
-
-let queue: Promise<void> = Promise.resolve();
-
-self.onmessage = (event: MessageEvent<{ id: number; request: EngineRequest }>) => {
-  const { id, request } = event.data;
-  queue = queue.then(async () => {
-    let reply: EngineReply;
-    try {
-      reply = { id, ok: true, result: await handle(request) };
-    } catch (err) {
-      reply = { id, ok: false, error: messageOf(err) };
-    }
-    self.postMessage(reply);
-  });
-};
+    },
+  },
+  true,
+);

@@ -8,7 +8,7 @@ import { createRoot, createSignal } from 'solid-js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/contract';
 import { canvasPixels } from '../engine/pixels';
 import { api } from './api';
-import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine } from './browser-engine';
+import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine, type BrowserEngineState } from './browser-engine';
 import { canvasToDataUrl, fitWithin } from './images';
 import { recordResult } from './results';
 import { serverStatus } from './server-status';
@@ -59,6 +59,23 @@ function backendName(): string | undefined {
   return browserEngine.info()?.backend.backend;
 }
 
+/** Canvases holding live camera frames (AnalysisCamera marks them). */
+const liveFrames = new WeakSet<HTMLCanvasElement>();
+
+/**
+ * Marks a canvas as a live camera frame: the in-browser engine then gets it as an ImageBitmap, moved to its
+ * worker and read into pixels there, so the page never waits on a pixel read. A photo is not marked: its
+ * pixels are read here (getImageData), the exact bytes the server-equality tests pin down.
+ */
+export function markLiveFrame(canvas: HTMLCanvasElement): void {
+  liveFrames.add(canvas);
+}
+
+/** What the engine worker gets for a frame: a bitmap for a live frame, RGBA pixels for a photo. */
+async function enginePixels(frame: HTMLCanvasElement): Promise<ImageBitmap | ImageData> {
+  return liveFrames.has(frame) ? createImageBitmap(frame) : canvasPixels(frame);
+}
+
 /** The same shared/ engines in a Web Worker: no round trip, and they keep working offline. */
 export const browserFaceAnalyzer: FaceAnalyzer = {
   where: 'browser',
@@ -66,7 +83,7 @@ export const browserFaceAnalyzer: FaceAnalyzer = {
     const engine = await engineWithModels();
     throwIfAborted(signal);
     const model = activeRecognitionModel(serverStatus.ready()?.recognition_model);
-    const { timing: _timing, roundTripMs: _rt, ...response } = await engine.recognize(canvasPixels(frame), { recognition_model: model });
+    const { timing: _timing, roundTripMs: _rt, ...response } = await engine.recognize(await enginePixels(frame), { recognition_model: model });
     throwIfAborted(signal);
     if (worthKeeping('recognize', response.faces.map((f) => f.label))) {
       void recordResult({
@@ -89,7 +106,7 @@ export const browserObjectAnalyzer: ObjectAnalyzer = {
   async detect(frame, confidence, signal) {
     const engine = await startBrowserEngine();
     throwIfAborted(signal);
-    const { objects, count, summary } = await engine.detectObjects(canvasPixels(frame), confidence);
+    const { objects, count, summary } = await engine.detectObjects(await enginePixels(frame), confidence);
     throwIfAborted(signal);
     if (worthKeeping('objects', objects.map((o) => o.class_name))) {
       void recordResult({ kind: 'objects', engine: 'browser', backend: backendName(), image_width: frame.width, image_height: frame.height, objects });
@@ -119,9 +136,14 @@ export function choosePlace(page: AnalysisPage, place: Place): void {
   choices[page].set(place);
 }
 
-/** Where a page's analysis runs: the person's choice, else in this browser unless its engine failed to load. */
+/** The rule: the person's choice, else in this browser unless its engine failed to load (then the server). */
+export function decidePlace(chosen: Place | null, engine: BrowserEngineState): Place {
+  return chosen ?? (engine === 'failed' ? 'server' : 'browser');
+}
+
+/** Where a page's analysis runs now. */
 export function placeFor(page: AnalysisPage): Place {
-  return choices[page].get() ?? (browserEngine.state() === 'failed' ? 'server' : 'browser');
+  return decidePlace(choices[page].get(), browserEngine.state());
 }
 
 /** Whether the place was chosen by the person (else it is the default). */

@@ -1,13 +1,14 @@
 /**
  * The in-browser engine for the whole app: one Web Worker (client/src/engine), started on first use, kept for
- * the session. It holds the server's trained models, re-checked at most every few seconds by their version
- * (GET /api/models/trained is tiny; the model files are downloaded only when the version changed). Offline,
- * the service worker answers with the last models it saw, so a kiosk keeps recognising.
+ * the session. It holds the server's trained models, kept current by their own timer (engine/model-sync.ts:
+ * every few seconds while the page is visible, and when it comes back into view), never by a frame's
+ * analysis: a frame only waits for the very first models. Offline, the service worker answers with the last
+ * models it saw, so a kiosk keeps recognising.
  */
 import { createRoot, createSignal } from 'solid-js';
-import type { RecognitionModel, TrainedModelsResponse } from '../../../shared/api/contract';
+import type { RecognitionModel } from '../../../shared/api/contract';
 import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
-import { fetchTrainedModels } from '../engine/models';
+import { ModelSync } from '../engine/model-sync';
 
 export type BrowserEngineState = 'idle' | 'loading' | 'ready' | 'failed';
 
@@ -34,15 +35,25 @@ export const browserEngine = {
 };
 
 let starting: Promise<EngineClient> | null = null;
-let lastCheck = 0;
-let checking: Promise<void> | null = null;
-let loadedVersion: string | null | undefined;
-/**
- * Set while a model trained in this browser is installed: the server version it replaced. The server's model
- * (or the service worker's offline copy of it) at that same version must not overwrite it; a new training on
- * the server does.
- */
-let localOver: { base: string | null | undefined } | null = null;
+let sync: ModelSync | null = null;
+
+const visible = () => document.visibilityState === 'visible';
+
+/** The engine's model sync, started with the engine: on its timer, and at once when the page is shown again. */
+function startModelSync(engine: EngineClient): ModelSync {
+  const s = new ModelSync({
+    install: (models) => engine.setModel(models),
+    onVersion: (v) => store.setModelVersion(v),
+    base: document.baseURI,
+  });
+  s.start(MODEL_CHECK_MS, visible);
+  const now = () => {
+    if (visible()) void s.check().catch(() => undefined);
+  };
+  document.addEventListener('visibilitychange', now);
+  window.addEventListener('focus', now);
+  return s;
+}
 
 /** Starts the worker (once) and resolves when its cascade and tfjs backend are ready. */
 export function startBrowserEngine(): Promise<EngineClient> {
@@ -53,6 +64,9 @@ export function startBrowserEngine(): Promise<EngineClient> {
       const init = await engine.init({ backend: 'auto' });
       store.setInfo(init);
       store.setState('ready');
+      sync = startModelSync(engine);
+      // Fetched now, so the first frame rarely waits; a failure is reported by the frame that needs them.
+      void sync.check().catch(() => undefined);
       return engine;
     } catch (err) {
       engine.terminate();
@@ -65,40 +79,10 @@ export function startBrowserEngine(): Promise<EngineClient> {
   return starting;
 }
 
-/** Brings the engine's trained models up to the server's (or the offline copy's) version. */
-async function syncModels(engine: EngineClient): Promise<void> {
-  if (performance.now() - lastCheck < MODEL_CHECK_MS && loadedVersion !== undefined) return;
-  checking ??= (async () => {
-    try {
-      const res = await fetch('/api/models/trained', { cache: 'no-store' });
-      if (!res.ok) throw new Error(`the server answered ${res.status} for the trained models`);
-      const index = (await res.json()) as TrainedModelsResponse;
-      if (localOver && index.version === localOver.base) {
-        lastCheck = performance.now();
-        return;
-      }
-      if (index.version !== loadedVersion || localOver) {
-        const models = await fetchTrainedModels();
-        await engine.setModel({ lbphYaml: models.lbphYaml, embeddingsJson: models.embeddingsJson });
-        loadedVersion = models.version;
-        localOver = null;
-        store.setModelVersion(models.version);
-      }
-      lastCheck = performance.now();
-    } catch (err) {
-      // Unreachable and nothing cached: recognise with what is loaded (every face unknown if nothing is).
-      if (loadedVersion === undefined) throw err;
-    } finally {
-      checking = null;
-    }
-  })();
-  return checking;
-}
-
-/** The engine with the current trained models, ready to recognise. */
+/** The engine with trained models installed (the first check's, at least), ready to recognise. */
 export async function engineWithModels(): Promise<EngineClient> {
   const engine = await startBrowserEngine();
-  await syncModels(engine);
+  await sync!.ensureLoaded();
   return engine;
 }
 
@@ -111,11 +95,7 @@ export async function trainInBrowser(samples: { label: string; blob: Blob }[]): 
   const engine = await startBrowserEngine();
   const images = await Promise.all(samples.map(async (s) => ({ label: s.label, image: await createImageBitmap(s.blob) })));
   const { roundTripMs: _rt, ...result } = await engine.train(images);
-  if (result.total_faces > 0) {
-    localOver = { base: loadedVersion };
-    loadedVersion = `local-${Date.now()}`;
-    store.setModelVersion(loadedVersion);
-  }
+  if (result.total_faces > 0) sync?.installedLocally();
   return result;
 }
 

@@ -9,7 +9,6 @@
 import fs from 'node:fs/promises';
 import type {
   DetectionMethod,
-  FaceResult,
   RecognitionModel,
   RecognizeResponse,
   RecognizerStatus,
@@ -21,7 +20,8 @@ import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
-import { namesFromLabelIds, toFaceResult } from '../../../shared/recognition/face-results.js';
+import { trained } from '../../../shared/recognition/model-files.js';
+import type { FaceModels, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import { assembleModels } from '../../../shared/recognition/training.js';
 import { ApiError } from '../../http/errors.js';
 import { decodeImage, type DecodedImage, type DecodeLimits } from '../../imaging/decode.js';
@@ -29,12 +29,12 @@ import type { Logger } from '../../logger.js';
 import type { ImageStore } from '../../storage/image-store.js';
 import type { ModelStore } from '../../storage/model-store.js';
 import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../../storage/trained-files.js';
-import type { EmbeddingAvailability } from './embedding-node.js';
-import type { EmbeddingJob, EmbeddingResult } from './embedding-protocol.js';
 import type { RemoteEngine } from '../remote/remote-engine.js';
-import type { VisionPool, WorkerPool } from '../workers/worker-pool.js';
+import type { EmbeddingAvailability } from './embedding-node.js';
+import type { EmbeddingPool } from './embedding-protocol.js';
+import type { VisionPool } from './vision-protocol.js';
 
-export type EmbeddingPool = WorkerPool<EmbeddingJob, EmbeddingResult>;
+export type { EmbeddingPool } from './embedding-protocol.js';
 
 export interface FaceServiceOptions {
   /** Haar cascade + LBPH workers. */
@@ -52,19 +52,6 @@ export interface FaceServiceOptions {
   log: Logger;
 }
 
-interface Trained<M> {
-  model: M;
-  names: Map<number, string>;
-  trainedAt: string;
-}
-
-/** The models the workers hold, under one version number so a reply's label ids map to the right names. */
-interface Installed {
-  version: number;
-  lbph: Trained<LbphModel> | null;
-  embedding: Trained<EmbeddingModel> | null;
-}
-
 
 /** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
 function transferable(gray: GrayImage): ArrayBuffer[] {
@@ -78,12 +65,9 @@ function snapshotOf(files: TrainedFiles, lbph: Trained<unknown> | null, embeddin
   return makeSnapshot(files, labels, [lbph?.trainedAt, embedding?.trainedAt]);
 }
 
-const namesOf = namesFromLabelIds;
-
 export class FaceService {
-  private installed: Installed = { version: 0, lbph: null, embedding: null };
-  /** The installed models and the ones before: a request may still run on the previous version during a swap. */
-  private readonly recent = new Map<number, Installed>([[0, this.installed]]);
+  /** The models every worker holds (each worker's copy carries the names, so its answers are already named). */
+  private installed: FaceModels = { lbph: null, embedding: null };
   private embeddingStatus: EmbeddingAvailability = { available: false, reason: 'still loading', loadMs: 0 };
   private training: { processed: number; total: number } | null = null;
   private lastTraining: TrainResponse | undefined;
@@ -103,8 +87,7 @@ export class FaceService {
    */
   async init(): Promise<void> {
     if (this.opts.embedding) {
-      const status = await this.opts.embedding.run({ op: 'status' });
-      if (status.op === 'status') this.embeddingStatus = status.embedding;
+      this.embeddingStatus = await this.opts.embedding.run('status', undefined);
     } else {
       this.embeddingStatus = { available: false, reason: 'switched off (EMBEDDING_ENABLED=false)', loadMs: 0 };
     }
@@ -124,7 +107,7 @@ export class FaceService {
     try {
       const stored = await this.opts.models.loadLbph();
       if (stored) {
-        lbph = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+        lbph = trained(stored, stored.trainedAt);
         files.lbph = stored.files.lbph;
         files.labelMap = stored.files.labelMap;
       }
@@ -134,7 +117,7 @@ export class FaceService {
     try {
       const stored = await this.opts.models.loadEmbedding();
       if (stored) {
-        embedding = { model: stored.model, names: namesOf(stored.labelIds), trainedAt: stored.trainedAt };
+        embedding = trained(stored, stored.trainedAt);
         files.embedding = stored.bytes;
       }
     } catch (err) {
@@ -217,23 +200,17 @@ export class FaceService {
     // Read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
     const recognizer = this.recognitionModel;
-    let boxes = await this.remoteBoxes(method, rgb);
-    let result;
-    if (recognizer === 'embedding' && this.opts.embedding) {
-      if (!boxes) {
-        const detected = await this.opts.pool.run({ op: 'detect', gray }, transferable(gray));
-        if (detected.op !== 'detect') throw new Error('unexpected worker reply');
-        boxes = detected.boxes;
-      }
-      result = await this.opts.embedding.run({ op: 'recognize', rgb, boxes });
+    const boxes = await this.remoteBoxes(method, rgb);
+    const embedding = recognizer === 'embedding' ? this.opts.embedding : null;
+    let result: Recognition;
+    if (embedding) {
+      const found = boxes ?? (await this.opts.pool.run('detect', { gray }, transferable(gray)));
+      result = await embedding.run('recognize', { rgb, boxes: found, window: this.opts.embeddingWindow });
     } else {
-      result = await this.opts.pool.run({ op: 'recognize', gray, boxes }, transferable(gray));
+      result = await this.opts.pool.run('recognize', { gray, boxes, window: this.opts.lbphWindow }, transferable(gray));
     }
-    if (result.op !== 'recognize') throw new Error('unexpected worker reply');
-    const trained = this.recent.get(result.modelVersion)?.[recognizer] ?? null;
-    const window = recognizer === 'embedding' ? this.opts.embeddingWindow : this.opts.lbphWindow;
-    const faces: FaceResult[] = result.faces.map((face) => toFaceResult(face, trained?.names ?? null, window));
-    return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: trained !== null };
+    const { faces } = result;
+    return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: result.trained };
   }
 
   trainStatus(): TrainStatusResponse {
@@ -295,13 +272,11 @@ export class FaceService {
           const bytes = await fs.readFile(ref.path);
           const { gray, rgb } = await decodeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), this.opts.limits);
           const boxes = await this.remoteBoxes(method, rgb);
-          const result = await this.opts.pool.run({ op: 'trainSample', gray, boxes }, transferable(gray));
-          if (result.op !== 'trainSample') throw new Error('unexpected worker reply');
+          const result = await this.opts.pool.run('trainSample', { gray, boxes }, transferable(gray));
           if (result.face && result.histogram) {
             let descriptor: Float32Array | null = null;
             if (withEmbedding && this.opts.embedding) {
-              const described = await this.opts.embedding.run({ op: 'describe', rgb, boxes: [result.face] });
-              descriptor = described.op === 'describe' ? (described.descriptors[0] ?? null) : null;
+              descriptor = (await this.opts.embedding.run('describe', { rgb, boxes: [result.face] }))[0] ?? null;
             }
             samples.push({ label: ref.label, histogram: result.histogram, descriptor });
           } else {
@@ -338,7 +313,7 @@ export class FaceService {
     const { labels, labelIds, lbph: lbphModel, facesPerLabel } = assembled;
     const trainedAt = new Date().toISOString();
     const saved = await this.opts.models.saveLbph(lbphModel, labelIds);
-    const lbph: Trained<LbphModel> = { model: lbphModel, names: namesOf(labelIds), trainedAt };
+    const lbph = trained({ model: lbphModel, labelIds }, trainedAt);
     // An embedding model this run does not replace stays, and so do its file's bytes.
     const files: TrainedFiles = { lbph: saved.yaml, labelMap: saved.pickle, embedding: this.snapshot.files.embedding };
 
@@ -346,7 +321,7 @@ export class FaceService {
     if (withEmbedding && assembled.embedding) {
       const { model, labelIds: usedIds } = assembled.embedding;
       files.embedding = await this.opts.models.saveEmbedding(model, usedIds, trainedAt);
-      embedding = { model, names: namesOf(usedIds), trainedAt };
+      embedding = trained({ model, labelIds: usedIds }, trainedAt);
     }
     // Published once every file of this training is on disk: downloads switch from the old set to the new whole.
     this.snapshot = snapshotOf(files, lbph, embedding);
@@ -370,14 +345,7 @@ export class FaceService {
   }
 
   private async install(lbph: Trained<LbphModel> | null, embedding: Trained<EmbeddingModel> | null): Promise<void> {
-    const installed: Installed = { version: this.installed.version + 1, lbph, embedding };
-    // Known before any worker can answer with this version; versions older than the previous one are dropped.
-    this.recent.set(installed.version, installed);
-    this.recent.delete(installed.version - 2);
-    await Promise.all([
-      this.opts.pool.broadcast({ op: 'setModel', model: lbph?.model ?? null, version: installed.version }),
-      this.opts.embedding?.broadcast({ op: 'setModel', model: embedding?.model ?? null, version: installed.version }),
-    ]);
-    this.installed = installed;
+    await Promise.all([this.opts.pool.broadcast('setModel', lbph), this.opts.embedding?.broadcast('setModel', embedding)]);
+    this.installed = { lbph, embedding };
   }
 }

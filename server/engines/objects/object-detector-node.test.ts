@@ -9,7 +9,7 @@ import type { RgbImage } from '../../../shared/image/types.js';
 import { iou, type BoxLike } from '../../../shared/objects/nms.js';
 import { summarize, type DetectedObject } from '../../../shared/objects/types.js';
 import { NodeObjectDetector, ObjectDetectorUnavailableError } from './object-detector-node.js';
-import type { ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
+import type { ObjectOps, ObjectWorkerData } from './object-protocol.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 
 const root = process.cwd();
@@ -221,18 +221,17 @@ describe('NodeObjectDetector (NanoDet, tfjs WASM)', () => {
 });
 
 describe('object worker (WorkerPool)', () => {
-  let pool: WorkerPool<ObjectJob, ObjectResult>;
+  let pool: WorkerPool<ObjectOps>;
   afterAll(async () => pool?.close());
 
   it('loads NanoDet in its own thread (2 XNNPACK threads) and detects', async () => {
     const data: ObjectWorkerData = { model: { kind: 'nanodet', dir: MODEL_DIR }, threads: 2 };
-    pool = new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, 1);
-    const status = await pool.run({ op: 'status' });
-    expect(status).toMatchObject({ op: 'status', available: true, info: { name: 'nanodet', runtime: 'tfjs-wasm', inputSize: 416, classes: 80, threads: 2 } });
+    pool = new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data, size: 1 });
+    const status = await pool.run('status', undefined);
+    expect(status).toMatchObject({ available: true, info: { name: 'nanodet', runtime: 'tfjs-wasm', inputSize: 416, classes: 80, threads: 2 } });
     const rgb = await load('objects/pexels_double_decker_bus.jpg');
-    const result = await pool.run({ op: 'detect', rgb, confidence: 0.5 }, [rgb.data.buffer as ArrayBuffer]);
-    if (result.op !== 'detect') throw new Error('unexpected reply');
+    const result = await pool.run('detect', { rgb, confidence: 0.5 }, [rgb.data.buffer as ArrayBuffer]);
     expect(result.objects.map((o) => o.class_name).sort()).toEqual(['bus', 'car', 'car', 'person']);
-    await expect(pool.run({ op: 'detect', rgb: await load('objects/chelsea.png'), iou: 2 })).rejects.toThrow(/iou/);
+    await expect(pool.run('detect', { rgb: await load('objects/chelsea.png'), iou: 2 })).rejects.toThrow(/iou/);
   });
 });

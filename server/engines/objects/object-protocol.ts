@@ -31,15 +31,14 @@ export interface ObjectDetectorInfo {
   threads?: number;
 }
 
-export type ObjectJob =
-  | { op: 'status' }
-  /** Objects in the image; `confidence` and `iou` within 0..1 (defaults 0.4 and 0.4). */
-  | { op: 'detect'; rgb: RgbImage; confidence?: number; iou?: number };
+export interface ObjectOps {
+  status: { args: void; result: { info: ObjectDetectorInfo; available: boolean; reason?: string; loadMs: number } };
+  /**
+   * Objects in the image; `confidence` and `iou` within 0..1 (defaults 0.4 and 0.4). `ms`: time spent in the
+   * worker (pre-processing, forward pass, decoding).
+   */
+  detect: { args: { rgb: RgbImage; confidence?: number; iou?: number }; result: { objects: DetectedObject[]; ms: number } };
+}
 
-export type ObjectResult =
-  | { op: 'status'; info: ObjectDetectorInfo; available: boolean; reason?: string; loadMs: number }
-  /** `ms`: time spent in the worker (pre-processing, forward pass, decoding). */
-  | { op: 'detect'; objects: DetectedObject[]; ms: number };
-
-/** The object detection worker(s): `new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, 1)`. */
-export type ObjectPool = WorkerPool<ObjectJob, ObjectResult>;
+/** The object detection worker(s): `new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data })`. */
+export type ObjectPool = WorkerPool<ObjectOps>;

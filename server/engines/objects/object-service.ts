@@ -11,8 +11,8 @@ import { summarize, type DetectedObject } from '../../../shared/objects/types.js
 import { ApiError } from '../../http/errors.js';
 import { decodeImage, type DecodeLimits } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
-import type { ObjectDetectorInfo, ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
 import { WorkerPool } from '../workers/worker-pool.js';
+import type { ObjectDetectorInfo, ObjectOps, ObjectPool, ObjectWorkerData } from './object-protocol.js';
 
 export type ObjectDetectorState = 'loading' | 'ready' | 'error' | 'disabled';
 
@@ -31,7 +31,7 @@ export interface ObjectServiceOptions {
 
 
 export class ObjectService {
-  private pool: WorkerPool<ObjectJob, ObjectResult> | null = null;
+  private pool: ObjectPool | null = null;
   private state: ObjectDetectorState;
   private reason: string | undefined;
   private info: ObjectDetectorInfo | null = null;
@@ -49,11 +49,10 @@ export class ObjectService {
     const data: ObjectWorkerData = {
       model: this.opts.model === 'nanodet' ? { kind: 'nanodet', dir: this.opts.modelDir } : { kind: 'yolo', file: path.join(this.opts.modelDir, this.opts.model) },
     };
-    this.pool = new WorkerPool<ObjectJob, ObjectResult>('objects/object-worker', data, this.opts.workers);
+    this.pool = new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data, size: this.opts.workers });
     const started = Date.now();
-    this.loading = this.pool.run({ op: 'status' }).then(
+    this.loading = this.pool.run('status', undefined).then(
       (result) => {
-        if (result.op !== 'status') throw new Error('unexpected worker reply');
         this.info = result.info;
         this.loadMs = result.loadMs;
         if (result.available) {
@@ -113,8 +112,7 @@ export class ObjectService {
     if (this.state !== 'ready' || !this.pool) {
       throw new ApiError('detector_unavailable', this.reason ?? 'the object detector is not available');
     }
-    const result = await this.pool.run({ op: 'detect', rgb, confidence: confidence ?? this.opts.confidence, iou: this.opts.nmsIou });
-    if (result.op !== 'detect') throw new Error('unexpected worker reply');
+    const result = await this.pool.run('detect', { rgb, confidence: confidence ?? this.opts.confidence, iou: this.opts.nmsIou });
     return { objects: result.objects, count: result.objects.length, summary: summarize(result.objects) };
   }
 }

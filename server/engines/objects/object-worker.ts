@@ -4,11 +4,11 @@
  * reply), so async jobs never interleave.
  */
 import os from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import type { RgbImage } from '../../../shared/image/types.js';
 import type { DetectedObject } from '../../../shared/objects/types.js';
-import type { ObjectDetectorInfo, ObjectJob, ObjectResult, ObjectWorkerData } from './object-protocol.js';
-import type { WorkerReply } from '../workers/worker-pool.js';
+import { serveOps } from '../workers/worker-host.js';
+import type { ObjectDetectorInfo, ObjectOps, ObjectWorkerData } from './object-protocol.js';
 
 interface Engine {
   load(): Promise<{ available: boolean; reason?: string; loadMs: number; threads?: number }>;
@@ -31,29 +31,19 @@ async function createEngine(): Promise<Engine> {
 const engine = createEngine();
 const loaded = engine.then((e) => e.load());
 
-async function handle(job: ObjectJob): Promise<ObjectResult> {
-  switch (job.op) {
-    case 'status': {
-      const e = await engine;
-      const status = await loaded;
-      const d = e.describe();
-      const info: ObjectDetectorInfo = { name: d.name, runtime: d.runtime, inputSize: d.inputSize, classes: d.classes };
-      if (status.threads !== undefined) info.threads = status.threads;
-      return { op: 'status', info, available: status.available, loadMs: status.loadMs, ...(status.reason ? { reason: status.reason } : {}) };
-    }
-    case 'detect': {
-      const e = await engine;
-      const t0 = performance.now();
-      const objects = await e.detect(job.rgb, { confidence: job.confidence, iou: job.iou });
-      return { op: 'detect', objects, ms: performance.now() - t0 };
-    }
-  }
-}
-
-parentPort!.on('message', ({ id, job }: { id: number; job: ObjectJob }) => {
-  handle(job).then(
-    (result) => parentPort!.postMessage({ id, ok: true, result } satisfies WorkerReply<ObjectResult>),
-    (err: unknown) =>
-      parentPort!.postMessage({ id, ok: false, error: err instanceof Error ? err.message : String(err) } satisfies WorkerReply<ObjectResult>),
-  );
+serveOps<ObjectOps>({
+  async status() {
+    const e = await engine;
+    const status = await loaded;
+    const d = e.describe();
+    const info: ObjectDetectorInfo = { name: d.name, runtime: d.runtime, inputSize: d.inputSize, classes: d.classes };
+    if (status.threads !== undefined) info.threads = status.threads;
+    return { info, available: status.available, loadMs: status.loadMs, ...(status.reason ? { reason: status.reason } : {}) };
+  },
+  async detect({ rgb, confidence, iou }) {
+    const e = await engine;
+    const t0 = performance.now();
+    const objects = await e.detect(rgb, { confidence, iou });
+    return { objects, ms: performance.now() - t0 };
+  },
 });

@@ -1,11 +1,7 @@
 /** Small helpers the model hosts (embedding, objects, YOLO) share. */
 
-/** The message of anything thrown, including the plain objects some native runtimes reject with. */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === 'object' && err && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
-}
+/** The message of anything thrown (one definition for every worker and host). */
+export { errorText as errorMessage } from '../../../shared/recognition/worker-messages.js';
 
 /**
  * Runs `fn`, then removes any uncaughtException/unhandledRejection listeners it added. Emscripten's Node glue

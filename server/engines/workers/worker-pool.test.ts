@@ -3,14 +3,22 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, TESTDATA } from '../../../test/helpers/test-server.js';
-import type { VisionJob, VisionResult } from '../faces/vision-protocol.js';
-import { WorkerPool, type VisionPool } from './worker-pool.js';
+import { CASCADE_DEFAULTS } from '../../../shared/recognition/pipeline.js';
+import type { VisionOps, VisionPool } from '../faces/vision-protocol.js';
+import { WorkerPool } from './worker-pool.js';
 
 const cascadeXml = fs.readFileSync(path.join(REPO_ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8');
+// From 0: the test recognises the very face it trained on (distance 0).
+const window = { min: 0, max: 85 };
 let pool: VisionPool | undefined;
 afterEach(async () => {
   await pool?.close();
+  pool = undefined;
 });
+
+function visionPool(size: number): VisionPool {
+  return new WorkerPool<VisionOps>({ name: 'vision', script: 'faces/vision-worker', data: { cascadeXml, cascade: CASCADE_DEFAULTS }, size });
+}
 
 async function gray(rel: string) {
   const { data, info } = await sharp(path.join(TESTDATA, rel)).grayscale().raw().toBuffer({ resolveWithObject: true });
@@ -19,22 +27,41 @@ async function gray(rel: string) {
 
 describe('WorkerPool (vision workers)', () => {
   it('runs jobs on every worker and returns the results in order of the callers', async () => {
-    pool = new WorkerPool<VisionJob, VisionResult>('faces/vision-worker', { cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 } }, 2);
+    pool = visionPool(2);
     const images = await Promise.all(['faces/grace_hopper.jpg', 'negatives/brick.png', 'faces/astronaut.png'].map(gray));
-    const results = await Promise.all(images.map((g) => pool!.run({ op: 'detect', gray: g })));
-    expect(results.map((r) => (r.op === 'detect' ? r.boxes.length : -1))).toEqual([1, 0, 1]);
+    const results = await Promise.all(images.map((g) => pool!.run('detect', { gray: g })));
+    expect(results.map((boxes) => boxes.length)).toEqual([1, 0, 1]);
   });
 
   it('replaces a worker that dies, with the current model, and keeps working', async () => {
-    pool = new WorkerPool<VisionJob, VisionResult>('faces/vision-worker', { cascadeXml, cascade: { scaleFactor: 1.1, minNeighbors: 5, minSize: 30 } }, 2);
-    await pool.broadcast({ op: 'setModel', model: null, version: 7 });
+    pool = visionPool(2);
+    const image = await gray('faces/grace_hopper.jpg');
+    const sample = await pool.run('trainSample', { gray: image });
+    const model = { radius: 1, neighbors: 8, gridX: 8, gridY: 8, threshold: Number.MAX_VALUE, histograms: [sample.histogram!], labels: Int32Array.of(0) };
+    await pool.broadcast('setModel', { model, names: new Map([[0, 'grace']]) });
     const slots = (pool as unknown as { slots: { worker: import('node:worker_threads').Worker }[] }).slots;
     const dead = slots[0].worker;
     await dead.terminate();
     expect(pool.size).toBe(2);
     expect(slots[0].worker).not.toBe(dead);
-    const image = await gray('faces/grace_hopper.jpg');
-    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run({ op: 'recognize', gray: image })));
-    for (const r of results) expect(r).toMatchObject({ op: 'recognize', modelVersion: 7 });
+    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run('recognize', { gray: image, window })));
+    for (const r of results) expect(r).toMatchObject({ trained: true, faces: [{ label: 'grace', confidence: 100 }] });
+  });
+
+  it('names itself in its errors', async () => {
+    pool = visionPool(1);
+    await expect(pool.run('recognize', { gray: { width: 1, height: 1, data: new Uint8Array(1) }, window })).resolves.toMatchObject({ faces: [] });
+    await pool.close();
+    await expect(pool.run('detect', { gray: { width: 1, height: 1, data: new Uint8Array(1) } })).rejects.toThrow('vision pool is closed');
+    const lost = visionPool(1);
+    try {
+      const slot = (lost as unknown as { slots: { worker: import('node:worker_threads').Worker }[] }).slots[0];
+      // A job the worker never answers: it dies while holding it.
+      const held = lost.run('detect', { gray: { width: 1, height: 1, data: new Uint8Array(1) } });
+      await slot.worker.terminate();
+      await expect(held).rejects.toThrow(/^vision worker exited with code \d+$/);
+    } finally {
+      await lost.close();
+    }
   });
 });

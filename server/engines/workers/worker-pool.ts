@@ -2,25 +2,27 @@
  * A fixed pool of worker threads with one shared queue: a job goes to the first idle worker, so a slow
  * image never holds back the others. Broadcast jobs (a new model) reach every worker, and each worker applies
  * them in order with the jobs it receives, so a request never sees half of a model update.
+ *
+ * Jobs are typed by operation (shared/recognition/worker-messages.ts): `pool.run('detect', args)` resolves
+ * with detect's result. The pool's name is in every error it raises ("embedding worker exited with code 1").
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { ArgsOf, OpName, OpReply, OpRequest, OpsOf, ResultOf } from '../../../shared/recognition/worker-messages.js';
 
-/** What every worker script answers: `{ id, ok, result }` or `{ id, ok: false, error }` for `{ id, job }`. */
-export type WorkerReply<R> = { id: number; ok: true; result: R } | { id: number; ok: false; error: string };
-
-interface Pending<J, R> {
-  job: J;
+interface Pending {
+  op: string;
+  args: unknown;
   transfer: ArrayBuffer[];
-  resolve: (result: R) => void;
+  resolve: (result: unknown) => void;
   reject: (err: Error) => void;
 }
 
-interface Slot<J, R> {
+interface Slot {
   worker: Worker;
-  busy: Pending<J, R> | null;
+  busy: Pending | null;
   /** Broadcast jobs waiting for this worker, sent before any queued ordinary job. */
-  broadcasts: Pending<J, R>[];
+  broadcasts: Pending[];
 }
 
 /**
@@ -35,33 +37,43 @@ function startWorker(script: string, workerData: unknown): Worker {
   return new Worker(bootstrap, { eval: true, workerData });
 }
 
-/** A pool of `script` workers taking jobs `J` (tagged by `op`) and answering results `R`. */
-export class WorkerPool<J extends { op: string }, R> {
-  private readonly slots: Slot<J, R>[] = [];
-  private readonly queue: Pending<J, R>[] = [];
+export interface WorkerPoolOptions {
+  /** What the workers are, for errors: "vision", "embedding", "object". */
+  name: string;
+  /** Path under server/engines/ without extension, e.g. `faces/vision-worker`. */
+  script: string;
+  /** The worker's `workerData`. */
+  data: unknown;
+  /** Threads; 0 or absent: one per available core. */
+  size?: number;
+}
+
+/** A pool of workers serving the operations `Ops`. */
+export class WorkerPool<Ops extends OpsOf<Ops>> {
+  readonly name: string;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
   private nextId = 1;
-  private readonly inflight = new Map<number, Pending<J, R>>();
+  private readonly inflight = new Map<number, Pending>();
   private closed = false;
   /** The latest broadcast job per op (e.g. the current model), replayed to a worker that replaces a dead one. */
-  private readonly state = new Map<string, J>();
+  private readonly state = new Map<string, unknown>();
 
-  constructor(
-    private readonly script: string,
-    private readonly data: unknown,
-    size = 0,
-  ) {
+  constructor(private readonly options: WorkerPoolOptions) {
+    this.name = options.name;
+    const size = options.size ?? 0;
     const count = size > 0 ? size : Math.max(1, os.availableParallelism());
     for (let i = 0; i < count; i++) this.slots.push(this.spawn());
   }
 
-  private spawn(): Slot<J, R> {
-    const worker = startWorker(this.script, this.data);
-    const slot: Slot<J, R> = { worker, busy: null, broadcasts: [] };
-    worker.on('message', (reply: WorkerReply<R>) => this.onReply(slot, reply));
-    worker.on('error', (err) => this.onWorkerLost(slot, err));
-    worker.on('exit', (code) => this.onWorkerLost(slot, new Error(`vision worker exited with code ${code}`)));
-    for (const job of this.state.values()) {
-      slot.broadcasts.push({ job, transfer: [], resolve: () => {}, reject: () => {} });
+  private spawn(): Slot {
+    const worker = startWorker(this.options.script, this.options.data);
+    const slot: Slot = { worker, busy: null, broadcasts: [] };
+    worker.on('message', (reply: OpReply) => this.onReply(slot, reply));
+    worker.on('error', (err) => this.onWorkerLost(slot, new Error(`${this.name} worker failed: ${err.message}`)));
+    worker.on('exit', (code) => this.onWorkerLost(slot, new Error(`${this.name} worker exited with code ${code}`)));
+    for (const [op, args] of this.state) {
+      slot.broadcasts.push({ op, args, transfer: [], resolve: () => {}, reject: () => {} });
     }
     return slot;
   }
@@ -70,24 +82,28 @@ export class WorkerPool<J extends { op: string }, R> {
     return this.slots.length;
   }
 
-  /** Runs a job on the next idle worker. `transfer` lists buffers moved (not copied) to the worker. */
-  run(job: J, transfer: ArrayBuffer[] = []): Promise<R> {
-    if (this.closed) return Promise.reject(new Error('vision pool is closed'));
+  private closedError(): Error {
+    return new Error(`${this.name} pool is closed`);
+  }
+
+  /** Runs `op` on the next idle worker. `transfer` lists buffers moved (not copied) to the worker. */
+  run<K extends OpName<Ops>>(op: K, args: ArgsOf<Ops, K>, transfer: ArrayBuffer[] = []): Promise<ResultOf<Ops, K>> {
+    if (this.closed) return Promise.reject(this.closedError());
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, transfer, resolve, reject });
+      this.queue.push({ op, args, transfer, resolve: resolve as (r: unknown) => void, reject });
       this.pump();
     });
   }
 
-  /** Runs a job on every worker (e.g. a new model); resolves when all have applied it. */
-  async broadcast(job: J): Promise<void> {
-    if (this.closed) throw new Error('vision pool is closed');
-    this.state.set(job.op, job);
+  /** Runs `op` on every worker (e.g. a new model); resolves when all have applied it. */
+  async broadcast<K extends OpName<Ops>>(op: K, args: ArgsOf<Ops, K>): Promise<void> {
+    if (this.closed) throw this.closedError();
+    this.state.set(op, args);
     await Promise.all(
       this.slots.map(
         (slot) =>
-          new Promise<R>((resolve, reject) => {
-            slot.broadcasts.push({ job, transfer: [], resolve, reject });
+          new Promise((resolve, reject) => {
+            slot.broadcasts.push({ op, args, transfer: [], resolve, reject });
             this.pump();
           }),
       ),
@@ -96,7 +112,7 @@ export class WorkerPool<J extends { op: string }, R> {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue.splice(0)) p.reject(new Error('vision pool is closed'));
+    for (const p of this.queue.splice(0)) p.reject(this.closedError());
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 
@@ -108,11 +124,12 @@ export class WorkerPool<J extends { op: string }, R> {
       const id = this.nextId++;
       slot.busy = next;
       this.inflight.set(id, next);
-      slot.worker.postMessage({ id, job: next.job }, next.transfer);
+      const request = { id, op: next.op, args: next.args } as OpRequest<Ops>;
+      slot.worker.postMessage(request, next.transfer);
     }
   }
 
-  private onReply(slot: Slot<J, R>, reply: WorkerReply<R>): void {
+  private onReply(slot: Slot, reply: OpReply): void {
     const pending = this.inflight.get(reply.id);
     this.inflight.delete(reply.id);
     slot.busy = null;
@@ -123,7 +140,7 @@ export class WorkerPool<J extends { op: string }, R> {
     this.pump();
   }
 
-  private onWorkerLost(slot: Slot<J, R>, err: Error): void {
+  private onWorkerLost(slot: Slot, err: Error): void {
     const index = this.slots.indexOf(slot);
     if (index < 0 || this.closed) return; // already replaced (error then exit), or we are shutting down
     // A crashed worker (e.g. out of memory) fails only the job it held; a fresh worker with the current
@@ -138,6 +155,3 @@ export class WorkerPool<J extends { op: string }, R> {
     this.pump();
   }
 }
-
-/** The cascade + LBPH workers. */
-export type VisionPool = WorkerPool<import('../faces/vision-protocol.js').VisionJob, import('../faces/vision-protocol.js').VisionResult>;

@@ -5,6 +5,7 @@
  */
 import { createSignal, onMount, Show } from 'solid-js';
 import { CameraView } from '../CameraView';
+import { markLiveFrame } from '../../lib/analyze';
 import { createCamera } from '../../lib/camera';
 import { createLiveLoop, formatFps } from './live-loop';
 
@@ -32,6 +33,7 @@ export function AnalysisCamera<T>(props: AnalysisCameraProps<T>) {
       // A fresh canvas per frame: the result keeps the very pixels it was computed from (face crops).
       const frame = camera.capture();
       if (!frame) return null;
+      markLiveFrame(frame.canvas);
       return { result: await props.analyze(frame.canvas, signal), frame: frame.canvas };
     },
     onResult: ({ result, frame }) => {

@@ -4,6 +4,8 @@
  * a queue. The loop runs while `active()` is true and the tab is visible, and stops (aborting the request in
  * flight) when either turns false or the owner goes away. After a failure it waits RETRY_MS before the next
  * try, so an unreachable server is asked gently until it is back.
+ *
+ * `runLoop` is the loop itself, free of Solid and the DOM (unit-tested); `createLiveLoop` wires it to signals.
  */
 import { createEffect, createMemo, createSignal, onCleanup } from 'solid-js';
 
@@ -11,7 +13,7 @@ export const RETRY_MS = 2000;
 /** The frame rate is averaged over the replies of this many last milliseconds. */
 export const FPS_WINDOW_MS = 5000;
 /** How long to wait when the camera has no picture yet. */
-const NO_FRAME_WAIT_MS = 100;
+export const NO_FRAME_WAIT_MS = 100;
 
 export interface LiveLoopOptions<T> {
   active: () => boolean;
@@ -28,13 +30,12 @@ export interface LiveLoop {
   running: () => boolean;
 }
 
-/** `document.visibilityState === 'visible'` as a signal, for as long as the owner lives. */
-export function createVisible(): () => boolean {
-  const [visible, setVisible] = createSignal(document.visibilityState === 'visible');
-  const update = () => setVisible(document.visibilityState === 'visible');
-  document.addEventListener('visibilitychange', update);
-  onCleanup(() => document.removeEventListener('visibilitychange', update));
-  return visible;
+export interface LoopRun<T> extends Omit<LiveLoopOptions<T>, 'active'> {
+  /** The rate after each reply (null: not known yet, or reset by a failure). */
+  onFps: (fps: number | null) => void;
+  retryMs?: number;
+  noFrameMs?: number;
+  now?: () => number;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -44,40 +45,51 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Steps until `signal` aborts; resolves then. A step's result or failure after the abort is dropped. */
+export async function runLoop<T>(run: LoopRun<T>, signal: AbortSignal): Promise<void> {
+  const now = run.now ?? (() => performance.now());
+  const times: number[] = [];
+  while (!signal.aborted) {
+    let result: T | null;
+    try {
+      result = await run.step(signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      run.onError(err);
+      // The rate before a failure says nothing about the rate after it.
+      times.length = 0;
+      run.onFps(null);
+      await sleep(run.retryMs ?? RETRY_MS, signal);
+      continue;
+    }
+    if (signal.aborted) return;
+    if (result === null) {
+      await sleep(run.noFrameMs ?? NO_FRAME_WAIT_MS, signal);
+      continue;
+    }
+    const t = now();
+    times.push(t);
+    while (times.length > 0 && t - times[0] > FPS_WINDOW_MS) times.shift();
+    run.onFps(times.length >= 2 ? (times.length - 1) / ((t - times[0]) / 1000) : null);
+    run.onResult(result);
+  }
+}
+
+/** `document.visibilityState === 'visible'` as a signal, for as long as the owner lives. */
+export function createVisible(): () => boolean {
+  const [visible, setVisible] = createSignal(document.visibilityState === 'visible');
+  const update = () => setVisible(document.visibilityState === 'visible');
+  document.addEventListener('visibilitychange', update);
+  onCleanup(() => document.removeEventListener('visibilitychange', update));
+  return visible;
+}
+
 export function createLiveLoop<T>(options: LiveLoopOptions<T>): LiveLoop {
   const visible = createVisible();
   const [fps, setFps] = createSignal<number | null>(null);
   // A memo: the loop restarts only when running really changes, not whenever a signal behind it is set.
   const running = createMemo(() => options.active() && visible());
   let stopCurrent: (() => void) | null = null;
-
-  const run = async (signal: AbortSignal) => {
-    const times: number[] = [];
-    while (!signal.aborted) {
-      let result: T | null;
-      try {
-        result = await options.step(signal);
-      } catch (err) {
-        if (signal.aborted) return;
-        options.onError(err);
-        // The rate before a failure says nothing about the rate after it.
-        times.length = 0;
-        setFps(null);
-        await sleep(RETRY_MS, signal);
-        continue;
-      }
-      if (signal.aborted) return;
-      if (result === null) {
-        await sleep(NO_FRAME_WAIT_MS, signal);
-        continue;
-      }
-      const now = performance.now();
-      times.push(now);
-      while (times.length > 0 && now - times[0] > FPS_WINDOW_MS) times.shift();
-      setFps(times.length >= 2 ? (times.length - 1) / ((now - times[0]) / 1000) : null);
-      options.onResult(result);
-    }
-  };
 
   createEffect(() => {
     stopCurrent?.();
@@ -88,7 +100,7 @@ export function createLiveLoop<T>(options: LiveLoopOptions<T>): LiveLoop {
     }
     const controller = new AbortController();
     stopCurrent = () => controller.abort();
-    void run(controller.signal);
+    void runLoop({ step: options.step, onResult: options.onResult, onError: options.onError, onFps: setFps }, controller.signal);
   });
   onCleanup(() => stopCurrent?.());
 

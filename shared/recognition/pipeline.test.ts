@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import sharp from 'sharp';
+import { describe, expect, it, vi } from 'vitest';
+import { rgbToGray } from '../image/ops.js';
+import type { Rect, RgbImage } from '../image/types.js';
+import { lbpHistogram, LBPH_DEFAULTS } from '../lbph/lbph.js';
+import { trainEmbedding } from '../embedding/matcher.js';
+import { largestBox, normalizeFace } from '../vision/face-region.js';
+import { detectMultiScale, parseHaarCascade } from '../vision/haar-cascade.js';
+import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW } from './confidence.js';
+import { namesFromLabelIds } from './face-results.js';
+import { CASCADE_DEFAULTS, detectOptionsOf, FacePipeline, predictEmbeddingFaces, predictLbphFaces, windowFor } from './pipeline.js';
+
+const ROOT = process.cwd();
+const cascade = parseHaarCascade(readFileSync(resolve(ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
+const detect = (gray: Parameters<typeof detectMultiScale>[1]) => detectMultiScale(cascade, gray, detectOptionsOf(CASCADE_DEFAULTS));
+
+async function image(rel: string): Promise<{ rgb: RgbImage; gray: ReturnType<typeof rgbToGray> }> {
+  const { data, info } = await sharp(resolve(ROOT, 'test/fixtures/images', rel)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const rgb: RgbImage = { width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) };
+  return { rgb, gray: rgbToGray(rgb) };
+}
+
+const names = namesFromLabelIds({ grace: 0 });
+
+describe('cascade parameters', () => {
+  it('has the server settings defaults, as detectMultiScale takes them', () => {
+    expect(CASCADE_DEFAULTS).toEqual({ scaleFactor: 1.1, minNeighbors: 5, minSize: 30 });
+    expect(detectOptionsOf({ scaleFactor: 1.2, minNeighbors: 3, minSize: 40 })).toEqual({ scaleFactor: 1.2, minNeighbors: 3, minSize: { width: 40, height: 40 } });
+  });
+
+  it('picks the recognizer window, the defaults where none is given', () => {
+    expect(windowFor('lbph')).toEqual(DEFAULT_LBPH_WINDOW);
+    expect(windowFor('embedding')).toEqual(DEFAULT_EMBEDDING_WINDOW);
+    expect(windowFor('embedding', { embedding: { min: 0, max: 1 } })).toEqual({ min: 0, max: 1 });
+  });
+});
+
+describe('FacePipeline', () => {
+  it('trains on the largest face and recognises the person with LBPH, as the steps do one by one', async () => {
+    const photo = await image('faces/grace_hopper.jpg');
+    const pipeline = new FacePipeline({ detect });
+    const sample = await pipeline.sample(photo);
+    const boxes = detect(photo.gray);
+    expect(sample.boxes).toEqual(boxes);
+    expect(sample.face).toEqual(largestBox(boxes));
+    expect(sample.histogram).toEqual(lbpHistogram(normalizeFace(photo.gray, sample.face!)));
+    expect(sample.descriptor).toBeNull();
+
+    // Untrained: the faces are found, all unknown, and the answer says no model was used.
+    const before = await pipeline.recognize(photo, { recognizer: 'lbph', window: DEFAULT_LBPH_WINDOW });
+    expect(before.trained).toBe(false);
+    expect(before.faces.map((f) => f.label)).toEqual(boxes.map(() => 'unknown'));
+
+    const model = { ...LBPH_DEFAULTS, histograms: [sample.histogram!], labels: Int32Array.of(0) };
+    pipeline.setModels({ lbph: { model, names } });
+    const after = await pipeline.recognize(photo, { recognizer: 'lbph', window: { min: 0, max: 85 } });
+    expect(after.trained).toBe(true);
+    const face = after.faces.find((f) => f.x === sample.face!.x && f.y === sample.face!.y)!;
+    expect(face).toMatchObject({ label: 'grace', confidence: 100, distance: 0 });
+    // The same as the steps on their own.
+    expect(after.faces.length).toBe(predictLbphFaces(photo.gray, boxes, model).length);
+  });
+
+  it('takes boxes found elsewhere instead of running its cascade', async () => {
+    const photo = await image('faces/grace_hopper.jpg');
+    const hostDetect = vi.fn(detect);
+    const pipeline = new FacePipeline({ detect: hostDetect });
+    const given: Rect[] = [{ x: 1, y: 2, width: 40, height: 40 }];
+    const r = await pipeline.recognize(photo, { recognizer: 'lbph', window: DEFAULT_LBPH_WINDOW, boxes: given });
+    expect(hostDetect).not.toHaveBeenCalled();
+    expect(r.faces).toEqual([{ x: 1, y: 2, w: 40, h: 40, label: 'unknown', confidence: 0 }]);
+  });
+
+  it('a host without a detector needs the boxes with the job', async () => {
+    const pipeline = new FacePipeline({});
+    await expect(pipeline.detect({ width: 1, height: 1, data: new Uint8Array(1) })).rejects.toThrow(/no face detector/);
+  });
+
+  it('embedding: describes only when there is a model, and names the nearest descriptor within the window', async () => {
+    const rgb: RgbImage = { width: 4, height: 4, channels: 3, data: new Uint8Array(48) };
+    const boxes: Rect[] = [
+      { x: 0, y: 0, width: 2, height: 2 },
+      { x: 2, y: 2, width: 2, height: 2 },
+    ];
+    const near = new Float32Array(128).fill(0.01);
+    const far = new Float32Array(128).fill(0.5);
+    const describe = vi.fn(async (_rgb: RgbImage, b: Rect[]) => b.map((_, i) => (i === 0 ? near : far)));
+    const pipeline = new FacePipeline({ describe });
+
+    const untrained = await pipeline.recognize({ rgb }, { recognizer: 'embedding', window: DEFAULT_EMBEDDING_WINDOW, boxes });
+    expect(describe).not.toHaveBeenCalled();
+    expect(untrained).toMatchObject({ trained: false, faces: [{ label: 'unknown' }, { label: 'unknown' }] });
+
+    const model = trainEmbedding([{ label: 0, descriptor: new Float32Array(128) }]);
+    pipeline.setModels({ embedding: { model, names } });
+    const r = await pipeline.recognize({ rgb }, { recognizer: 'embedding', window: DEFAULT_EMBEDDING_WINDOW, boxes });
+    expect(describe).toHaveBeenCalledTimes(1);
+    expect(r.trained).toBe(true);
+    expect(r.faces.map((f) => f.label)).toEqual(['grace', 'unknown']);
+    expect(r.faces[1].distance).toBeCloseTo(Math.sqrt(128 * 0.25), 3);
+    // The step on its own gives the same ids.
+    expect((await predictEmbeddingFaces(rgb, boxes, model, describe)).map((f) => f.labelId)).toEqual([0, 0]);
+  });
+
+  it('a model swap applies whole, from the next recognition on', async () => {
+    const pipeline = new FacePipeline({ describe: async (_rgb, b) => b.map(() => new Float32Array(128)) });
+    const model = trainEmbedding([{ label: 3, descriptor: new Float32Array(128) }]);
+    pipeline.setModels({ embedding: { model, names: namesFromLabelIds({ ada: 3 }) } });
+    const step = { recognizer: 'embedding' as const, window: DEFAULT_EMBEDDING_WINDOW, boxes: [{ x: 0, y: 0, width: 1, height: 1 }] };
+    const rgb: RgbImage = { width: 1, height: 1, channels: 3, data: new Uint8Array(3) };
+    expect((await pipeline.recognize({ rgb }, step)).faces[0].label).toBe('ada');
+    pipeline.setModels({ lbph: null });
+    expect(pipeline.models.embedding).not.toBeNull(); // untouched by a swap of the other recognizer
+    pipeline.setModels({ embedding: null });
+    expect(await pipeline.recognize({ rgb }, step)).toMatchObject({ trained: false, faces: [{ label: 'unknown' }] });
+  });
+});

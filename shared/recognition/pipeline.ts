@@ -1,0 +1,174 @@
+/**
+ * The recognition pipeline, one implementation for the server's workers and the browser's engine worker:
+ *
+ *   detect (Haar cascade, or boxes from elsewhere) -> normalise (crop, 100x100) -> predict (LBPH or
+ *   embedding) -> face results (names, known/unknown window, percent score)
+ *
+ * and the training side (largest face -> histogram [+ descriptor] -> assembleModels). Browser-safe: no Node,
+ * no DOM. The hosts only supply how faces are detected (single thread, split across helpers) and how
+ * descriptors are computed (tfjs in Node or in a browser worker); pixels arrive already decoded.
+ */
+import type { FaceResult, RecognitionModel } from '../api/contract.js';
+import { predictEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
+import type { GrayImage, Rect, RgbImage } from '../image/types.js';
+import { lbpHistogram, predictLbph, type LbphModel } from '../lbph/lbph.js';
+import type { DetectOptions } from '../vision/haar-cascade.js';
+import { largestBox, normalizeFace } from '../vision/face-region.js';
+import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW, type DistanceWindow } from './confidence.js';
+import { toFaceResult, type LabelNames, type RecognizedBox } from './face-results.js';
+
+export type { RecognizedBox } from './face-results.js';
+
+/** The cascade's parameters as the settings and the engine options give them (minSize: a square side). */
+export interface CascadeParams {
+  scaleFactor: number;
+  minNeighbors: number;
+  minSize: number;
+}
+
+/** The defaults of the server's CASCADE_* settings and of the browser engine: OpenCV's usual face set-up. */
+export const CASCADE_DEFAULTS: Readonly<CascadeParams> = Object.freeze({ scaleFactor: 1.1, minNeighbors: 5, minSize: 30 });
+
+/** The parameters in detectMultiScale's terms. */
+export function detectOptionsOf(params: CascadeParams): DetectOptions {
+  return {
+    scaleFactor: params.scaleFactor,
+    minNeighbors: params.minNeighbors,
+    minSize: { width: params.minSize, height: params.minSize },
+  };
+}
+
+/** A trained model with its label names (id -> name); `trainedAt` where the host knows it. */
+export interface Trained<M> {
+  model: M;
+  names: LabelNames;
+  trainedAt?: string;
+}
+
+export interface FaceModels {
+  lbph: Trained<LbphModel> | null;
+  embedding: Trained<EmbeddingModel> | null;
+}
+
+/** Descriptors of the given faces, in order (the embedding recognizer's nets). */
+export type Describe = (rgb: RgbImage, boxes: Rect[]) => Promise<Float32Array[]>;
+
+/** The windows a recognizer decides known/unknown with, the defaults where not given. */
+export function windowFor(recognizer: RecognitionModel, windows: { lbph?: DistanceWindow; embedding?: DistanceWindow } = {}): DistanceWindow {
+  return recognizer === 'embedding' ? (windows.embedding ?? DEFAULT_EMBEDDING_WINDOW) : (windows.lbph ?? DEFAULT_LBPH_WINDOW);
+}
+
+function recognized(box: Rect, p: { label: number; distance: number } | null): RecognizedBox {
+  // A negative label is the recognizer's "no sample near enough": the face stays without a match.
+  return p && p.label >= 0 ? { box, labelId: p.label, distance: p.distance } : { box, labelId: null, distance: null };
+}
+
+/** LBPH on each normalised face; every face unmatched without a model. */
+export function predictLbphFaces(gray: GrayImage, boxes: readonly Rect[], model: LbphModel | null): RecognizedBox[] {
+  return boxes.map((box) => recognized(box, model ? predictLbph(model, lbpHistogram(normalizeFace(gray, box))) : null));
+}
+
+/** The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. */
+export async function predictEmbeddingFaces(rgb: RgbImage, boxes: readonly Rect[], model: EmbeddingModel | null, describe: Describe): Promise<RecognizedBox[]> {
+  const descriptors = model && boxes.length ? await describe(rgb, [...boxes]) : [];
+  return boxes.map((box, i) => recognized(box, model && descriptors[i] ? predictEmbedding(model, descriptors[i]) : null));
+}
+
+/** The faces a recognizer answered, named by the model it used (null: no model, every face unknown). */
+export function faceResults(faces: readonly RecognizedBox[], trained: Trained<unknown> | null, window: DistanceWindow): FaceResult[] {
+  return faces.map((face) => toFaceResult(face, trained?.names ?? null, window));
+}
+
+/** What a recognition gives before the host adds how it detected: the faces and whether a model was used. */
+export interface Recognition {
+  faces: FaceResult[];
+  trained: boolean;
+  /** Time to find the boxes (about 0 when they were given), and to name them. */
+  detectMs: number;
+  recognizeMs: number;
+}
+
+export interface RecognizeStep {
+  recognizer: RecognitionModel;
+  window: DistanceWindow;
+  /** Boxes found elsewhere (the remote detector, the server's cascade worker): the cascade is skipped. */
+  boxes?: Rect[];
+}
+
+/** One face of a training image: the largest face (the person nearest the camera) and its LBPH histogram. */
+export interface FaceSample {
+  boxes: Rect[];
+  face: Rect | null;
+  histogram: Float32Array | null;
+  /** The embedding descriptor of the same face, when asked for and the host can describe. */
+  descriptor: Float32Array | null;
+}
+
+export interface PipelineHost {
+  /** detectMultiScale's boxes, however the host runs it; absent where boxes always come with the job. */
+  detect?: (gray: GrayImage) => Rect[] | Promise<Rect[]>;
+  /** Absent where the embedding recognizer does not run in this host. */
+  describe?: Describe;
+}
+
+const now = () => performance.now();
+
+/**
+ * The pipeline with the models it recognises with. Each host owns one per worker; a model swap is one
+ * assignment, so a recognition sees either the old models or the new ones, never half of each.
+ */
+export class FacePipeline {
+  private current: FaceModels = { lbph: null, embedding: null };
+
+  constructor(private readonly host: PipelineHost) {}
+
+  get models(): FaceModels {
+    return this.current;
+  }
+
+  /** Replaces the models given (undefined: keeps that one, null: clears it). */
+  setModels(models: Partial<FaceModels>): void {
+    this.current = { ...this.current, ...models };
+  }
+
+  /** The given boxes, or the cascade's. */
+  async detect(gray: GrayImage | undefined, boxes?: Rect[]): Promise<Rect[]> {
+    if (boxes) return boxes;
+    if (!this.host.detect) throw new Error('this worker has no face detector: the boxes must come with the job');
+    if (!gray) throw new Error('the gray image is needed to detect faces');
+    return this.host.detect(gray);
+  }
+
+  /** detect -> normalise -> predict -> face results, with the active recognizer's model. */
+  async recognize(image: { gray?: GrayImage; rgb?: RgbImage }, step: RecognizeStep): Promise<Recognition> {
+    const t0 = now();
+    const boxes = await this.detect(image.gray, step.boxes);
+    const t1 = now();
+    // Read once: a model installed meanwhile applies from the next recognition on.
+    const trained = this.current[step.recognizer];
+    let faces: RecognizedBox[];
+    if (step.recognizer === 'embedding') {
+      const model = this.current.embedding?.model ?? null;
+      const { describe } = this.host;
+      if (model && boxes.length && (!describe || !image.rgb)) throw new Error('the embedding recognizer needs the colour image and its nets');
+      // Without a model (or faces) nothing is described, so the missing parts are never used.
+      faces =
+        model && describe && image.rgb ? await predictEmbeddingFaces(image.rgb, boxes, model, describe) : boxes.map((box) => recognized(box, null));
+    } else {
+      if (!image.gray) throw new Error('LBPH needs the gray image');
+      faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null);
+    }
+    return { faces: faceResults(faces, trained, step.window), trained: trained !== null, detectMs: t1 - t0, recognizeMs: now() - t1 };
+  }
+
+  /** A training image's sample; `describe`: also the embedding descriptor (where the host can compute it). */
+  async sample(image: { gray: GrayImage; rgb?: RgbImage }, options: { boxes?: Rect[]; describe?: boolean } = {}): Promise<FaceSample> {
+    const boxes = await this.detect(image.gray, options.boxes);
+    const face = largestBox(boxes) ?? null;
+    if (!face) return { boxes, face: null, histogram: null, descriptor: null };
+    const histogram = lbpHistogram(normalizeFace(image.gray, face));
+    const describe = options.describe && image.rgb ? this.host.describe : undefined;
+    const descriptor = describe ? ((await describe(image.rgb!, [face]))[0] ?? null) : null;
+    return { boxes, face, histogram, descriptor };
+  }
+}
