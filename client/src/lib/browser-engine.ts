@@ -93,6 +93,9 @@ export async function engineWithModels(): Promise<EngineClient> {
  */
 export async function trainInBrowser(samples: { label: string; blob: Blob }[]): Promise<TrainResult> {
   const engine = await startBrowserEngine();
+  // Know the model this one replaces first: else a first check answering after this training (the service
+  // worker's offline copy, say) would count as newer and overwrite the model trained here.
+  await sync?.ensureLoaded().catch(() => undefined);
   const images = await Promise.all(samples.map(async (s) => ({ label: s.label, image: await createImageBitmap(s.blob) })));
   const { roundTripMs: _rt, ...result } = await engine.train(images);
   if (result.total_faces > 0) sync?.installedLocally();
