@@ -33,6 +33,3 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: unknown };
-}

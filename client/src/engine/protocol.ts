@@ -2,7 +2,7 @@
  * Messages between the page (client.ts) and the engine worker (worker.ts). Pixels travel as transferred
  * ArrayBuffers or ImageBitmaps (no copy); every reply carries the time the worker spent on it.
  */
-import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
+import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
 import type { DistanceWindow } from '../../../shared/recognition/confidence';
 
 export type TfBackend = 'webgpu' | 'webgl' | 'wasm';

@@ -5,7 +5,7 @@
  * the service worker answers with the last models it saw, so a kiosk keeps recognising.
  */
 import { createRoot, createSignal } from 'solid-js';
-import type { RecognitionModel, TrainedModelsResponse } from '../../../shared/api/contract';
+import type { RecognitionModel, TrainedModelsResponse } from '../../../shared/api/index';
 import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
 import { fetchTrainedModels } from '../engine/models';
 

@@ -4,7 +4,7 @@
  * order things were made in (an auto-increment key); an item is removed only once the server has answered for
  * it (sync.ts), and every item carries the id the server deduplicates on, so sending one twice stores it once.
  */
-import type { ResultRecordInput } from '../../../shared/api/contract';
+import type { ResultRecordInput } from '../../../shared/api/index';
 
 export interface PendingCapture {
   /** Queue order (assigned by IndexedDB). */
