@@ -116,7 +116,7 @@ export type TrainedModelsResponse = z.infer<typeof trainedModelsResponse>;
 
 /** Headers of the trained-model answers: the ETag is the models' version (send it back in If-None-Match). */
 export const trainedModelHeaders = z.object({
-  etag: z.string().meta({ description: 'The models\' version in quotes; absent when nothing was trained.' }),
+  etag: z.string().optional().meta({ description: 'The models\' version in quotes; absent when nothing was trained.' }),
   'cache-control': z.string().meta({ description: '`no-cache`: revalidate with If-None-Match.' }),
 });
 export const trainedFileHeaders = trainedModelHeaders.extend({
