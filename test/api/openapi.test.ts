@@ -6,7 +6,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes } from '../../shared/api/routes.js';
-import { contractProblems, routeFor } from '../helpers/contract.js';
+import { checkedFetch, contractProblems, routeFor } from '../helpers/contract.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
@@ -120,6 +120,22 @@ describe('the contract check of the test server', () => {
     expect(routeFor('GET', '/api/images/alice/1.jpg')?.name).toBe('imageFile');
     expect(contractProblems('GET', '/api/images/alice/1.jpg', 200, 'text/html', '<p>').join()).toMatch(/content type/);
   });
+
+  it('checks each answer a wrapped handler gives, streamed ones included, and passes the answer on unchanged', async () => {
+    const sse = 'event: delta\ndata: {"content":"Hi"}\n\nevent: done\ndata: {"response":7}\n\n';
+    const checked = checkedFetch(async (req: Request) =>
+      new URL(req.url).pathname === '/api/chat'
+        ? new Response(sse, { headers: { 'content-type': 'text/event-stream' } })
+        : new Response('{"labels":[]}', { status: 200, headers: { 'content-type': 'application/json' } }),
+    );
+    const res = await checked.fetch(new Request('http://127.0.0.1/api/labels'));
+    expect(await res.json()).toEqual({ labels: [] });
+    expect(await (await checked.fetch(new Request('http://127.0.0.1/api/chat', { method: 'POST', body: '{}' }))).text()).toBe(sse);
+    await checked.settled();
+    expect(checked.problems).toHaveLength(2);
+    expect(checked.problems[0]).toMatch(/GET \/api\/labels -> 200: the body does not match labels's schema/);
+    expect(checked.problems[1]).toMatch(/event done does not match/);
+  });
 });
 
 describe('GET /api/docs', () => {
@@ -148,7 +164,7 @@ describe('GET /api/docs', () => {
     for (const file of ['package.json', '..%2Fpackage.json', 'index.html']) {
       const res = await fetch(`${server.url}/api/docs/${file}`);
       expect(res.status, file).toBe(404);
-      expect((await res.json()).error.code).toBe('not_found');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
     }
   });
 });
