@@ -79,3 +79,5 @@ export const faceResult = z
     example: { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 },
   });
 export type FaceResult = z.infer<typeof faceResult>;
+/** The name this schema had in contract.ts. */
+export const faceResultSchema = faceResult;

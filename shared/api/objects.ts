@@ -92,3 +92,5 @@ export const objectStatusResponse = z
     },
   });
 export type ObjectStatusResponse = z.infer<typeof objectStatusResponse>;
+/** The name this schema had in contract.ts. */
+export const detectedObjectSchema = detectedObject;
