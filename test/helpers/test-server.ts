@@ -12,7 +12,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createService, type Service } from '../../server/app.js';
 import { loadSettings } from '../../server/config/settings.js';
 import { createLogger } from '../../server/logger.js';
-import { checkedFetch } from './contract.js';
+import { checkedFetch, contractProblems } from './contract.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TESTDATA = path.resolve(REPO_ROOT, 'test/fixtures/images');
@@ -61,12 +61,22 @@ export async function postJson(url: string, body: unknown): Promise<{ status: nu
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() };
+  return readChecked('POST', url, res);
 }
 
 export async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, init);
-  return { status: res.status, body: await res.json() };
+  return readChecked(init?.method ?? 'GET', url, await fetch(url, init));
+}
+
+/**
+ * Reads a JSON answer and fails the calling test at once when it is not as the contract documents it (the
+ * test server also checks every answer, raw fetches included, and fails at close).
+ */
+async function readChecked(method: string, url: string, res: Response): Promise<{ status: number; body: any }> {
+  const text = await res.text();
+  const problems = contractProblems(method.toUpperCase(), new URL(url).pathname, res.status, res.headers.get('content-type'), text);
+  if (problems.length) throw new Error(`answer not as documented in shared/api/routes.ts: ${problems.join('; ')}`);
+  return { status: res.status, body: JSON.parse(text) };
 }
 
 /** Uploads one training image as multipart, as the web app and the identity provider extension do. */
@@ -79,6 +89,5 @@ export async function uploadImage(
   const form = new FormData();
   form.set('label', label);
   form.set('file', new Blob([bytes]), filename);
-  const res = await fetch(`${base}/api/images`, { method: 'POST', body: form });
-  return { status: res.status, body: await res.json() };
+  return readChecked('POST', `${base}/api/images`, await fetch(`${base}/api/images`, { method: 'POST', body: form }));
 }
