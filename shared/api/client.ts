@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import type { ErrorBody } from './common.js';
+import type { ErrorCode } from './errors.js';
 import type { ApiRoute } from './route.js';
 import { apiRoutes, type ApiRoutes, type RouteName } from './routes.js';
 
@@ -44,12 +45,13 @@ export class LookoutError extends Error {
     message: string,
     readonly status: number,
     /** The API's error code; `network` when unreachable, `http_error` when the answer was not the API's error body. */
-    readonly code: string,
+    readonly code: ErrorCode | 'network' | 'http_error',
     /** The API's error body, when the answer was one. */
     readonly body: ErrorBody | null,
     readonly statusText = '',
   ) {
     super(message);
+    this.name = 'LookoutError';
   }
 }
 

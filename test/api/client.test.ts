@@ -2,8 +2,17 @@
  * The typed client of shared/api/client.ts (what the web app and integrators use) against the real server:
  * the README's flow (upload, train, recognize, results), errors as LookoutError, URLs with parameters.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLookoutClient, LookoutError, type FaceResult } from '../../shared/api/index.js';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  createLookoutClient,
+  LookoutError,
+  type FaceResult,
+  type ReadyResponse,
+  type RecognizeResponse,
+  type RequestOf,
+  type ResponseOf,
+  type TrainResponse,
+} from '../../shared/api/index.js';
 import { base64, photo, trainingCaptures } from '../helpers/faces.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -19,6 +28,16 @@ afterAll(async () => {
 });
 
 describe('createLookoutClient', () => {
+  it('takes its types from the route table (checked by tsc)', () => {
+    expectTypeOf<ResponseOf<'recognize'>>().toEqualTypeOf<RecognizeResponse>();
+    expectTypeOf<ResponseOf<'train'>>().toEqualTypeOf<TrainResponse>();
+    // /api/ready's 503 carries the same body; only 2xx answers are results of `call`.
+    expectTypeOf<ResponseOf<'ready'>>().toEqualTypeOf<ReadyResponse>();
+    expectTypeOf<RequestOf<'labelImages'>>().toEqualTypeOf<{ params: { label: string } }>();
+    expectTypeOf<RequestOf<'recognize'>['body']>().toEqualTypeOf<{ image: string }>();
+    expectTypeOf<FormData>().toExtend<RequestOf<'uploadImage'>['body']>();
+  });
+
   it('uploads (multipart and JSON), trains and recognises, typed from the route table', async () => {
     const captures = await trainingCaptures('grace');
     for (const [i, bytes] of captures.entries()) {
