@@ -34,6 +34,8 @@ test('the API reference renders offline with every operation, and documents each
   const count = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
   await expect(operations).toHaveCount(count);
   await expect(page.locator('.opblock-summary-path', { hasText: /^\/api\/recognize$/ })).toBeVisible();
+  // The typed client's name for each operation is shown beside it.
+  await expect(page.locator('.opblock-post', { hasText: '/api/recognize' }).locator('.opblock-summary-operation-id')).toHaveText('recognize');
 
   // One operation opened: its request body, its answers with the error statuses, and a schema.
   await page.locator('.opblock-post', { hasText: '/api/recognize' }).locator('.opblock-summary').click();

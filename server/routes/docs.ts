@@ -29,11 +29,13 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-// validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
+// validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io. The operation ids
+// shown are the names the typed client (shared/api/client.ts) calls them by.
 const INIT = `window.ui = SwaggerUIBundle({
   url: '/api/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
+  displayOperationId: true,
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
   layout: 'BaseLayout',
