@@ -3,7 +3,7 @@
  * shows on the dashboard; remote detection, with no model server configured, is explained and cannot be chosen.
  */
 import { expect, test } from '@playwright/test';
-import type { ModelsAvailableResponse } from '../shared/api/contract.js';
+import type { ModelsAvailableResponse } from '../shared/api/index.js';
 import { PHONE_VIEWPORT } from './helpers/browser.js';
 import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
 

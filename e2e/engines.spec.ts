@@ -20,7 +20,7 @@ import path from 'node:path';
 import { chromium, expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { YoloOnnxDetector } from '../server/engines/objects/yolo-onnx-node.js';
-import type { ObjectDetectionResponse, RecognizeResponse } from '../shared/api/contract.js';
+import type { ObjectDetectionResponse, RecognizeResponse } from '../shared/api/index.js';
 import { buildConstantOutputModel, yoloOutput, type YoloCandidate } from '../test/helpers/onnx-builder.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import {

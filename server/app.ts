@@ -24,6 +24,7 @@ import { isolationHeaders } from './http/headers.js';
 import { staticFiles } from './http/static-files.js';
 import type { Logger } from './logger.js';
 import { chatRoutes } from './routes/chat.js';
+import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { labelRoutes } from './routes/labels.js';
@@ -55,7 +56,7 @@ const LANDING_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; line-height: 1.5">
 <h1>Lookout is running</h1><p>The REST API is at <a href="/api/health">/api/health</a>,
-<a href="/api/ready">/api/ready</a>, <a href="/api/labels">/api/labels</a> and the other endpoints in the README.
+<a href="/api/ready">/api/ready</a> and the others in the <a href="/api/docs">API reference</a>.
 The web app has not been built in this installation.</p></body></html>`;
 
 /** Model files only change with an upgrade (and the service worker keeps its own copy): cache a day, revalidate. */
@@ -220,7 +221,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
         }),
     }),
   );
-  const routeModules = [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, trainedModelRoutes, modelRoutes, objectRoutes, resultRoutes, chatRoutes];
+  // Each module mounts its entries of the route table (shared/api/routes.ts), which is also the OpenAPI document.
+  const routeModules = [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, trainedModelRoutes, modelRoutes, objectRoutes, resultRoutes, chatRoutes, docsRoutes];
   for (const routes of routeModules) api.route('/', routes(ctx));
   // Every other /api path: a JSON 404 (never the web app's page).
   api.all('*', (c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));

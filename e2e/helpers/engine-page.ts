@@ -9,7 +9,7 @@ import type { Page, Request } from '@playwright/test';
 import sharp from 'sharp';
 import { captureVariations } from '../../bench/captures.js';
 import type { EngineBenchResult as BenchResult } from '../../shared/bench/engine-bench.js';
-import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../shared/api/contract.js';
+import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../shared/api/index.js';
 import { TESTDATA, type Lookout } from './lookout.js';
 
 export type Backend = 'wasm' | 'webgl' | 'webgpu' | 'auto';

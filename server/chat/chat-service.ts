@@ -3,7 +3,7 @@
  * objects) becomes the prompt's context; without one, only the message is sent. The LLM is any
  * OpenAI-compatible endpoint.
  */
-import type { ChatAnalysis } from '../../shared/api/contract.js';
+import type { ChatAnalysis } from '../../shared/api/index.js';
 import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
 import type { FaceService } from '../engines/faces/face-service.js';

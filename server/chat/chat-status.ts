@@ -2,7 +2,7 @@
  * Whether chat can work, checked in the background (never per request) so `GET /api/chat/status` answers at
  * once: `GET {endpoint}/v1/models` every `intervalMs`. Also the guard the chat route calls first.
  */
-import type { ChatStatusBody } from '../../shared/api/contract.js';
+import type { ChatStatusBody } from '../../shared/api/index.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import type { LlmClient } from './llm-client.js';

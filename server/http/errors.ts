@@ -4,7 +4,8 @@
  * nothing internal.
  */
 import type { Context } from 'hono';
-import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../../shared/api/errors.js';
+import type { ErrorBody } from '../../shared/api/common.js';
+import { ERROR_CODES, type ErrorCode } from '../../shared/api/errors.js';
 
 export class ApiError extends Error {
   readonly status: number;

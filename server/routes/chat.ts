@@ -5,52 +5,54 @@
  */
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { z } from 'zod';
+import { chatRequestFor, type ChatStreamEvent } from '../../shared/api/index.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
-import { readJson } from '../http/request.js';
+import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
+
+/** One event of a streamed reply, as the contract's ChatStreamEvent describes it. */
+function sseEvent(e: ChatStreamEvent): { event: string; data: string } {
+  return { event: e.event, data: JSON.stringify(e.data) };
+}
 
 export function chatRoutes(ctx: AppContext): Hono {
   const app = new Hono();
-  const maxChars = ctx.settings.chatMaxMessageChars;
-  const chatRequest = z.object({
-    message: z
-      .string({ error: 'must be the question as text' })
-      .trim()
-      .min(1, 'must not be empty')
-      .max(maxChars, `must be at most ${maxChars} characters`),
-    image: z.string({ error: 'must be the image as base64 text or a data URL' }).min(1, 'must not be empty').optional(),
-    stream: z.boolean({ error: 'must be true or false' }).optional(),
-  });
+  // The documented schema has the default length limit; this server checks its configured one.
+  const chatRequest = chatRequestFor(ctx.settings.chatMaxMessageChars);
 
-  app.post('/chat', async (c) => {
-    const { message, image, stream } = await readJson(c, chatRequest);
-    const { messages, analysis } = await ctx.chat.prepare(message, image ? decodeBase64Image(image) : undefined);
-    const signal = c.req.raw.signal;
-    if (!stream) {
-      const response = await ctx.chat.complete(messages, signal);
-      return c.json({ response, analysis });
-    }
-    // Opened before the SSE response starts, so connection and auth errors are still a JSON error.
-    const reply = await ctx.chat.stream(messages, signal);
-    return streamSSE(c, async (sse) => {
-      sse.onAbort(() => void reply.cancel());
-      await sse.writeSSE({ event: 'analysis', data: JSON.stringify(analysis) });
-      let response = '';
-      try {
-        for await (const piece of reply) {
-          response += piece;
-          await sse.writeSSE({ event: 'delta', data: JSON.stringify({ content: piece }) });
-        }
-        await sse.writeSSE({ event: 'done', data: JSON.stringify({ response }) });
-      } catch (err) {
-        const e = err instanceof ApiError ? err : new ApiError('llm_bad_gateway', 'the reply from the LLM broke off');
-        await sse.writeSSE({ event: 'error', data: JSON.stringify({ code: e.code, message: e.message }) });
+  mountRoute(
+    app,
+    'chat',
+    async (c, { body }) => {
+      const { message, image, stream } = body;
+      const { messages, analysis } = await ctx.chat.prepare(message, image ? decodeBase64Image(image) : undefined);
+      const signal = c.req.raw.signal;
+      if (!stream) {
+        const response = await ctx.chat.complete(messages, signal);
+        return { response, analysis };
       }
-    });
-  });
+      // Opened before the SSE response starts, so connection and auth errors are still a JSON error.
+      const reply = await ctx.chat.stream(messages, signal);
+      return streamSSE(c, async (sse) => {
+        sse.onAbort(() => void reply.cancel());
+        await sse.writeSSE(sseEvent({ event: 'analysis', data: analysis }));
+        let response = '';
+        try {
+          for await (const piece of reply) {
+            response += piece;
+            await sse.writeSSE(sseEvent({ event: 'delta', data: { content: piece } }));
+          }
+          await sse.writeSSE(sseEvent({ event: 'done', data: { response } }));
+        } catch (err) {
+          const e = err instanceof ApiError ? err : new ApiError('llm_bad_gateway', 'the reply from the LLM broke off');
+          await sse.writeSSE(sseEvent({ event: 'error', data: { code: e.code, message: e.message } }));
+        }
+      });
+    },
+    { body: chatRequest },
+  );
 
-  app.get('/chat/status', (c) => c.json(ctx.chatStatus.status()));
+  mountRoute(app, 'chatStatus', () => ctx.chatStatus.status());
   return app;
 }

@@ -1,7 +1,8 @@
 /** Liveness and readiness probes. */
 import { Hono } from 'hono';
-import type { HealthResponse, ReadyResponse } from '../../shared/api/contract.js';
+import type { ReadyResponse } from '../../shared/api/index.js';
 import type { AppContext } from '../http/context.js';
+import { mountRoute } from '../http/route.js';
 import type { ObjectDetectorState } from '../engines/objects/object-service.js';
 
 const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection']> = {
@@ -14,13 +15,11 @@ const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detect
 export function healthRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
-  app.get('/health', (c) =>
-    c.json<HealthResponse>({ status: 'ok', version: ctx.version, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }),
-  );
+  mountRoute(app, 'health', () => ({ status: 'ok' as const, version: ctx.version, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }));
 
   // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
   // engine and the object detector are reported beside it; neither holds readiness back.
-  app.get('/ready', (c) => {
+  mountRoute(app, 'ready', (c) => {
     const body: ReadyResponse = {
       status: ctx.workers > 0 ? 'ready' : 'not_ready',
       local_detector: ctx.workers > 0 ? 'ok' : 'error',

@@ -7,24 +7,13 @@
  */
 import fs from 'node:fs/promises';
 import { Hono } from 'hono';
-import { z } from 'zod';
-import {
-  captureId,
-  type ImageUploadResponse,
-  type LabelDeleteResponse,
-  type LabelImagesResponse,
-} from '../../shared/api/contract.js';
+import { captureId, imageUploadJson } from '../../shared/api/index.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { readJson } from '../http/request.js';
+import { mountRoute } from '../http/route.js';
 import { decodeBase64Image, decodeImage } from '../imaging/decode.js';
-
-const jsonUpload = z.object({
-  label: z.string({ error: 'is required (the person\'s name)' }),
-  image: z.string({ error: 'must be the image as base64 text or a data URL' }).min(1, 'must not be empty'),
-  capture_id: captureId.optional(),
-});
 
 const CONTENT_TYPES: Record<string, string> = {
   jpg: 'image/jpeg',
@@ -54,7 +43,8 @@ function checkedLabel(raw: unknown): string {
 export function imageRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
-  app.post('/images', async (c) => {
+  // Multipart or JSON: the route reads its own body (the table documents both types).
+  mountRoute(app, 'uploadImage', async (c) => {
     const type = c.req.header('content-type') ?? '';
     let rawLabel: unknown;
     let capture: string | undefined;
@@ -76,7 +66,7 @@ export function imageRoutes(ctx: AppContext): Hono {
       bytes = new Uint8Array(await file.arrayBuffer());
       if (bytes.length === 0) throw new ApiError('invalid_image', 'the uploaded file is empty');
     } else if (/json/i.test(type)) {
-      const body = await readJson(c, jsonUpload);
+      const body = await readJson(c, imageUploadJson);
       rawLabel = body.label;
       capture = body.capture_id;
       bytes = decodeBase64Image(body.image);
@@ -91,25 +81,25 @@ export function imageRoutes(ctx: AppContext): Hono {
     if (capture === undefined) {
       const filename = await ctx.images.save(label, bytes, format);
       ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-      return c.json<ImageUploadResponse>({ status: 'ok', label, filename });
+      return { status: 'ok' as const, label, filename };
     }
     // A re-sent capture (a kiosk retrying after a lost answer) is answered like the first, and stored once.
     const { filename, duplicate } = await ctx.images.saveCapture(label, bytes, format, capture);
     if (duplicate) ctx.log.info(`image ${label}/${filename} was already stored (capture_id ${capture})`);
     else ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-    return c.json<ImageUploadResponse>({ status: 'ok', label, filename, duplicate });
+    return { status: 'ok' as const, label, filename, duplicate };
   });
 
-  app.get('/images/:label', async (c) => {
-    const label = checkedLabel(c.req.param('label'));
+  mountRoute(app, 'labelImages', async (_c, { params }) => {
+    const label = checkedLabel(params.label);
     const images = await ctx.images.list(label);
     if (!images) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
-    return c.json<LabelImagesResponse>({ label, images, count: images.length });
+    return { label, images, count: images.length };
   });
 
-  app.get('/images/:label/:filename', async (c) => {
-    const label = checkedLabel(c.req.param('label'));
-    const file = await ctx.images.find(label, c.req.param('filename'));
+  mountRoute(app, 'imageFile', async (c, { params }) => {
+    const label = checkedLabel(params.label);
+    const file = await ctx.images.find(label, params.filename);
     if (!file) throw new ApiError('not_found', 'no such image');
     const ext = file.slice(file.lastIndexOf('.') + 1);
     return c.body(new Uint8Array(await fs.readFile(file)), 200, {
@@ -118,17 +108,12 @@ export function imageRoutes(ctx: AppContext): Hono {
     });
   });
 
-  app.delete('/images/:label', async (c) => {
-    const label = checkedLabel(c.req.param('label'));
+  mountRoute(app, 'deleteLabel', async (_c, { params }) => {
+    const label = checkedLabel(params.label);
     const deleted = await ctx.images.remove(label);
     if (deleted === 0) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
     ctx.log.info(`deleted label ${label} (${deleted} images)`);
-    return c.json<LabelDeleteResponse>({
-      status: 'ok',
-      label,
-      deleted,
-      retrain_needed: ctx.faces.trainedLabels.has(label),
-    });
+    return { status: 'ok' as const, label, deleted, retrain_needed: ctx.faces.trainedLabels.has(label) };
   });
 
   return app;

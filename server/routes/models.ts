@@ -3,19 +3,15 @@
  * Changes apply to the next request at once, with no restart; a request already running keeps what it started with.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
-import type { DetectionMethod, RecognitionModel } from '../../shared/api/contract.js';
+import type { z } from 'zod';
+import { DETECTION_METHODS, RECOGNITION_MODELS } from '../../shared/api/index.js';
 import { detectionMethodInput, recognitionModelInput } from '../config/settings.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
-import { readJson } from '../http/request.js';
+import { mountRoute } from '../http/route.js';
 
-const RECOGNITION_MODELS: RecognitionModel[] = ['lbph', 'embedding'];
-const DETECTION_METHODS: DetectionMethod[] = ['local', 'remote'];
-
-// The original clients send `ai_model` (with `dlib`), `method` or `detection_method` (with `opencv`/`openvino`).
-const configBody = z.object({ recognition_model: z.string().optional(), ai_model: z.string().optional(), model: z.string().optional() }).loose();
-const detectionBody = z.object({ detection_method: z.string().optional(), method: z.string().optional() }).loose();
+// The original clients send `ai_model` (with `dlib`), `method` or `detection_method` (with `opencv`/`openvino`):
+// the table's body schemas take any text, and the values are checked here so the message names the choices.
 
 function parseChoice<T>(raw: string | undefined, schema: z.ZodType<T>, field: string, allowed: string): T {
   if (raw === undefined) throw new ApiError('missing_field', `send { "${field}": ${allowed} }`);
@@ -32,25 +28,23 @@ export function modelRoutes(ctx: AppContext): Hono {
     recognizers: ctx.faces.recognizerStatus(),
   });
 
-  app.get('/models/config', (c) => c.json(config()));
+  mountRoute(app, 'modelsConfig', () => config());
 
-  app.put('/models/config', async (c) => {
-    const body = await readJson(c, configBody);
+  mountRoute(app, 'setModelsConfig', (_c, { body }) => {
     const model = parseChoice(body.recognition_model ?? body.ai_model ?? body.model, recognitionModelInput, 'recognition_model', '"lbph" or "embedding"');
     ctx.faces.setRecognitionModel(model);
-    return c.json({ status: 'ok', ...config() });
+    return { status: 'ok' as const, ...config() };
   });
 
-  app.put('/models/detection', async (c) => {
-    const body = await readJson(c, detectionBody);
+  mountRoute(app, 'setDetection', (_c, { body }) => {
     const method = parseChoice(body.detection_method ?? body.method, detectionMethodInput, 'detection_method', '"local" or "remote"');
     ctx.faces.setDetectionMethod(method);
-    return c.json({ status: 'ok', detection_method: ctx.faces.detectionMethod, remote_status: ctx.remote.status });
+    return { status: 'ok' as const, detection_method: ctx.faces.detectionMethod, remote_status: ctx.remote.status };
   });
 
-  app.get('/models/available', (c) => {
+  mountRoute(app, 'modelsAvailable', () => {
     const recognizers = ctx.faces.recognizerStatus();
-    return c.json({
+    return {
       recognition_models: RECOGNITION_MODELS.map((name) => {
         const reason = ctx.faces.recognitionUnavailable(name);
         return { name, available: reason === null, ...(reason ? { reason } : {}), active: name === ctx.faces.recognitionModel, trained: recognizers[name].trained };
@@ -65,7 +59,7 @@ export function modelRoutes(ctx: AppContext): Hono {
           ...(name === 'remote' ? { status: ctx.remote.status } : {}),
         };
       }),
-    });
+    };
   });
 
   return app;

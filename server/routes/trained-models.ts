@@ -6,7 +6,8 @@
  * set or the new one, never a mix.
  */
 import { Hono, type Context } from 'hono';
-import type { TrainedModelsResponse } from '../../shared/api/contract.js';
+import type { TrainedModelsResponse } from '../../shared/api/index.js';
+import { mountRoute } from '../http/route.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { etagMatches } from '../http/static-files.js';
@@ -38,7 +39,7 @@ function notModified(c: Context, version: string | null): boolean {
 export function trainedModelRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
-  app.get('/models/trained', (c) => {
+  mountRoute(app, 'trainedModels', (c) => {
     const snapshot = ctx.faces.trainedFiles;
     const headers: Record<string, string> = { 'cache-control': 'no-cache' };
     if (snapshot.version) headers.etag = etagOf(snapshot.version);
@@ -61,8 +62,8 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
     if (notModified(c, snapshot.version)) return c.body(null, 304, headers);
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, 'content-type': contentType });
   };
-  app.get('/models/trained/lbph', file('lbph', 'text/yaml; charset=utf-8'));
-  app.get('/models/trained/embedding', file('embedding', 'application/json'));
+  mountRoute(app, 'trainedLbph', file('lbph', 'text/yaml; charset=utf-8'));
+  mountRoute(app, 'trainedEmbedding', file('embedding', 'application/json'));
 
   return app;
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { StoredImage } from '../../shared/api/contract.js';
+import type { StoredImage } from '../../shared/api/index.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
 import { TEMP_PREFIX, removeStaleTemps, writeFileAtomic } from './atomic.js';
 import { KeyedLock } from './keyed-lock.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ResultRecordInput } from '../../shared/api/contract.js';
+import type { ResultRecordInput } from '../../shared/api/index.js';
 import { createLogger } from '../logger.js';
 import { RESULTS_FILE, ResultStore } from './result-store.js';
 

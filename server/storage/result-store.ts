@@ -17,7 +17,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resultRecordInput, type ResultRecord, type ResultRecordInput } from '../../shared/api/contract.js';
+import { resultRecordInput, type ResultRecord, type ResultRecordInput } from '../../shared/api/index.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 

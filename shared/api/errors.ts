@@ -33,6 +33,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: unknown };
-}
+
+/** The error body's type lives with its schema; re-exported for importers of this module. */
+export type { ErrorBody } from './common.js';

@@ -2,7 +2,7 @@
  * What the in-browser engine bench page (client/bench.html) writes to `window.__benchResult`: read by the page
  * itself, the e2e tests and `npm run bench`, so all three agree on one shape.
  */
-import type { RecognitionModel } from '../api/contract.js';
+import type { RecognitionModel } from '../api/index.js';
 
 export type EngineBenchMode = RecognitionModel | 'objects';
 

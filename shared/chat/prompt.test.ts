@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FaceResult } from '../api/contract.js';
+import type { FaceResult } from '../api/index.js';
 import type { DetectedObject } from '../objects/types.js';
 import { buildAnalysisContext, buildChatMessages, DEFAULT_SYSTEM_PROMPT, MAX_LISTED_FACES } from './prompt.js';
 

@@ -3,7 +3,7 @@
  * was sent) and the question, in the OpenAI `messages` shape. Pure functions: the server builds the prompt and
  * the browser can show exactly what was asked.
  */
-import type { DetectionMethod, FaceResult, RecognitionModel } from '../api/contract.js';
+import type { DetectionMethod, FaceResult, RecognitionModel } from '../api/index.js';
 import type { DetectedObject } from '../objects/types.js';
 
 export interface ChatMessage {

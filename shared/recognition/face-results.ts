@@ -4,7 +4,7 @@
  * the nearest label id and its distance go through the active window (`decide`), the id becomes the
  * trained model's label name, and `distance` is reported rounded to 4 decimals.
  */
-import type { FaceResult } from '../api/contract.js';
+import type { FaceResult } from '../api/index.js';
 import type { Rect } from '../image/types.js';
 import { decide, type DistanceWindow } from './confidence.js';
 

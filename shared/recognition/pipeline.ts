@@ -8,7 +8,7 @@
  * no DOM. The hosts only supply how faces are detected (single thread, split across helpers) and how
  * descriptors are computed (tfjs in Node or in a browser worker); pixels arrive already decoded.
  */
-import type { FaceResult, RecognitionModel } from '../api/contract.js';
+import type { FaceResult, RecognitionModel } from '../api/index.js';
 import { predictEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../image/types.js';
 import { lbpHistogram, predictLbph, type LbphModel } from '../lbph/lbph.js';

@@ -3,7 +3,7 @@
  * where (`{ version, lbph: { available, url }, embedding: { available, url } }`); the LBPH one is
  * training.yml, the embedding one embeddings.json, the same files the server recognizes with.
  */
-import type { TrainedModelsResponse } from '../../../shared/api/contract';
+import type { TrainedModelsResponse } from '../../../shared/api/index';
 import type { ModelTexts } from './protocol';
 
 export const TRAINED_MODELS_URL = '/api/models/trained';

@@ -3,7 +3,7 @@
  * `run('recognize', args)` is typed with recognize's result. Pixels travel as transferred ArrayBuffers or
  * ImageBitmaps (no copy); every result carries the time the worker spent on it.
  */
-import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
+import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
 import type { DistanceWindow } from '../../../shared/recognition/confidence';
 import type { CascadeParams } from '../../../shared/recognition/pipeline';
 

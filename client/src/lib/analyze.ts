@@ -5,7 +5,7 @@
  * that canvas's pixels.
  */
 import { createRoot, createSignal } from 'solid-js';
-import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/contract';
+import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/index';
 import { canvasPixels } from '../engine/pixels';
 import { api } from './api';
 import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine, type BrowserEngineState } from './browser-engine';

@@ -1,26 +1,19 @@
 /**
- * The browser's client for the Lookout REST API. Every failure becomes an ApiFailure whose message a person
- * can read: the server's own message for a refused request, a plain sentence when the server cannot be reached.
+ * The browser's client for the Lookout REST API, typed from the shared route table (shared/api/routes.ts): a
+ * changed response schema breaks this build, not the page. Every failure becomes an ApiFailure whose message
+ * a person can read: the server's own message for a refused request, a plain sentence when the server cannot
+ * be reached.
  */
-import type {
-  ChatAnalysis,
-  ChatStatusBody,
-  ImageUploadResponse,
-  LabelDeleteResponse,
-  LabelImagesResponse,
-  LabelsResponse,
-  ModelsAvailableResponse,
-  ModelsConfigResponse,
-  ObjectDetectionResponse,
-  ObjectStatusResponse,
-  ReadyResponse,
-  RecognitionModel,
-  DetectionMethod,
-  RecognizeResponse,
-  TrainResponse,
-  TrainStatusResponse,
-  HealthResponse,
-} from '../../../shared/api/contract';
+import {
+  createLookoutClient,
+  LookoutError,
+  type DetectionMethod,
+  type ReadyResponse,
+  type RecognitionModel,
+  type RequestOf,
+  type ResponseOf,
+  type RouteName,
+} from '../../../shared/api/index';
 
 export const UNREACHABLE_MESSAGE = 'Cannot reach the Lookout server. Check that it is running and that this device is online.';
 
@@ -39,75 +32,71 @@ export class ApiFailure extends Error {
   }
 }
 
-async function send(path: string, init?: RequestInit): Promise<Response> {
-  let res: Response;
-  try {
-    res = await fetch(`/api${path}`, init);
-  } catch {
-    throw new ApiFailure(UNREACHABLE_MESSAGE, 0, 'network');
-  }
-  if (res.ok) return res;
-  let code = 'http_error';
-  let message = `The server answered ${res.status} ${res.statusText}.`;
-  try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string } };
-    if (body.error?.message) message = capitalize(body.error.message);
-    if (body.error?.code) code = body.error.code;
-  } catch {
-    // Not our JSON error body (a proxy's page, say): keep the status line.
-    if (res.status === 502 || res.status === 504) message = UNREACHABLE_MESSAGE;
-  }
-  throw new ApiFailure(message, res.status, code);
-}
+const client = createLookoutClient();
 
 function capitalize(s: string): string {
   const t = s.charAt(0).toUpperCase() + s.slice(1);
   return /[.!?]$/.test(t) ? t : `${t}.`;
 }
 
-async function json<T>(path: string, init?: RequestInit): Promise<T> {
-  return (await send(path, init)).json() as Promise<T>;
+function failure(err: unknown): ApiFailure {
+  if (!(err instanceof LookoutError) || err.status === 0) return new ApiFailure(UNREACHABLE_MESSAGE, 0, 'network');
+  if (err.body?.error.message) return new ApiFailure(capitalize(err.body.error.message), err.status, err.body.error.code);
+  // Not our JSON error body (a proxy's page, say): keep the status line.
+  if (err.status === 502 || err.status === 504) return new ApiFailure(UNREACHABLE_MESSAGE, err.status, err.code);
+  return new ApiFailure(`The server answered ${err.status} ${err.statusText}.`, err.status, err.code);
 }
 
-function jsonBody(method: string, body: unknown): RequestInit {
-  return { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+type Input<N extends RouteName> = {} extends RequestOf<N> ? RequestOf<N> | undefined : RequestOf<N>;
+
+async function send<N extends RouteName>(name: N, input: Input<N>, init?: RequestInit): Promise<Response> {
+  try {
+    return await (client.send as (n: N, i?: unknown, r?: RequestInit) => Promise<Response>)(name, input, init);
+  } catch (err) {
+    throw failure(err);
+  }
+}
+
+async function call<N extends RouteName>(name: N, input: Input<N>, init?: RequestInit): Promise<ResponseOf<N>> {
+  return (await send(name, input, init)).json() as Promise<ResponseOf<N>>;
 }
 
 export const api = {
-  health: () => json<HealthResponse>('/health'),
+  health: () => call('health', undefined),
   /** /api/ready answers 503 with the same body while not ready: read it either way. */
   ready: async (): Promise<ReadyResponse> => {
     try {
-      const res = await fetch('/api/ready');
-      if (res.ok || res.status === 503) return (await res.json()) as ReadyResponse;
+      const res = await fetch(client.url('ready'));
+      if (res.ok || res.status === 503) return (await res.json()) as ResponseOf<'ready'>;
       throw new ApiFailure(`The server answered ${res.status}.`, res.status, 'http_error');
     } catch (err) {
       if (err instanceof ApiFailure) throw err;
       throw new ApiFailure(UNREACHABLE_MESSAGE, 0, 'network');
     }
   },
-  labels: () => json<LabelsResponse>('/labels'),
-  labelImages: (label: string) => json<LabelImagesResponse>(`/images/${encodeURIComponent(label)}`),
-  imageUrl: (label: string, filename: string) => `/api/images/${encodeURIComponent(label)}/${encodeURIComponent(filename)}`,
-  deleteLabel: (label: string) => json<LabelDeleteResponse>(`/images/${encodeURIComponent(label)}`, { method: 'DELETE' }),
+  labels: () => call('labels', undefined),
+  labelImages: (label: string) => call('labelImages', { params: { label } }),
+  imageUrl: (label: string, filename: string) => client.url('imageFile', { params: { label, filename } }),
+  deleteLabel: (label: string) => call('deleteLabel', { params: { label } }),
   uploadImage: (label: string, image: Blob, filename = 'capture.jpg') => {
     const form = new FormData();
     form.set('label', label);
     form.set('file', image, filename);
-    return json<ImageUploadResponse>('/images', { method: 'POST', body: form });
+    return call('uploadImage', { body: form });
   },
-  train: () => json<TrainResponse>('/train', jsonBody('POST', {})),
-  trainStatus: () => json<TrainStatusResponse>('/train/status'),
-  recognize: (image: string, signal?: AbortSignal) => json<RecognizeResponse>('/recognize', { ...jsonBody('POST', { image }), signal }),
+  train: () => call('train', { body: {} }),
+  trainStatus: () => call('trainStatus', undefined),
+  recognize: (image: string, signal?: AbortSignal) => call('recognize', { body: { image } }, { signal }),
   detectObjects: (image: string, confidence?: number, signal?: AbortSignal) =>
-    json<ObjectDetectionResponse>('/objects/detect', { ...jsonBody('POST', confidence === undefined ? { image } : { image, confidence }), signal }),
-  objectStatus: () => json<ObjectStatusResponse>('/objects/status'),
-  modelsConfig: () => json<ModelsConfigResponse>('/models/config'),
-  modelsAvailable: () => json<ModelsAvailableResponse>('/models/available'),
-  setRecognitionModel: (recognition_model: RecognitionModel) => json<ModelsConfigResponse>('/models/config', jsonBody('PUT', { recognition_model })),
-  setDetectionMethod: (detection_method: DetectionMethod) =>
-    json<{ detection_method: DetectionMethod; remote_status: ReadyResponse['remote_status'] }>('/models/detection', jsonBody('PUT', { detection_method })),
-  chatStatus: () => json<ChatStatusBody>('/chat/status'),
-  chat: (message: string, image?: string) =>
-    json<{ response: string; analysis: ChatAnalysis | null }>('/chat', jsonBody('POST', image ? { message, image } : { message })),
+    call('detectObjects', { body: confidence === undefined ? { image } : { image, confidence } }, { signal }),
+  objectStatus: () => call('objectStatus', undefined),
+  modelsConfig: () => call('modelsConfig', undefined),
+  modelsAvailable: () => call('modelsAvailable', undefined),
+  setRecognitionModel: (recognition_model: RecognitionModel) => call('setModelsConfig', { body: { recognition_model } }),
+  setDetectionMethod: (detection_method: DetectionMethod) => call('setDetection', { body: { detection_method } }),
+  chatStatus: () => call('chatStatus', undefined),
+  chat: (message: string, image?: string) => call('chat', { body: image ? { message, image } : { message } }),
+  /** The streamed reply's raw answer (server-sent events, read by lib/chat-stream.ts). */
+  chatEvents: (message: string, image: string | undefined, signal?: AbortSignal) =>
+    send('chat', { body: image ? { message, image, stream: true } : { message, stream: true } }, { signal, headers: { accept: 'text/event-stream' } }),
 };

@@ -6,7 +6,7 @@
  * models it saw, so a kiosk keeps recognising.
  */
 import { createRoot, createSignal } from 'solid-js';
-import type { RecognitionModel } from '../../../shared/api/contract';
+import type { RecognitionModel } from '../../../shared/api/index';
 import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
 import { ModelSync } from '../engine/model-sync';
 

@@ -6,14 +6,10 @@
  * EventSource itself: it can only GET, and the question (with its photo) is a POST body.
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import type { ChatAnalysis } from '../../../shared/api/contract';
-import { ApiFailure, UNREACHABLE_MESSAGE } from './api';
+import type { ChatStreamEvent } from '../../../shared/api/index';
+import { ApiFailure, api } from './api';
 
-export type ChatStreamEvent =
-  | { event: 'analysis'; data: ChatAnalysis | null }
-  | { event: 'delta'; data: { content: string } }
-  | { event: 'done'; data: { response: string } }
-  | { event: 'error'; data: { code: string; message: string } };
+export type { ChatStreamEvent };
 
 const EVENTS = new Set<string>(['analysis', 'delta', 'done', 'error']);
 
@@ -42,39 +38,7 @@ export async function readChatEvents(body: ReadableStream<Uint8Array<ArrayBuffer
 
 /** Asks `message` (with a photo as a data URL, if any) and streams the reply to `onEvent`; resolves when it ends. */
 export async function chatStream(message: string, image: string | undefined, onEvent: (e: ChatStreamEvent) => void, signal?: AbortSignal): Promise<void> {
-  let res: Response;
-  try {
-    res = await fetch('/api/chat', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify(image ? { message, image, stream: true } : { message, stream: true }),
-      signal,
-    });
-  } catch (err) {
-    if (signal?.aborted) throw err; // stopped by the person: not a failure to report
-    throw new ApiFailure(UNREACHABLE_MESSAGE, 0, 'network');
-  }
-  if (!res.ok) throw await failureOf(res);
+  const res = await api.chatEvents(message, image, signal);
   if (!res.body) throw new ApiFailure('The server sent an empty reply.', 502, 'llm_bad_gateway');
   await readChatEvents(res.body, onEvent);
-}
-
-/** The API's error body as an ApiFailure, as lib/api.ts reads it. */
-async function failureOf(res: Response): Promise<ApiFailure> {
-  let code = 'http_error';
-  let message = `The server answered ${res.status} ${res.statusText}.`;
-  try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string } };
-    if (body.error?.message) message = sentence(body.error.message);
-    if (body.error?.code) code = body.error.code;
-  } catch {
-    // Not our JSON error body (a proxy's page in front of a stopped server, say).
-    if (res.status === 502 || res.status === 504) message = UNREACHABLE_MESSAGE;
-  }
-  return new ApiFailure(message, res.status, code);
-}
-
-function sentence(s: string): string {
-  const t = s.charAt(0).toUpperCase() + s.slice(1);
-  return /[.!?]$/.test(t) ? t : `${t}.`;
 }

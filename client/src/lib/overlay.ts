@@ -3,7 +3,7 @@
  * class. Boxes are in pixels of the analysed image; the overlay canvas has that same size and is scaled by
  * CSS together with the video or photo under it, so no coordinate mapping is needed here.
  */
-import type { FaceResult } from '../../../shared/api/contract';
+import type { FaceResult } from '../../../shared/api/index';
 import type { DetectedObject } from '../../../shared/objects/types';
 
 /** A stable, distinct colour per class id (golden-angle hues). */

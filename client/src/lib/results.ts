@@ -3,7 +3,7 @@
  * offline queue (IndexedDB) and asks the sync loop to send it to `POST /api/results`. Queued first, always:
  * a result made while the server is away reaches it later, exactly once (the record's id is the dedup key).
  */
-import type { ResultRecordInput } from '../../../shared/api/contract';
+import type { ResultRecordInput } from '../../../shared/api/index';
 import { randomUuid } from '../pwa/ids';
 import { queue, storageProblem } from '../pwa/queue';
 import { queuedOne, reportProblem, syncSoon } from '../pwa/sync';

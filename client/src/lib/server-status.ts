@@ -4,7 +4,7 @@
  * `refreshStatus()` after a change so the dashboard never shows stale numbers.
  */
 import { createRoot, createSignal } from 'solid-js';
-import type { LabelsResponse, ReadyResponse } from '../../../shared/api/contract';
+import type { LabelsResponse, ReadyResponse } from '../../../shared/api/index';
 import { api, ApiFailure } from './api';
 
 export const STATUS_POLL_MS = 3000;

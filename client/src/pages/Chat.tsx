@@ -4,7 +4,7 @@
  * The conversation is kept while moving between pages (components/chat/conversation.ts).
  */
 import { createEffect, createSignal, For, on, onCleanup, onMount, Show } from 'solid-js';
-import type { ChatStatusBody } from '../../../shared/api/contract';
+import type { ChatStatusBody } from '../../../shared/api/index';
 import { ChatMessage } from '../components/chat/ChatMessage';
 import { chatUnusable, ChatStatusNotice } from '../components/chat/ChatStatusNotice';
 import { Composer } from '../components/chat/Composer';

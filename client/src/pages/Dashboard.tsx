@@ -3,7 +3,7 @@
  * detector ready) and every label with its image count, kept current by the shared status poll.
  */
 import { For, Show } from 'solid-js';
-import type { ReadyResponse } from '../../../shared/api/contract';
+import type { ReadyResponse } from '../../../shared/api/index';
 import { A } from '@solidjs/router';
 import { serverStatus } from '../lib/server-status';
 

@@ -5,7 +5,7 @@
  * background after start and the remote model server can come and go.
  */
 import { createSignal, onCleanup, onMount, Show } from 'solid-js';
-import type { DetectionMethod, ModelsAvailableResponse, ModelsConfigResponse, RecognitionModel } from '../../../shared/api/contract';
+import type { DetectionMethod, ModelsAvailableResponse, ModelsConfigResponse, RecognitionModel } from '../../../shared/api/index';
 import { ChoiceGroup, type Choice } from '../components/config/ChoiceGroup';
 import { DETECTION_TEXT, formatWhen, RECOGNITION_TEXT, REMOTE_STATUS_TEXT } from '../components/config/descriptions';
 import { Notice, type NoticeKind } from '../components/Notice';

@@ -4,7 +4,7 @@
  * when the server has it switched off or it failed to load.
  */
 import { createSignal, Match, onCleanup, onMount, Show, Switch } from 'solid-js';
-import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/contract';
+import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/index';
 import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { errorText, isUnreachable } from '../components/analysis/errors';

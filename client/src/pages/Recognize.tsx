@@ -5,7 +5,7 @@
  * server cannot be reached the last result stays and the camera keeps asking every two seconds.
  */
 import { createSignal, Show } from 'solid-js';
-import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/contract';
+import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
 import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { EngineChoice } from '../components/analysis/EngineChoice';

@@ -7,7 +7,7 @@
  * writes to them directly), so queues kept by an older version of the app are still sent.
  */
 import { openDB, type DBSchema, type IDBPDatabase, type IDBPObjectStore } from 'idb';
-import type { ResultRecordInput } from '../../../shared/api/contract';
+import type { ResultRecordInput } from '../../../shared/api/index';
 
 export interface PendingCapture {
   /** Queue order (assigned by IndexedDB). */

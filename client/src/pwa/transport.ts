@@ -3,7 +3,7 @@
  * lib/api.ts, every failure is an ApiFailure (status 0 when the server cannot be reached); unlike it, each
  * request has a time limit, so a server that accepts the connection and never answers cannot hold the queue.
  */
-import type { ImageUploadResponse, ResultRecordInput, ResultsPostResponse } from '../../../shared/api/contract';
+import type { ImageUploadResponse, ResultRecordInput, ResultsPostResponse } from '../../../shared/api/index';
 import { ApiFailure, UNREACHABLE_MESSAGE } from '../lib/api';
 
 export const UPLOAD_TIMEOUT_MS = 60_000;

@@ -15,7 +15,7 @@ import type {
   SkippedImage,
   TrainResponse,
   TrainStatusResponse,
-} from '../../../shared/api/contract.js';
+} from '../../../shared/api/index.js';
 import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';

@@ -3,7 +3,7 @@
  * own worker pool; a request that arrives while it loads waits for it, and one that arrives after loading
  * failed gets a 503 with the reason.
  */
-import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/contract.js';
+import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/index.js';
 import path from 'node:path';
 import type { RgbImage } from '../../../shared/image/types.js';
 import { OBJECT_CLASSES } from '../../../shared/objects/classes.js';

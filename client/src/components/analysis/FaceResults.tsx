@@ -3,7 +3,7 @@
  * a grid of cards with each face cut out of the analysed frame.
  */
 import { createEffect, For, Index, Show } from 'solid-js';
-import type { FaceResult } from '../../../../shared/api/contract';
+import type { FaceResult } from '../../../../shared/api/index';
 
 /** A group photo gets the grid of face cards from this many faces on. */
 export const GRID_MIN_FACES = 3;

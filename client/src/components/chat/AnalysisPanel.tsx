@@ -4,7 +4,7 @@
  * by default (a <details>) so the conversation stays readable; the photo inside shows the boxes.
  */
 import { createEffect, For, Show } from 'solid-js';
-import type { ChatAnalysis } from '../../../../shared/api/contract';
+import type { ChatAnalysis } from '../../../../shared/api/index';
 import { drawFaces, drawObjects } from '../../lib/overlay';
 import type { Attachment } from './conversation';
 

@@ -3,7 +3,7 @@
  * the composer), or configured but failing its last check (a warning: the question may still get through).
  */
 import { Match, Switch } from 'solid-js';
-import type { ChatStatusBody } from '../../../../shared/api/contract';
+import type { ChatStatusBody } from '../../../../shared/api/index';
 import { Notice } from '../Notice';
 
 function sentence(s: string): string {

@@ -5,7 +5,7 @@
  */
 import { createSignal } from 'solid-js';
 import { createStore, produce } from 'solid-js/store';
-import type { ChatAnalysis } from '../../../../shared/api/contract';
+import type { ChatAnalysis } from '../../../../shared/api/index';
 import { ERROR_CODES } from '../../../../shared/api/errors';
 import { ApiFailure } from '../../lib/api';
 import { chatStream, type ChatStreamEvent } from '../../lib/chat-stream';

@@ -1,5 +1,5 @@
 /** Human names and one-line descriptions of the recognition models and detection methods. */
-import type { DetectionMethod, ReadyResponse, RecognitionModel } from '../../../../shared/api/contract';
+import type { DetectionMethod, ReadyResponse, RecognitionModel } from '../../../../shared/api/index';
 
 export const RECOGNITION_TEXT: Record<RecognitionModel, { title: string; description: string }> = {
   lbph: { title: 'LBPH', description: 'Fast and light; the default. Compares local texture patterns of the face.' },

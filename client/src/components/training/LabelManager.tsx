@@ -4,7 +4,7 @@
  * use, unlike window.confirm on some phones' installed apps).
  */
 import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
-import type { LabelDeleteResponse, LabelSummary } from '../../../../shared/api/contract';
+import type { LabelDeleteResponse, LabelSummary } from '../../../../shared/api/index';
 import { api, ApiFailure } from '../../lib/api';
 import { refreshStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';

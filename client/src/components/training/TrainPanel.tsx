@@ -4,7 +4,7 @@
  * going (409) is followed to its end instead of failing; "no photos" and "no face" (422) say what to do.
  */
 import { createSignal, For, Match, onCleanup, Show, Switch } from 'solid-js';
-import type { TrainResponse, TrainStatusResponse } from '../../../../shared/api/contract';
+import type { TrainResponse, TrainStatusResponse } from '../../../../shared/api/index';
 import { api, ApiFailure } from '../../lib/api';
 import { refreshStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';

@@ -1,0 +1,96 @@
+/**
+ * The OpenAPI 3.1 document of the API, generated from the route table (shared/api/routes.ts) with
+ * @hono/zod-openapi's generator: the same zod schemas the server validates with and the client is typed from.
+ */
+import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import { errorBody } from '../../shared/api/common.js';
+import type { ErrorCode } from '../../shared/api/errors.js';
+import { errorStatusesOf, type ApiRoute } from '../../shared/api/route.js';
+import { apiRoutes } from '../../shared/api/routes.js';
+
+/** A typical message per code, for the examples (the real ones say what exactly was wrong). */
+const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  bad_request: 'field "image": must not be empty',
+  invalid_json: 'the request body is not valid JSON',
+  invalid_image: 'the image could not be decoded',
+  invalid_label: 'label must not be empty',
+  missing_field: 'the request body is empty; send a JSON object',
+  not_found: 'no such image',
+  label_not_found: 'there are no images for label "alice-smith"',
+  not_trained: 'no model is trained yet; upload images with POST /api/images and run POST /api/train',
+  training_in_progress: 'a training run is already in progress (5 of 13 images); try again when it ends',
+  model_unavailable: 'detection method "remote" is not available: REMOTE_DETECTOR_ENABLED is false',
+  no_training_data: 'there are no training images; upload images with POST /api/images first',
+  no_faces_found: 'no face was found in any of the 3 training images; the previous model is kept',
+  payload_too_large: 'the request body is larger than 20971520 bytes',
+  image_too_large: 'the image is 10000x10000 pixels; at most 40000000 pixels are accepted',
+  unsupported_media_type: 'send the body as application/json (got text/html)',
+  remote_unavailable: 'the remote detection server is unreachable',
+  chat_disabled: 'Chat is switched off on this server (CHAT_ENABLED=false).',
+  chat_not_configured: 'Chat needs an LLM endpoint; none is configured (set CHAT_ENDPOINT).',
+  llm_unavailable: 'the LLM endpoint could not be reached',
+  llm_bad_gateway: 'the reply from the LLM broke off',
+  llm_timeout: 'the LLM did not answer within 60000 ms',
+  llm_busy: 'the offline model is answering another question; try again in a moment',
+  detector_unavailable: 'the object detector is not available',
+  internal_error: 'the server failed to handle this request; it has been logged',
+};
+
+function errorResponse(codes: ErrorCode[]) {
+  return {
+    description: `Error: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+    content: {
+      'application/json': {
+        schema: errorBody,
+        examples: Object.fromEntries(
+          codes.map((code) => [code, { summary: code, value: { error: { code, message: EXAMPLE_MESSAGES[code] ?? code.replace(/_/g, ' ') } } }]),
+        ),
+      },
+    },
+  };
+}
+
+/** One table entry as @hono/zod-openapi's route config, with its error answers added. */
+export function routeConfig(name: string, route: ApiRoute): RouteConfig {
+  const responses: RouteConfig['responses'] = {};
+  for (const [status, res] of Object.entries(route.responses)) responses[status] = res;
+  for (const [status, codes] of errorStatusesOf(route)) responses[status] = errorResponse(codes);
+  return createRoute({
+    method: route.method,
+    path: `/api${route.path}`,
+    operationId: name,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [...route.tags],
+    ...(route.request ? { request: route.request } : {}),
+    responses,
+  });
+}
+
+const TAGS = [
+  { name: 'Faces', description: 'Recognition, training images and labels.' },
+  { name: 'Training', description: 'Training the recognizers on the stored images.' },
+  { name: 'Models', description: 'Which engines are active, and the trained models for browsers.' },
+  { name: 'Objects', description: 'Object detection (80 COCO classes).' },
+  { name: 'Results', description: 'The results history captured on devices.' },
+  { name: 'Chat', description: 'Questions about an image, answered by an LLM.' },
+  { name: 'Health', description: 'Probes.' },
+  { name: 'Docs', description: 'This description and its reference page.' },
+];
+
+export function openApiDocument(version: string): Record<string, unknown> {
+  const app = new OpenAPIHono();
+  for (const [name, route] of Object.entries(apiRoutes)) app.openAPIRegistry.registerPath(routeConfig(name, route));
+  return app.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title: 'Lookout API',
+      version,
+      description:
+        'Face recognition and object detection. Every error answers `{ "error": { "code", "message" } }` with the status ' +
+        'its code implies; codes are stable identifiers for programs, messages are sentences for people.',
+      license: { name: 'MIT' },
+    },
+    tags: TAGS,
+  }) as unknown as Record<string, unknown>;
+}

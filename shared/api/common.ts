@@ -1,0 +1,83 @@
+/**
+ * Pieces every resource of the REST contract shares: the image field, the engine names, the error body.
+ * Plain zod (no OpenAPI library) so the browser can import the contract; `.meta()` carries the component
+ * names, descriptions and examples that the server's OpenAPI generator reads.
+ */
+import { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
+
+export const DETECTION_METHODS = ['local', 'remote'] as const;
+export const RECOGNITION_MODELS = ['lbph', 'embedding'] as const;
+
+export const detectionMethod = z
+  .enum(DETECTION_METHODS)
+  .meta({ id: 'DetectionMethod', description: '`local`: the cascade in this server; `remote`: the configured KServe detection server.' });
+export type DetectionMethod = z.infer<typeof detectionMethod>;
+
+export const recognitionModel = z
+  .enum(RECOGNITION_MODELS)
+  .meta({ id: 'RecognitionModel', description: '`lbph`: LBPH histograms; `embedding`: face-api.js descriptors.' });
+export type RecognitionModel = z.infer<typeof recognitionModel>;
+
+/** A tiny JPEG as a data URL, for examples only. */
+export const EXAMPLE_IMAGE = 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8U...';
+
+/** The image field of every JSON request that carries one (recognize, images, objects, chat). */
+export const imageField = z
+  .string({ error: 'must be the image as base64 text or a data URL' })
+  .min(1, 'must not be empty')
+  .meta({
+    description: 'The image (JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF) as plain base64 or as a data URL.',
+    example: EXAMPLE_IMAGE,
+  });
+
+/** ISO 8601 time as the server writes it. */
+export const isoTime = z.string().meta({ description: 'ISO 8601 time.', example: '2024-05-01T12:00:00.000Z' });
+
+const CODES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
+/** `{ "error": { "code", "message" } }`: the body of every error answer. */
+export const errorBody = z
+  .object({
+    error: z.object({
+      code: z.enum(CODES).meta({ description: 'Stable identifier for programs.' }),
+      message: z.string().meta({ description: 'A sentence for people.' }),
+      details: z.unknown().optional().meta({ description: 'Extra data for some codes (e.g. `images_skipped` of `no_faces_found`).' }),
+    }),
+  })
+  .meta({ id: 'Error', description: 'The error body every endpoint answers with.' });
+export type ErrorBody = z.infer<typeof errorBody>;
+
+/** A binary body (an image, a model file); a string in the schema, bytes on the wire. */
+export const binaryBody = z.string().meta({ format: 'binary', description: 'The file\'s bytes.' });
+
+/** One face in a recognition result (and in a stored result, where unknown fields are dropped). */
+export const faceResult = z
+  .object({
+    x: z.number({ error: 'must be a number' }),
+    y: z.number({ error: 'must be a number' }),
+    w: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+    h: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+    label: z
+      .string({ error: 'must be text' })
+      .min(1, 'must not be empty')
+      .max(100, 'must be at most 100 characters')
+      .meta({ description: 'The person\'s label, or `unknown`.' }),
+    confidence: z
+      .number({ error: 'must be a number from 0 to 100' })
+      .min(0, 'must be from 0 to 100')
+      .max(100, 'must be from 0 to 100')
+      .meta({ description: 'Match score in percent, higher is better; 0 for `unknown`.' }),
+    distance: z
+      .number({ error: 'must be a number' })
+      .optional()
+      .meta({ description: 'The recognizer\'s raw distance to the nearest known face (lower is closer); absent when untrained.' }),
+  })
+  .meta({
+    id: 'FaceResult',
+    description: 'One face; the box is in integer pixels of the submitted image.',
+    example: { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 },
+  });
+export type FaceResult = z.infer<typeof faceResult>;
+/** The name this schema had in contract.ts. */
+export const faceResultSchema = faceResult;

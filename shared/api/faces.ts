@@ -1,0 +1,118 @@
+/** Faces: recognition (`POST /api/recognize`), training images per label (`/api/images`), labels. */
+import { z } from 'zod';
+import { binaryBody, detectionMethod, faceResult, imageField, isoTime, recognitionModel } from './common.js';
+
+export const recognizeRequest = z.object({ image: imageField }).meta({ id: 'RecognizeRequest' });
+export type RecognizeRequest = z.infer<typeof recognizeRequest>;
+
+export const recognizeResponse = z
+  .object({
+    faces: z.array(faceResult),
+    count: z.number().int(),
+    detection_method: detectionMethod,
+    recognition_model: recognitionModel,
+    trained: z.boolean().meta({ description: 'Whether the active recognizer was trained when this request ran.' }),
+  })
+  .meta({
+    id: 'RecognizeResponse',
+    example: {
+      faces: [{ x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 }],
+      count: 1,
+      detection_method: 'local',
+      recognition_model: 'lbph',
+      trained: true,
+    },
+  });
+export type RecognizeResponse = z.infer<typeof recognizeResponse>;
+
+/**
+ * An upload's idempotency key (`capture_id` of `POST /api/images`): the image is stored as `<capture_id>.<ext>`
+ * and a repeated upload with the same key for the same label stores nothing new.
+ */
+export const captureId = z
+  .string({ error: 'must be text' })
+  .regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be 8 to 64 characters of letters, digits, "_" or "-"')
+  .meta({ description: 'Idempotency key: a repeated upload with it for the same label stores nothing new.', example: 'c0ffee00-1234' });
+
+const labelField = z
+  .string({ error: 'is required (the person\'s name)' })
+  .meta({ description: 'The person\'s name; trimmed, lower-cased, spaces become `-`.', example: 'Alice Smith' });
+
+/** `POST /api/images` as JSON. */
+export const imageUploadJson = z
+  .object({ label: labelField, image: imageField, capture_id: captureId.optional() })
+  .meta({ id: 'ImageUploadJson' });
+
+/** `POST /api/images` as multipart (how the web app uploads). Read by the route itself, part by part. */
+export const imageUploadForm = z
+  .object({
+    label: labelField,
+    file: binaryBody.meta({ description: 'The image file (the part may also be named `image`).' }),
+    capture_id: captureId.optional(),
+  })
+  .meta({ id: 'ImageUploadForm' });
+
+export const imageUploadResponse = z
+  .object({
+    status: z.literal('ok'),
+    label: z.string(),
+    filename: z.string(),
+    duplicate: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Present with `capture_id`: true when it was already stored for this label, so nothing new was stored.' }),
+  })
+  .meta({ id: 'ImageUploadResponse', example: { status: 'ok', label: 'alice-smith', filename: 'c0ffee00-1234.jpg', duplicate: false } });
+export type ImageUploadResponse = z.infer<typeof imageUploadResponse>;
+
+export const storedImage = z
+  .object({
+    filename: z.string(),
+    bytes: z.number().int(),
+    created: isoTime.meta({ description: 'When the image was stored (ISO 8601).' }),
+  })
+  .meta({ id: 'StoredImage' });
+export type StoredImage = z.infer<typeof storedImage>;
+
+export const labelParams = z.object({
+  label: z.string().meta({ description: 'The person\'s label (normalised as on upload).', example: 'alice-smith' }),
+});
+export const imageFileParams = labelParams.extend({
+  filename: z.string().meta({ description: 'A filename from `GET /api/images/{label}`.', example: 'c0ffee00-1234.jpg' }),
+});
+
+export const labelImagesResponse = z
+  .object({ label: z.string(), images: z.array(storedImage), count: z.number().int() })
+  .meta({ id: 'LabelImagesResponse' });
+export type LabelImagesResponse = z.infer<typeof labelImagesResponse>;
+
+export const labelDeleteResponse = z
+  .object({
+    status: z.literal('ok'),
+    label: z.string(),
+    deleted: z.number().int(),
+    retrain_needed: z.boolean().meta({ description: 'The trained model still knows this label until the next training run.' }),
+  })
+  .meta({ id: 'LabelDeleteResponse', example: { status: 'ok', label: 'alice-smith', deleted: 12, retrain_needed: true } });
+export type LabelDeleteResponse = z.infer<typeof labelDeleteResponse>;
+
+export const labelSummary = z
+  .object({
+    label: z.string(),
+    images: z.number().int(),
+    trained: z.boolean().meta({ description: 'Whether the current trained model knows this label.' }),
+  })
+  .meta({ id: 'LabelSummary' });
+export type LabelSummary = z.infer<typeof labelSummary>;
+
+export const labelsResponse = z
+  .object({
+    labels: z.array(z.string()).meta({ description: 'Labels with stored images, sorted.' }),
+    count: z.number().int(),
+    details: z.array(labelSummary),
+  })
+  .meta({
+    id: 'LabelsResponse',
+    example: { labels: ['alice-smith'], count: 1, details: [{ label: 'alice-smith', images: 12, trained: true }] },
+  });
+export type LabelsResponse = z.infer<typeof labelsResponse>;

@@ -1,0 +1,96 @@
+/** Object detection: `POST /api/objects/detect`, `GET /api/objects/classes`, `GET /api/objects/status`. */
+import { z } from 'zod';
+import { OBJECT_CLASSES } from '../objects/classes.js';
+import { imageField } from './common.js';
+
+export const objectDetectRequest = z
+  .object({
+    image: imageField,
+    confidence: z
+      .number({ error: 'must be a number from 0 to 1' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1')
+      .optional()
+      .meta({ description: 'Lowest score reported, 0 to 1; the server\'s OBJECT_CONFIDENCE when absent.', example: 0.4 }),
+  })
+  .meta({ id: 'ObjectDetectRequest' });
+export type ObjectDetectRequest = z.infer<typeof objectDetectRequest>;
+
+/** A detected object (the detector's wire shape; also what a browser reports in a stored result). */
+export const detectedObject = z
+  .object({
+    class_id: z
+      .number({ error: 'must be an integer from 0 to 79' })
+      .int('must be an integer from 0 to 79')
+      .min(0, 'must be from 0 to 79')
+      .max(79, 'must be from 0 to 79')
+      .meta({ description: 'Index into the 80 COCO classes.' }),
+    class_name: z.enum(OBJECT_CLASSES, { error: 'must be one of the 80 class names of GET /api/objects/classes' }),
+    confidence: z
+      .number({ error: 'must be a number from 0 to 1' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1')
+      .meta({ description: 'Detector score, 0 to 1.' }),
+    x: z.number({ error: 'must be a number' }),
+    y: z.number({ error: 'must be a number' }),
+    w: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+    h: z.number({ error: 'must be a number' }).min(0, 'must not be negative'),
+  })
+  .refine((o) => OBJECT_CLASSES[o.class_id] === o.class_name, { path: ['class_name'], message: 'does not match class_id' })
+  .meta({
+    id: 'DetectedObject',
+    description: 'Box in integer pixels of the submitted image, clipped to it.',
+    example: { class_id: 0, class_name: 'person', confidence: 0.91, x: 40, y: 12, w: 210, h: 380 },
+  });
+
+export const objectDetectionResponse = z
+  .object({
+    objects: z.array(detectedObject),
+    count: z.number().int(),
+    summary: z.record(z.string(), z.number().int()).meta({ description: 'Class name -> number of objects of that class.' }),
+  })
+  .meta({
+    id: 'ObjectDetectionResponse',
+    example: {
+      objects: [{ class_id: 0, class_name: 'person', confidence: 0.91, x: 40, y: 12, w: 210, h: 380 }],
+      count: 1,
+      summary: { person: 1 },
+    },
+  });
+export type ObjectDetectionResponse = z.infer<typeof objectDetectionResponse>;
+
+export const objectClassesResponse = z
+  .object({ classes: z.array(z.enum(OBJECT_CLASSES)), count: z.number().int(), detector: z.string() })
+  .meta({ id: 'ObjectClassesResponse' });
+export type ObjectClassesResponse = z.infer<typeof objectClassesResponse>;
+
+export const objectStatusResponse = z
+  .object({
+    name: z.string(),
+    runtime: z.string().nullable(),
+    input_size: z.number().int().nullable(),
+    classes: z.number().int(),
+    available: z.boolean(),
+    state: z.enum(['loading', 'ready', 'error', 'disabled']),
+    reason: z.string().optional(),
+    confidence_threshold: z.number(),
+    nms_iou: z.number(),
+    load_ms: z.number().nullable(),
+  })
+  .meta({
+    id: 'ObjectStatusResponse',
+    example: {
+      name: 'yolov8n',
+      runtime: 'onnxruntime-node',
+      input_size: 640,
+      classes: 80,
+      available: true,
+      state: 'ready',
+      confidence_threshold: 0.25,
+      nms_iou: 0.45,
+      load_ms: 310,
+    },
+  });
+export type ObjectStatusResponse = z.infer<typeof objectStatusResponse>;
+/** The name this schema had in contract.ts. */
+export const detectedObjectSchema = detectedObject;

@@ -1,0 +1,81 @@
+/**
+ * The shape of one entry of the route table (routes.ts): method, path, request schemas and the answers per
+ * status. Plain data over zod schemas: the server mounts and documents it (OpenAPI), the typed client
+ * (client.ts) derives its argument and result types from it, the API tests check real answers against it.
+ */
+import type { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+
+export interface MediaType {
+  schema: z.ZodType;
+  example?: unknown;
+}
+
+export interface ApiResponse {
+  description: string;
+  /** Response headers worth documenting (zod object: one string field per header, lower-case). */
+  headers?: z.ZodObject;
+  /** By media type; absent for a body-less answer (304). */
+  content?: Record<string, MediaType>;
+}
+
+export interface ApiRoute {
+  method: HttpMethod;
+  /** OpenAPI style, relative to /api: `/images/{label}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  request?: {
+    params?: z.ZodObject;
+    query?: z.ZodObject;
+    body?: {
+      /** false: an empty body is read as `{}`. */
+      required: boolean;
+      description?: string;
+      content: Record<string, MediaType>;
+    };
+  };
+  /** Every non-error answer (2xx, 304, and 503 of /ready, which carries the ready body). */
+  responses: Record<number, ApiResponse>;
+  /** Error codes this route answers with beyond those every route or every body can give (see errorCodesOf). */
+  errors: readonly ErrorCode[];
+}
+
+/** Keeps the literal types of an entry, for the typed client. */
+export function defineRoute<const R extends ApiRoute>(route: R): R {
+  return route;
+}
+
+/** The error codes a route can answer: its own, those of reading its body, and the internal error. */
+export function errorCodesOf(route: ApiRoute): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.errors);
+  const body = route.request?.body;
+  if (body) {
+    codes.add('payload_too_large');
+    codes.add('unsupported_media_type');
+    codes.add('bad_request');
+    if (body.content['application/json']) codes.add('invalid_json');
+    if (body.required) codes.add('missing_field');
+  }
+  if (route.request?.query) codes.add('bad_request');
+  codes.add('internal_error');
+  return [...codes];
+}
+
+/** The error codes of a route grouped by the status they are answered with. */
+export function errorStatusesOf(route: ApiRoute): Map<number, ErrorCode[]> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesOf(route)) {
+    const status = ERROR_CODES[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
+}
+
+/** `/images/{label}` -> `/images/:label` (Hono's syntax). */
+export function honoPath(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, ':$1');
+}

@@ -1,0 +1,350 @@
+/**
+ * The route table: every endpoint under /api, once. The server mounts and validates with it and publishes it
+ * as OpenAPI (GET /api/openapi.json); the typed client (client.ts) takes its types from it; the API tests
+ * check every real answer against it.
+ */
+import { z } from 'zod';
+import { chatRequest, chatResponse, chatStatusResponse, chatStreamEvent } from './chat.js';
+import { binaryBody, EXAMPLE_IMAGE } from './common.js';
+import {
+  imageFileParams,
+  imageUploadForm,
+  imageUploadJson,
+  imageUploadResponse,
+  labelDeleteResponse,
+  labelImagesResponse,
+  labelParams,
+  labelsResponse,
+  recognizeRequest,
+  recognizeResponse,
+} from './faces.js';
+import { healthResponse, readyResponse } from './health.js';
+import {
+  detectionRequest,
+  detectionResponse,
+  modelsAvailableResponse,
+  modelsConfigRequest,
+  modelsConfigResponse,
+  modelsConfigUpdateResponse,
+  trainedFileHeaders,
+  trainedModelHeaders,
+  trainedModelsResponse,
+} from './models.js';
+import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
+import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
+import { defineRoute, type ApiRoute } from './route.js';
+import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
+
+const json = <S extends z.ZodType>(schema: S, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+const ok = <S extends z.ZodType>(schema: S, description: string) => ({ 200: { description, content: json(schema) } });
+const jsonBody = <S extends z.ZodType>(schema: S, example?: unknown) => ({ required: true as const, content: json(schema, example) });
+
+/** A page or file of the API reference (`text/html`, CSS, JavaScript, PNG). */
+const docsFile = z.string().meta({ description: 'The file.' });
+
+export const apiRoutes = {
+  health: defineRoute({
+    method: 'get',
+    path: '/health',
+    summary: 'Liveness: the process answers',
+    tags: ['Health'],
+    responses: ok(healthResponse, 'The service is up.'),
+    errors: [],
+  }),
+  ready: defineRoute({
+    method: 'get',
+    path: '/ready',
+    summary: 'Readiness: the local detector runs',
+    description: 'The remote engine and the object detector are reported beside it; neither holds readiness back.',
+    tags: ['Health'],
+    responses: {
+      200: { description: 'Ready.', content: json(readyResponse) },
+      503: { description: 'Not ready yet; the same body says what is missing.', content: json(readyResponse) },
+    },
+    errors: [],
+  }),
+  recognize: defineRoute({
+    method: 'post',
+    path: '/recognize',
+    summary: 'Recognise the faces in one image',
+    tags: ['Faces'],
+    request: { body: jsonBody(recognizeRequest, { image: EXAMPLE_IMAGE }) },
+    responses: ok(recognizeResponse, 'Every face found, with a label (or `unknown`) and a confidence.'),
+    errors: ['invalid_image', 'image_too_large', 'remote_unavailable'],
+  }),
+  uploadImage: defineRoute({
+    method: 'post',
+    path: '/images',
+    summary: 'Store one training image for a person',
+    description:
+      'Multipart (parts `label`, `file`, optional `capture_id`) or JSON (`label`, `image`, optional `capture_id`). ' +
+      'The image is fully decoded before it is stored. With `capture_id` the upload is idempotent.',
+    tags: ['Faces'],
+    request: {
+      body: {
+        required: true,
+        content: {
+          'multipart/form-data': { schema: imageUploadForm },
+          'application/json': { schema: imageUploadJson, example: { label: 'Alice Smith', image: EXAMPLE_IMAGE } },
+        },
+      },
+    },
+    responses: ok(imageUploadResponse, 'Stored (or, with a known `capture_id`, already stored).'),
+    errors: ['invalid_label', 'invalid_image', 'image_too_large'],
+  }),
+  labelImages: defineRoute({
+    method: 'get',
+    path: '/images/{label}',
+    summary: 'List the stored images of a label',
+    tags: ['Faces'],
+    request: { params: labelParams },
+    responses: ok(labelImagesResponse, 'The images, oldest first.'),
+    errors: ['invalid_label', 'label_not_found'],
+  }),
+  imageFile: defineRoute({
+    method: 'get',
+    path: '/images/{label}/{filename}',
+    summary: 'One stored image\'s bytes',
+    tags: ['Faces'],
+    request: { params: imageFileParams },
+    responses: {
+      200: {
+        description: 'The image, with its type (`application/octet-stream` for a type not known).',
+        content: { 'image/*': { schema: binaryBody }, 'application/octet-stream': { schema: binaryBody } },
+      },
+    },
+    errors: ['invalid_label', 'not_found'],
+  }),
+  deleteLabel: defineRoute({
+    method: 'delete',
+    path: '/images/{label}',
+    summary: 'Delete a label and all its images',
+    tags: ['Faces'],
+    request: { params: labelParams },
+    responses: ok(labelDeleteResponse, 'Deleted.'),
+    errors: ['invalid_label', 'label_not_found'],
+  }),
+  labels: defineRoute({
+    method: 'get',
+    path: '/labels',
+    summary: 'The known persons',
+    tags: ['Faces'],
+    responses: ok(labelsResponse, 'Labels with image counts and whether the trained model knows each.'),
+    errors: [],
+  }),
+  train: defineRoute({
+    method: 'post',
+    path: '/train',
+    summary: 'Train on every stored image',
+    description: 'One run at a time. When no image gives a face, nothing is saved and the previous models stay in use.',
+    tags: ['Training'],
+    request: { body: { required: false, description: 'Empty or `{}`.', content: json(trainRequest, {}) } },
+    responses: ok(trainResponse, 'Trained; the new models are in use.'),
+    errors: ['training_in_progress', 'no_training_data', 'no_faces_found', 'remote_unavailable'],
+  }),
+  trainStatus: defineRoute({
+    method: 'get',
+    path: '/train/status',
+    summary: 'Progress of the running training, and the last one',
+    tags: ['Training'],
+    responses: ok(trainStatusResponse, 'The training state.'),
+    errors: [],
+  }),
+  modelsConfig: defineRoute({
+    method: 'get',
+    path: '/models/config',
+    summary: 'The active recognizer and detection method',
+    tags: ['Models'],
+    responses: ok(modelsConfigResponse, 'The configuration.'),
+    errors: [],
+  }),
+  setModelsConfig: defineRoute({
+    method: 'put',
+    path: '/models/config',
+    summary: 'Choose the recognizer',
+    description: 'Applies to the next request, with no restart.',
+    tags: ['Models'],
+    request: { body: jsonBody(modelsConfigRequest, { recognition_model: 'embedding' }) },
+    responses: ok(modelsConfigUpdateResponse, 'Changed; the whole configuration.'),
+    errors: ['model_unavailable'],
+  }),
+  setDetection: defineRoute({
+    method: 'put',
+    path: '/models/detection',
+    summary: 'Choose the detection method',
+    tags: ['Models'],
+    request: { body: jsonBody(detectionRequest, { detection_method: 'remote' }) },
+    responses: ok(detectionResponse, 'Changed.'),
+    errors: ['model_unavailable'],
+  }),
+  modelsAvailable: defineRoute({
+    method: 'get',
+    path: '/models/available',
+    summary: 'Which recognizers and detection methods can be chosen, and why not',
+    tags: ['Models'],
+    responses: ok(modelsAvailableResponse, 'The choices.'),
+    errors: [],
+  }),
+  trainedModels: defineRoute({
+    method: 'get',
+    path: '/models/trained',
+    summary: 'The trained models a browser can download',
+    description: 'The ETag is the models\' version: send it in If-None-Match to get 304 until a training changes them.',
+    tags: ['Models'],
+    responses: {
+      200: { description: 'The models.', headers: trainedModelHeaders, content: json(trainedModelsResponse) },
+      304: { description: 'Not modified since the version in If-None-Match.', headers: trainedModelHeaders },
+    },
+    errors: [],
+  }),
+  trainedLbph: defineRoute({
+    method: 'get',
+    path: '/models/trained/lbph',
+    summary: 'The trained LBPH model (OpenCV YAML)',
+    tags: ['Models'],
+    responses: {
+      200: { description: 'The model file.', headers: trainedFileHeaders, content: { 'text/yaml': { schema: binaryBody } } },
+      304: { description: 'Not modified since the version in If-None-Match.', headers: trainedFileHeaders },
+    },
+    errors: ['not_trained'],
+  }),
+  trainedEmbedding: defineRoute({
+    method: 'get',
+    path: '/models/trained/embedding',
+    summary: 'The trained embedding model (JSON)',
+    tags: ['Models'],
+    responses: {
+      200: {
+        description: 'The model file.',
+        headers: trainedFileHeaders,
+        content: { 'application/json': { schema: z.record(z.string(), z.unknown()).meta({ description: 'The embedding model file: labels and face descriptors.' }) } },
+      },
+      304: { description: 'Not modified since the version in If-None-Match.', headers: trainedFileHeaders },
+    },
+    errors: ['not_trained'],
+  }),
+  detectObjects: defineRoute({
+    method: 'post',
+    path: '/objects/detect',
+    summary: 'Detect objects (80 COCO classes) in one image',
+    tags: ['Objects'],
+    request: { body: jsonBody(objectDetectRequest, { image: EXAMPLE_IMAGE, confidence: 0.4 }) },
+    responses: ok(objectDetectionResponse, 'The objects found.'),
+    errors: ['invalid_image', 'image_too_large', 'detector_unavailable'],
+  }),
+  objectClasses: defineRoute({
+    method: 'get',
+    path: '/objects/classes',
+    summary: 'The class names the detector knows',
+    tags: ['Objects'],
+    responses: ok(objectClassesResponse, 'The classes, index = `class_id`.'),
+    errors: [],
+  }),
+  objectStatus: defineRoute({
+    method: 'get',
+    path: '/objects/status',
+    summary: 'The object detector\'s state',
+    tags: ['Objects'],
+    responses: ok(objectStatusResponse, 'The detector.'),
+    errors: [],
+  }),
+  storeResults: defineRoute({
+    method: 'post',
+    path: '/results',
+    summary: 'Store results captured on a device',
+    description: '1 to 100 records, all or nothing: one invalid record and none is stored. Re-sent records (same `id`) are counted as duplicates.',
+    tags: ['Results'],
+    request: { body: jsonBody(resultsPostRequest) },
+    responses: ok(resultsPostResponse, 'Stored.'),
+    errors: [],
+  }),
+  results: defineRoute({
+    method: 'get',
+    path: '/results',
+    summary: 'The results history, newest first',
+    tags: ['Results'],
+    request: { query: resultsQuery },
+    responses: ok(resultsListResponse, 'The matching records.'),
+    errors: [],
+  }),
+  chat: defineRoute({
+    method: 'post',
+    path: '/chat',
+    summary: 'Ask about an image',
+    description:
+      'The server analyses the image (faces and objects) and asks the configured LLM. With `stream: true` the answer is ' +
+      'server-sent events (`text/event-stream`), each described by ChatStreamEvent.',
+    tags: ['Chat'],
+    request: { body: jsonBody(chatRequest, { message: 'Who is in this picture?', image: EXAMPLE_IMAGE }) },
+    responses: {
+      200: {
+        description: 'The reply: one JSON object, or with `stream: true` a stream of server-sent events.',
+        content: {
+          'application/json': { schema: chatResponse },
+          'text/event-stream': {
+            schema: chatStreamEvent,
+            example:
+              'event: analysis\ndata: {"faces":[],"objects":[],"detection_method":"local"}\n\n' +
+              'event: delta\ndata: {"content":"Nobody"}\n\nevent: done\ndata: {"response":"Nobody"}\n\n',
+          },
+        },
+      },
+    },
+    errors: [
+      'invalid_image',
+      'image_too_large',
+      'remote_unavailable',
+      'chat_disabled',
+      'chat_not_configured',
+      'llm_unavailable',
+      'llm_bad_gateway',
+      'llm_timeout',
+      'llm_busy',
+    ],
+  }),
+  chatStatus: defineRoute({
+    method: 'get',
+    path: '/chat/status',
+    summary: 'The chat feature and its LLM endpoint',
+    tags: ['Chat'],
+    responses: ok(chatStatusResponse, 'The status.'),
+    errors: [],
+  }),
+  openapi: defineRoute({
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'This API description (OpenAPI 3.1)',
+    tags: ['Docs'],
+    responses: { 200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
+    errors: [],
+  }),
+  docs: defineRoute({
+    method: 'get',
+    path: '/docs',
+    summary: 'The interactive API reference (Swagger UI, served from this server: works offline)',
+    tags: ['Docs'],
+    responses: { 200: { description: 'The page.', content: { 'text/html': { schema: docsFile } } } },
+    errors: [],
+  }),
+  docsAsset: defineRoute({
+    method: 'get',
+    path: '/docs/{file}',
+    summary: 'A file of the API reference page (script, style sheet, icon)',
+    tags: ['Docs'],
+    request: { params: z.object({ file: z.string().meta({ example: 'swagger-ui.css' }) }) },
+    responses: {
+      200: {
+        description: 'The file.',
+        content: {
+          'text/javascript': { schema: docsFile },
+          'text/css': { schema: docsFile },
+          'image/png': { schema: binaryBody },
+        },
+      },
+    },
+    errors: ['not_found'],
+  }),
+} satisfies Record<string, ApiRoute>;
+
+export type ApiRoutes = typeof apiRoutes;
+export type RouteName = keyof ApiRoutes;
