@@ -1,4 +1,4 @@
-/** What every object detector returns, in the wire shape of `POST /api/objects/detect` (DESIGN.md section 2). */
+/** What every object detector returns, in the wire shape of `POST /api/objects/detect` (docs/ARCHITECTURE.md#wire-contract). */
 import type { ObjectClassName } from './classes.js';
 
 export interface DetectedObject {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide, DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW, EDGE_SCORE } from './confidence.js';
 
-describe('decide (DESIGN.md section 3)', () => {
+describe('decide (docs/ARCHITECTURE.md#confidence)', () => {
   it('LBPH: known only inside the spec window 4 to 85, inclusive', () => {
     expect(decide(3.99, DEFAULT_LBPH_WINDOW)).toEqual({ known: false, confidence: 0 });
     expect(decide(4, DEFAULT_LBPH_WINDOW)).toEqual({ known: true, confidence: 100 });

@@ -1,12 +1,12 @@
 /**
- * One meaning of `confidence` everywhere (DESIGN.md section 3): a match score in percent, 0 to 100, higher is
- * better, 0 for `unknown`. Each recognizer decides known/unknown on its own raw distance (reported beside the
- * score as `distance`); the score is a documented monotonic map of that distance:
+ * One meaning of `confidence` everywhere (docs/ARCHITECTURE.md#confidence): a match score in percent, 0 to 100,
+ * higher is better, 0 for `unknown`. Each recognizer decides known/unknown on its own raw distance (reported
+ * beside the score as `distance`); the score is a documented monotonic map of that distance d:
  *
- *   score = 100                                       at or below the window's `best` distance
- *   score = 100 - (100 - EDGE_SCORE) * (d - best) / (limit - best)   inside the window
+ *   unknown, score 0                                   d < min or d > max (outside the known window)
+ *   score = 100 - (100 - EDGE_SCORE) * (d - min) / (max - min)   min <= d <= max
  *
- * so a face exactly at the limit of the known window scores EDGE_SCORE (60%).
+ * so a face at the window's start scores 100 and one exactly at its far edge EDGE_SCORE (60%).
  *
  * Calibration (LBPH, 100x100 faces): on the OpenCV-made identity set in test/fixtures/opencv/lbph (5 people,
  * 20 query crops with shifts, flips and lighting changes) the nearest same-person distance was 4 to 61 and the

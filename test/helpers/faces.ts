@@ -1,6 +1,6 @@
 /**
- * Identity sets for functional tests, built from the licensed photos in test/fixtures/images (DESIGN: no
- * labelled multi-person set exists here): each single-person photo is one identity; variations are flips,
+ * Identity sets for functional tests, built from the licensed photos in test/fixtures/images (no labelled
+ * multi-person face set can be installed here): each single-person photo is one identity; variations are flips,
  * brightness changes, crops and rescales made with sharp.
  */
 import sharp from 'sharp';
