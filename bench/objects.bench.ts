@@ -66,7 +66,7 @@ async function sameThread(root: string): Promise<SameThreadResult> {
   const human = new Human({
     backend: 'wasm',
     wasmPath: wasmDir + path.sep,
-    modelBasePath: pathToFileURL(modelDir).href + '/',
+    modelBasePath: `${pathToFileURL(modelDir).href}/`,
     debug: false,
     async: false,
     warmup: 'none',

@@ -55,4 +55,4 @@ for (const [name, run] of suites) {
   for (const row of found) console.log(format(row));
   rows.push(...found);
 }
-await fs.writeFile(path.join(repoRoot, 'bench/results.json'), JSON.stringify({ at: new Date().toISOString(), rows }, null, 2) + '\n');
+await fs.writeFile(path.join(repoRoot, 'bench/results.json'), `${JSON.stringify({ at: new Date().toISOString(), rows }, null, 2)}\n`);

@@ -66,5 +66,5 @@ test('a denied camera is explained, with a retry and a photo upload instead', as
   await page.getByRole('button', { name: 'Upload photos instead' }).click();
   await (await chooser).setFiles(path.join(TESTDATA, 'faces/grace_hopper.jpg'));
   await expect(page.getByTestId('capture-thumb')).toHaveCount(1);
-  await expect(page.getByRole('img', { name: 'Image 1 (from a file)' })).toBeVisible();
+  await expect(page.getByRole('img', { name: 'Capture 1 (from a file)' })).toBeVisible();
 });

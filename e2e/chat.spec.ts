@@ -146,7 +146,7 @@ test('a question about an attached photo shows what Lookout found and sends it t
   await expect(analysis.getByText('Unknown person (not recognised)')).toBeVisible();
   await expect(analysis.getByRole('listitem').filter({ hasText: /^person × 1$/ })).toBeVisible();
   await expect(analysis.getByText('Face detection method: local')).toBeVisible();
-  await expect(analysis.getByRole('img', { name: /photo that was analysed/ })).toBeVisible();
+  await expect(analysis.getByRole('img', { name: /What Lookout analysed/ })).toBeVisible();
 
   // What the language model was asked: Lookout's analysis of the photo, then the question.
   const prompt = lastPrompt().content;

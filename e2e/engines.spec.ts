@@ -58,6 +58,7 @@ const server = {
   objects: new Map<string, ObjectDetectionResponse>(),
 };
 
+// biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be an object pattern, and this hook needs none
 test.beforeAll(async ({}, testInfo) => {
   testInfo.setTimeout(180_000);
   lookout = await startLookout();
@@ -273,7 +274,9 @@ test('a YOLO ONNX model runs in the browser (onnxruntime-web) with the server ho
       const onServer = await host.detect({ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) });
       expect(new Set(onServer.map((o) => o.class_name))).toEqual(new Set(['cat', 'cup']));
       expect(inBrowser.objects.map(({ confidence, ...box }) => box)).toEqual(onServer.map(({ confidence, ...box }) => box));
-      inBrowser.objects.forEach((o, i) => expect(o.confidence).toBeCloseTo(onServer[i].confidence, 5));
+      inBrowser.objects.forEach((o, i) => {
+        expect(o.confidence).toBeCloseTo(onServer[i].confidence, 5);
+      });
     }
     expect(watch.calls).toEqual([]);
   } finally {

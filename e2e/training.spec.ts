@@ -68,7 +68,7 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   await take.click();
   await expect(thumbs).toHaveCount(3);
   await expect(page.getByTestId('capture-count')).toHaveText('(3 photos)');
-  await expect(page.getByRole('img', { name: 'Image 3' })).toBeVisible();
+  await expect(page.getByRole('img', { name: 'Capture 3' })).toBeVisible();
   // The fake webcam has no torch, so no flash switch is offered.
   await expect(page.getByRole('button', { name: /^Flash/ })).toHaveCount(0);
   await screenshot(page, 'training-desktop');
@@ -145,7 +145,7 @@ test('on a phone the page fits one column, and photos can come from files', asyn
   await page.getByTestId('training-camera').getByRole('button', { name: 'Take photo' }).click();
   await page.getByLabel('Or add photos from files').setInputFiles(path.join(TESTDATA, 'faces/astronaut.png'));
   await expect(page.getByTestId('capture-thumb')).toHaveCount(2);
-  await expect(page.getByRole('img', { name: 'Image 2 (from a file)' })).toBeVisible();
+  await expect(page.getByRole('img', { name: 'Capture 2 (from a file)' })).toBeVisible();
   // Nothing sticks out sideways.
   expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE_VIEWPORT.width);
   // Name comes first on a phone, then the camera.
@@ -164,7 +164,7 @@ test('a person’s images can be viewed, and the person deleted after confirming
   await row.getByRole('button', { name: 'View images of grace-hopper' }).click();
   const images = row.getByRole('list', { name: 'Images of grace-hopper' }).getByRole('img');
   await expect(images).toHaveCount(3);
-  await expect(images.first()).toHaveAttribute('alt', 'grace-hopper, image 1 of 3');
+  await expect(images.first()).toHaveAttribute('alt', 'grace-hopper, 1 of 3');
   // The thumbnails really load from the server.
   await expect.poll(() => images.evaluateAll((els) => els.every((e) => (e as unknown as { naturalWidth: number }).naturalWidth > 0))).toBe(true);
   await row.getByRole('button', { name: 'Hide images of grace-hopper' }).click();

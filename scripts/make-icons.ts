@@ -32,7 +32,7 @@ function artwork(scale: number): string {
 /** `rounded`: a rounded square with transparent corners (browsers, favicons); else full bleed (maskable, iOS). */
 function svg(opts: { rounded: boolean; scale: number }): string {
   const bg = opts.rounded ? `<rect width="512" height="512" rx="112" fill="${NAVY}"/>` : `<rect width="512" height="512" fill="${NAVY}"/>`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 512 512" width="512" height="512">\n${bg}\n${artwork(opts.scale)}\n</svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 512 512" width="512" height="512">\n<title>Lookout</title>\n${bg}\n${artwork(opts.scale)}\n</svg>\n`;
 }
 
 async function png(source: string, size: number, file: string): Promise<void> {

@@ -428,10 +428,10 @@ describe('LlmClient on a raw event stream', { timeout: 10_000 }, () => {
     writes = [
       ': keep-alive\r\n\r\n',
       first.slice(0, 9),
-      first.slice(9) + ': still there\r',
-      '\n' + second.slice(0, 30),
+      `${first.slice(9)}: still there\r`,
+      `\n${second.slice(0, 30)}`,
       second.slice(30, -2),
-      second.slice(-2) + 'data: [DONE]\r\n\r\n',
+      `${second.slice(-2)}data: [DONE]\r\n\r\n`,
     ];
     const stream = await new LlmClient({ endpoint: url, model: 'm', timeoutMs: 2000, log }).stream(messages);
     expect(await collect(stream)).toEqual(['I see ', 'two people.']);

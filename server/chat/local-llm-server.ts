@@ -11,7 +11,7 @@ import { serve } from '@hono/node-server';
 import type { ChatMessage } from '../../shared/chat/prompt.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
-import { LocalLlm, type LocalLlmOptions } from './local-llm.js';
+import { LocalLlm, type LocalLlmOptions, type LocalStream } from './local-llm.js';
 
 export interface LocalLlmServer {
   /** `http://127.0.0.1:<port>`: the endpoint to give `LlmClient`. */
@@ -90,7 +90,7 @@ export function createLocalLlmApp(llm: LocalLlm, log?: Logger): Hono {
     const model = llm.model;
     const id = `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
-    let stream;
+    let stream: LocalStream;
     try {
       stream = await llm.stream(messages, opts);
     } catch (err) {

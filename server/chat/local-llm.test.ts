@@ -85,7 +85,11 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
       const done: number[] = [];
       const seen: Array<{ active: number; queued: number }> = [];
       const watch = setInterval(() => seen.push(big.load), 2);
-      const ask = (i: number) => cc.completion(messages, { maxTokens: 40 }).then((r) => (done.push(i), r));
+      const ask = (i: number) =>
+        cc.completion(messages, { maxTokens: 40 }).then((r) => {
+          done.push(i);
+          return r;
+        });
       const first = ask(1);
       await vi.waitFor(() => expect(big.load.active).toBe(1));
       const second = ask(2);

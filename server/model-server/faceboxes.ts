@@ -132,5 +132,5 @@ function clampByte(v: number): number {
 }
 
 function clamp01(v: number): number {
-  return v <= 0 ? 0 : v >= 1 ? 1 : v;
+  return v <= 0 ? 0 : Math.min(v, 1);
 }

@@ -28,7 +28,9 @@ describe('ImageStore', () => {
     const stored = await Promise.all(
       names.map((n, i) => fs.readFile(path.join(root, i % 2 ? 'ada' : 'alan', n))),
     );
-    stored.forEach((bytes, i) => expect(bytes[0]).toBe(i));
+    stored.forEach((bytes, i) => {
+      expect(bytes[0]).toBe(i);
+    });
   });
 
   it('removes a label and says how many images went; unknown labels remove nothing', async () => {
@@ -64,7 +66,7 @@ describe('ImageStore', () => {
     await store.init();
     const name = await store.save('ada', new Uint8Array([1]), 'png');
     expect(await store.find('ada', name)).toBe(path.join(root, 'ada', name));
-    expect(await store.find('ada', '../ada/' + name)).toBeNull();
+    expect(await store.find('ada', `../ada/${name}`)).toBeNull();
     expect(await store.find('ada', 'missing.png')).toBeNull();
   });
 });

@@ -33,7 +33,10 @@ describe('alignedFaceBox', () => {
     // face-api's geometry classes are plain JS: no tfjs backend is needed for this check.
     const faceapi = createRequire(import.meta.url)('@vladmandic/face-api/dist/face-api.node-wasm.js');
     let seed = 12345;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let n = 0; n < 500; n++) {
       const cw = 20 + Math.floor(rand() * 300);
       const ch = 20 + Math.floor(rand() * 300);

@@ -15,7 +15,7 @@
  * back to the same double and so to the same float32: the round trip is exact.
  * Encoding and decoding live here (shared); reading and writing the file is the server's job.
  */
-import { type EmbeddingModel } from './matcher.js';
+import type { EmbeddingModel } from './matcher.js';
 
 export const EMBEDDING_FILE_FORMAT = 'lookout-embeddings';
 export const EMBEDDING_FILE_VERSION = 1;
@@ -124,7 +124,10 @@ export function decodeEmbeddingFile(text: string): EmbeddingFile {
   const descriptors = new Float32Array(samples.length * dim);
   const sampleLabels = new Int32Array(samples.length);
   samples.forEach((s, i) => {
-    if (!isRecord(s)) return fail(`samples[${i}] must be an object`);
+    if (!isRecord(s)) {
+      fail(`samples[${i}] must be an object`);
+      return;
+    }
     const { label, descriptor } = s;
     if (typeof label !== 'number' || !Number.isInteger(label) || label < 0 || label > 0x7fffffff) {
       fail(`samples[${i}].label must be a non-negative 32-bit integer`);

@@ -39,7 +39,7 @@ describe('loadWeightMap', () => {
     await expect(loadWeightMap(decoder, read(manifest, new Uint8Array(18)), 'm')).rejects.toThrow('m.bin hold 18 bytes, the manifest describes 19');
     await expect(loadWeightMap(decoder, read('{'), 'm')).rejects.toThrow(/not valid JSON/);
     await expect(loadWeightMap(decoder, read('[{}]'), 'm')).rejects.toThrow(/needs "paths" and "weights"/);
-    const escape = JSON.stringify([{ paths: ['../secret.bin'], weights: specs }]);
-    await expect(loadWeightMap(decoder, read(escape), 'm')).rejects.toThrow(/only plain file names/);
+    const escaping = JSON.stringify([{ paths: ['../secret.bin'], weights: specs }]);
+    await expect(loadWeightMap(decoder, read(escaping), 'm')).rejects.toThrow(/only plain file names/);
   });
 });

@@ -26,7 +26,9 @@ async function loadGray(file: string): Promise<GrayImage> {
 
 function dense(h: { size: number; idx: number[]; val: number[] }): Float32Array {
   const out = new Float32Array(h.size);
-  h.idx.forEach((i, k) => (out[i] = h.val[k]));
+  h.idx.forEach((i, k) => {
+    out[i] = h.val[k];
+  });
   return out;
 }
 

@@ -62,7 +62,9 @@ describe("reading OpenCV's training.yml", () => {
       await Promise.all(expected.train.map((t) => loadGray(t.file))),
       expected.train.map((t) => t.label),
     );
-    model.histograms.forEach((h, i) => expect(Buffer.from(h.buffer).equals(Buffer.from(ours.histograms[i].buffer))).toBe(true));
+    model.histograms.forEach((h, i) => {
+      expect(Buffer.from(h.buffer).equals(Buffer.from(ours.histograms[i].buffer))).toBe(true);
+    });
   });
 
   it('predicts every query exactly as OpenCV did', async () => {

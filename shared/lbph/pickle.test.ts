@@ -123,6 +123,7 @@ describe('decodeLabelMapPickle', () => {
   it('keeps a "__proto__" label as an ordinary key', () => {
     const d = decodeLabelMapPickle(pythonPickle([['__proto__', 4], ['a', 1]]));
     expect(Object.keys(d)).toEqual(['__proto__', 'a']);
+    // biome-ignore lint/suspicious/noProto: on purpose, the decoded map must hold "__proto__" as an own data key, not the prototype accessor
     expect(d['__proto__']).toBe(4);
     expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
   });

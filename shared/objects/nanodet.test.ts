@@ -192,7 +192,12 @@ describe('createNanoDetRunner', () => {
       dispose: () => disposed.push(name),
     });
     let seen: number[] = [];
-    const tf: TfLike = { tensor4d: (values, shape) => ((seen = [...shape, values.length]), tensor('input', shape, values)) };
+    const tf: TfLike = {
+      tensor4d: (values, shape) => {
+        seen = [...shape, values.length];
+        return tensor('input', shape, values);
+      },
+    };
     const model: GraphModelLike = {
       outputNodes: ['a', 'b', 'c', 'd', 'e', 'f'],
       execute: (_x, outputs) => {

@@ -32,7 +32,10 @@ describe('nmsPerClass', () => {
 
   it('leaves no same-class pair above the threshold on random boxes, and caps the count', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     const boxes = Array.from({ length: 400 }, () => det(Math.floor(rand() * 3), rand(), rand() * 200, rand() * 200, 5 + rand() * 60, 5 + rand() * 60));
     for (const t of [0.1, 0.4, 0.7]) {
       const kept = nmsPerClass(boxes, t);

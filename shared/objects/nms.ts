@@ -34,7 +34,10 @@ export function nmsPerClass<T extends BoxLike & { class_id: number; confidence: 
     if (kept.length >= maxDetections) break;
     let same = keptByClass.get(item.class_id);
     if (same?.some((k) => iou(k, item) > iouThreshold)) continue;
-    if (!same) keptByClass.set(item.class_id, (same = []));
+    if (!same) {
+      same = [];
+      keptByClass.set(item.class_id, same);
+    }
     same.push(item);
     kept.push(item);
   }

@@ -255,7 +255,7 @@ function toImagePixels(
   y2: number,
   box: Letterbox,
 ): { x: number; y: number; w: number; h: number } | null {
-  const clip = (v: number, hi: number) => (v < 0 ? 0 : v > hi ? hi : v);
+  const clip = (v: number, hi: number) => (v < 0 ? 0 : Math.min(v, hi));
   const left = clip((x1 - box.padX) / box.scale, box.srcWidth);
   const top = clip((y1 - box.padY) / box.scale, box.srcHeight);
   const right = clip((x2 - box.padX) / box.scale, box.srcWidth);

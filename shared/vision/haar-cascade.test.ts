@@ -77,7 +77,7 @@ const toArr = (r: Rect): number[] => [r.x, r.y, r.width, r.height];
 
 // Every window scan (the generated WebAssembly one with SIMD the product runs, and the two it falls back to:
 // WebAssembly without SIMD, then JavaScript) must give OpenCV's boxes exactly.
-describe.each<CascadeScan>(['simd', 'wasm', 'js'])('detectMultiScale parity with OpenCV ' + fixture.opencv_version + ', %s scan', (scan) => {
+describe.each<CascadeScan>(['simd', 'wasm', 'js'])(`detectMultiScale parity with OpenCV ${fixture.opencv_version}, %s scan`, (scan) => {
   // Parity statistics over every run, checked (and printed) after the per-run tests.
   const stats = { runs: 0, exactOrder: 0, exactSet: 0, opencvBoxes: 0, matched: 0, lookoutBoxes: 0, extra: 0, ious: [] as number[] };
   const groups = new Map<string, Run[]>();
@@ -199,7 +199,7 @@ describe('parseHaarCascade', () => {
     ['a non-numeric threshold', base(stage('0 -1 0 abc') + features), /"abc" is not a number/],
     ['a truncated node', base(stage('0 -1 0') + features), /internalNodes/],
     ['a dangling child', base(stage('0 5 0 0.25') + features), /child 5 is not a valid node or leaf/],
-    ['a rect outside the window', base(stage('0 -1 0 0.25') + '<features><_><rects><_>18 0 4 4 -1.</_></rects></_></features>'), /outside the 20x20 window/],
+    ['a rect outside the window', base(`${stage('0 -1 0 0.25')}<features><_><rects><_>18 0 4 4 -1.</_></rects></_></features>`), /outside the 20x20 window/],
   ])('rejects %s with a clear message', (_what, xml, message) => {
     expect(() => parseHaarCascade(xml)).toThrow(HaarCascadeParseError);
     expect(() => parseHaarCascade(xml)).toThrow(message);

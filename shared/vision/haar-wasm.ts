@@ -68,7 +68,10 @@ export function haarKernel(cascade: HaarCascade, minStride: number, withSimd = t
   if (unavailable) return null;
   const stride = strideFor(minStride);
   let byKey = kernels.get(cascade);
-  if (!byKey) kernels.set(cascade, (byKey = new Map()));
+  if (!byKey) {
+    byKey = new Map();
+    kernels.set(cascade, byKey);
+  }
   const useSimd = withSimd && !simdUnavailable;
   const key = `${stride}${useSimd ? 's' : ''}`;
   let k = byKey.get(key);

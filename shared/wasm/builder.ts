@@ -224,7 +224,9 @@ export class Code {
 
   /** v128.const of four i32 lanes. */
   i32x4Const(lanes: readonly [number, number, number, number]): this {
-    lanes.forEach((v, i) => scratchView.setInt32(i * 4, v, true));
+    lanes.forEach((v, i) => {
+      scratchView.setInt32(i * 4, v, true);
+    });
     return this.simd(simd.v128Const).bytes(scratch);
   }
 
@@ -287,7 +289,9 @@ export function buildModule(functions: readonly FunctionDef[]): Uint8Array {
   imports.byte(0x02).byte(0x00).u32(1); // memory, at least one page, no maximum
   section(out, 2, imports);
   const funcs = new Code().u32(functions.length);
-  functions.forEach((_, i) => funcs.u32(i));
+  functions.forEach((_, i) => {
+    funcs.u32(i);
+  });
   section(out, 3, funcs);
   const exported = functions.map((f, i) => ({ f, i })).filter(({ f }) => f.name !== undefined);
   const exports = new Code().u32(exported.length);

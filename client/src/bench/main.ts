@@ -152,13 +152,13 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
       const r = await engine.detectObjects(pixels);
       timing = r.timing as unknown as Record<string, number>;
       faces = r.count;
-      r.objects.forEach((o) => labels.add(o.class_name));
+      for (const o of r.objects) labels.add(o.class_name);
       drawObjects(overlay, width, height, r.objects);
     } else {
       const r = await engine.recognize(pixels, options);
       timing = r.timing as unknown as Record<string, number>;
       faces = r.count;
-      r.faces.forEach((f) => labels.add(f.label));
+      for (const f of r.faces) labels.add(f.label);
       drawFaces(overlay, width, height, r.faces);
     }
     const t1 = performance.now();
@@ -171,8 +171,13 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
     frames++;
     roundTrips.push(t1 - t0);
     // Taking the picture from the video, on the page (before the round trip).
-    (steps.grabMs ??= []).push(t0 - tGrab);
-    for (const [k, v] of Object.entries(timing)) if (typeof v === 'number') (steps[k] ??= []).push(v);
+    steps.grabMs ??= [];
+    steps.grabMs.push(t0 - tGrab);
+    for (const [k, v] of Object.entries(timing)) {
+      if (typeof v !== 'number') continue;
+      steps[k] ??= [];
+      steps[k].push(v);
+    }
     if (t1 - started >= seconds * 1000) break;
   }
   const elapsed = performance.now() - started;

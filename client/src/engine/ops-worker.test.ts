@@ -32,7 +32,10 @@ describe('OpsWorker', () => {
   it('serial: a slow request is answered before the next one starts', async () => {
     const order: string[] = [];
     const handlers: OpHandlers<Ops> = {
-      add: ({ a }) => (order.push(`add ${a}`), a),
+      add: ({ a }) => {
+        order.push(`add ${a}`);
+        return a;
+      },
       wait: async (n) => {
         order.push(`wait ${n} start`);
         await new Promise((r) => setTimeout(r, 20));

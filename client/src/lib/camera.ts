@@ -58,7 +58,9 @@ export function createCamera(options: { width?: number; height?: number; facingM
 
   const stop = () => {
     generation++;
-    stream?.getTracks().forEach((t) => t.stop());
+    stream?.getTracks().forEach((t) => {
+      t.stop();
+    });
     stream = null;
     if (videoEl) videoEl.srcObject = null;
     setTorchAvailable(false);
@@ -80,7 +82,7 @@ export function createCamera(options: { width?: number; height?: number; facingM
         video: { width: { ideal: options.width ?? 640 }, height: { ideal: options.height ?? 480 }, facingMode: options.facingMode ?? 'user' },
       });
       if (mine !== generation) {
-        s.getTracks().forEach((t) => t.stop());
+        for (const t of s.getTracks()) t.stop();
         return;
       }
       stream = s;

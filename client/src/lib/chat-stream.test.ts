@@ -85,7 +85,7 @@ describe('readChatEvents', () => {
   });
 
   it('resolves when the stream ends without done, and drops an event cut off by the end', async () => {
-    const text = sse('delta', { content: 'Hel' }) + 'event: delta\ndata: {"content":"lo"}\n';
+    const text = `${sse('delta', { content: 'Hel' })}event: delta\ndata: {"content":"lo"}\n`;
     expect(await events([text])).toEqual([{ event: 'delta', data: { content: 'Hel' } }]);
     expect(await events([])).toEqual([]);
   });

@@ -53,7 +53,15 @@ export default function Chat() {
     <section class="chat-page">
       <div class="chat-head">
         <h1>Chat</h1>
-        <button type="button" class="secondary" onClick={() => ((stick = true), newConversation())} disabled={conversation.turns().length === 0}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            stick = true;
+            newConversation();
+          }}
+          disabled={conversation.turns().length === 0}
+        >
           New conversation
         </button>
       </div>

@@ -38,7 +38,7 @@ export function Dashboard() {
       <h1>Dashboard</h1>
       <Show when={ready()} fallback={<p role="status">{serverStatus.reachable() === false ? 'Waiting for the server…' : 'Loading…'}</p>}>
         {(r) => (
-          <div class="indicators" aria-label="Service status">
+          <section class="indicators" aria-label="Service status">
             <Indicator name="Model" testId="indicator-trained" value={r().recognizer_trained ? 'Trained' : 'Not trained'} tone={r().recognizer_trained ? 'ok' : 'warn'} />
             <Indicator name="Detection" testId="indicator-detection" value={r().detection_method} tone="ok" />
             <Indicator
@@ -53,7 +53,7 @@ export function Dashboard() {
               value={OBJECT_TEXT[r().object_detection]}
               tone={r().object_detection === 'ready' ? 'ok' : r().object_detection === 'loading' ? 'warn' : r().object_detection === 'error' ? 'error' : 'off'}
             />
-          </div>
+          </section>
         )}
       </Show>
       <p class="muted">

@@ -141,7 +141,10 @@ export default function Objects() {
                   draw={draw}
                   onResult={onResult}
                   onError={onError}
-                  onPhoto={() => (setResult(null), setError(null))}
+                  onPhoto={() => {
+                    setResult(null);
+                    setError(null);
+                  }}
                 />
               }
             >

@@ -100,7 +100,10 @@ export default function Recognize() {
                 draw={draw}
                 onResult={onResult}
                 onError={onError}
-                onPhoto={() => (setShown(null), setError(null))}
+                onPhoto={() => {
+                  setShown(null);
+                  setError(null);
+                }}
               />
             }
           >

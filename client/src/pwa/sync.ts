@@ -134,14 +134,18 @@ async function runExclusive(): Promise<void> {
 
 /** Sends what is waiting now (one run at a time; a call during a run joins it). */
 export function syncNow(): Promise<void> {
-  return (running ??= runExclusive().finally(() => (running = null)));
+  running ??= runExclusive().finally(() => {
+    running = null;
+  });
+  return running;
 }
 
 let soon: ReturnType<typeof setTimeout> | undefined;
 
 /** Sends within `delayMs`: results arrive several a second, and one request can carry many of them. */
 export function syncSoon(delayMs = 1000): void {
-  soon ??= setTimeout(() => {
+  if (soon !== undefined) return;
+  soon = setTimeout(() => {
     soon = undefined;
     void syncNow();
   }, delayMs);

@@ -144,7 +144,7 @@ export function optimizeNanoDetGraph(
     let copy = nchwCopy.get(t);
     if (!copy) {
       if (!toNchwPerm) throw new Error('no NHWC->NCHW perm constant to reuse');
-      copy = `${nodeOf(t)}/to_nchw${t.includes(':') ? '_' + t.split(':')[1] : ''}`;
+      copy = `${nodeOf(t)}/to_nchw${t.includes(':') ? `_${t.split(':')[1]}` : ''}`;
       out.push({ name: copy, op: 'Transpose', input: [t, toNchwPerm], attr: { T: { type: 'DT_FLOAT' }, Tperm: { type: 'DT_INT32' } } });
       nchwCopy.set(t, copy);
     }
@@ -187,7 +187,7 @@ export function optimizeNanoDetGraph(
       case 'Placeholder': {
         // 2. The input arrives NHWC.
         const dims = n.attr?.shape?.shape?.dim?.map((d) => Number(d.size));
-        if (!dims || dims.length !== 4 || inputName) throw new Error('expected one 4-D input');
+        if (dims?.length !== 4 || inputName) throw new Error('expected one 4-D input');
         inputName = n.name;
         const [b, c, h, w] = dims;
         emit({ ...n, attr: { ...n.attr, shape: { shape: { dim: [b, h, w, c].map((s) => ({ size: String(s) })) } } } });
@@ -273,7 +273,7 @@ export function optimizeNanoDetGraph(
     if (pad.op !== 'Pad' || options.foldPads === false) continue;
     const conv = only(pad.name);
     const p = constInts(pad.input![1]);
-    if (!conv || conv.op !== 'Conv2D' || conv.input![0] !== pad.name || !p || unb64(conv.attr?.padding?.s) !== 'VALID') continue;
+    if (conv?.op !== 'Conv2D' || conv.input![0] !== pad.name || !p || unb64(conv.attr?.padding?.s) !== 'VALID') continue;
     if (p[0] || p[1] || p[6] || p[7]) continue; // pads batch or channels
     conv.input = [pad.input![0], conv.input![1]];
     conv.attr = { ...conv.attr, padding: { s: b64('EXPLICIT') }, explicit_paddings: { list: { i: Array.from(p, String) } } };

@@ -7,7 +7,7 @@ import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../sha
 import path from 'node:path';
 import type { RgbImage } from '../../../shared/image/types.js';
 import { OBJECT_CLASSES } from '../../../shared/objects/classes.js';
-import { summarize, type DetectedObject } from '../../../shared/objects/types.js';
+import { summarize } from '../../../shared/objects/types.js';
 import { ApiError } from '../../http/errors.js';
 import { decodeImage, type DecodeLimits } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';

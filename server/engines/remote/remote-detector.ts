@@ -210,7 +210,7 @@ export class RemoteDetector {
       this.detail = `The remote model server answered HTTP ${config.status} to the model status request.`;
       return 'unreachable';
     }
-    let parsed;
+    let parsed: ReturnType<typeof modelConfigStatus.safeParse>;
     try {
       parsed = modelConfigStatus.safeParse(JSON.parse(config.text));
     } catch {

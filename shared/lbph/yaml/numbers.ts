@@ -61,7 +61,7 @@ function printfExp(v: number, prec: number): string {
   const a = Math.abs(v);
   let s = a.toExponential(prec);
   const m = a > 0 && mayTie(a, prec + 2) ? /^(\d)\.(\d+)e([+-]\d+)$/.exec(a.toExponential(prec + 1)) : null;
-  if (m && m[2].endsWith('5')) {
+  if (m?.[2].endsWith('5')) {
     const digits = m[1] + m[2]; // prec + 2 significant digits
     const e10 = Number(m[3]) - (prec + 1);
     const [num, den] = exactRational(a);
@@ -77,12 +77,12 @@ function printfExp(v: number, prec: number): string {
         ks = ks.slice(0, prec + 1);
         exp += 1;
       }
-      s = `${ks[0]}${prec > 0 ? '.' + ks.slice(1) : ''}e${exp < 0 ? '-' : '+'}${Math.abs(exp)}`;
+      s = `${ks[0]}${prec > 0 ? `.${ks.slice(1)}` : ''}e${exp < 0 ? '-' : '+'}${Math.abs(exp)}`;
     }
   }
   // C prints at least two exponent digits.
-  if (s.length - s.indexOf('e') === 3) s = s.slice(0, -1) + '0' + s.slice(-1);
-  return neg ? '-' + s : s;
+  if (s.length - s.indexOf('e') === 3) s = `${s.slice(0, -1)}0${s.slice(-1)}`;
+  return neg ? `-${s}` : s;
 }
 
 /** OpenCV's fs::floatToString / doubleToString (non-JSON): "N." for int32-valued, else %.8e / %.16e. */

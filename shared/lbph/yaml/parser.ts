@@ -274,7 +274,7 @@ class Parser {
         else if (d === 'x' && /^[0-9a-fA-F]{2}$/.test(this.text.substr(this.pos, 2))) {
           out += String.fromCharCode(parseInt(this.text.substr(this.pos, 2), 16));
           this.pos += 2;
-        } else out += '\\' + (d ?? '');
+        } else out += `\\${d ?? ''}`;
       } else out += c;
     }
   }

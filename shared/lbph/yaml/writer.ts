@@ -38,7 +38,7 @@ class Emitter {
   }
 
   private flush(): void {
-    if (this.len > this.space) this.out.push(this.parts.join('') + '\n');
+    if (this.len > this.space) this.out.push(`${this.parts.join('')}\n`);
     const indent = this.top().indent;
     this.parts = [' '.repeat(indent)];
     this.len = indent;
@@ -58,7 +58,7 @@ class Emitter {
       this.flush();
       if (!(flags & MAP)) this.append(data ? '- ' : '-');
     }
-    if (key) this.append(!(flags & FLOW) && data ? key + ': ' : key + ':');
+    if (key) this.append(!(flags & FLOW) && data ? `${key}: ` : `${key}:`);
     if (data) this.append(data);
     cur.flags &= ~EMPTY;
   }
@@ -131,7 +131,7 @@ function quoteString(str: string): string {
     if (!needQuote && !isAlnum(ch) && !'_ -()/+;'.includes(ch)) needQuote = true;
     if (code < 0x20) {
       body += ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : ch === '\t' ? '\\t' : `\\x${code.toString(16).padStart(2, '0')}`;
-    } else if (ch === '\\' || ch === "'" || ch === '"') body += '\\' + ch;
+    } else if (ch === '\\' || ch === "'" || ch === '"') body += `\\${ch}`;
     else body += ch;
   }
   if (!needQuote && /^[0-9+\-.]/.test(str)) needQuote = true;

@@ -4,7 +4,7 @@
  * or four adjacent windows in SIMD lanes (FOUR) with the same operations lane by lane, the tree links as OpenCV
  * reads them (stumps included) and setWindow's normalisation rect. Part of haar-wasm.ts.
  */
-import { Code, op, simd } from '../../wasm/builder.js';
+import { type Code, op, simd } from '../../wasm/builder.js';
 import type { HaarCascade } from '../cascade/parse.js';
 
 export interface Layout {

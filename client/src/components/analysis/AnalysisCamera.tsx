@@ -47,6 +47,7 @@ export function AnalysisCamera<T>(props: AnalysisCameraProps<T>) {
   return (
     <div class="analysis-camera">
       <CameraView camera={camera} label={props.label}>
+        {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
         <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
       </CameraView>
       <Show when={camera.state() === 'live'}>

@@ -36,7 +36,8 @@ export function PhotoAnalysis<T>(props: PhotoAnalysisProps<T>) {
     const frame = photo();
     if (!frame || !(props.ready ?? true)) return;
     controller?.abort();
-    const mine = (controller = new AbortController());
+    const mine = new AbortController();
+    controller = mine;
     setBusy(true);
     setFailed(false);
     try {
@@ -89,6 +90,7 @@ export function PhotoAnalysis<T>(props: PhotoAnalysisProps<T>) {
           {(canvas) => (
             <div class="analysis-frame">
               {canvas}
+              {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
               <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
             </div>
           )}

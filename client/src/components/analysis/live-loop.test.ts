@@ -11,7 +11,17 @@ function manualSteps() {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       const done = () => inFlight--;
-      calls.push({ signal, resolve: (v) => (done(), resolve(v)), reject: (e) => (done(), reject(e)) });
+      calls.push({
+        signal,
+        resolve: (v) => {
+          done();
+          resolve(v);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      });
     });
   return { calls, step, maxInFlight: () => maxInFlight };
 }

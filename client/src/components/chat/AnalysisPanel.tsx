@@ -40,8 +40,10 @@ export function AnalysisPanel(props: { analysis: ChatAnalysis; image?: Attachmen
         <Show when={props.image}>
           {(img) => (
             <div class="stage chat-analysis-stage">
-              <img class="stage-media" src={img().dataUrl} alt="The photo that was analysed, with the boxes Lookout found" />
+              <img class="stage-media" src={img().dataUrl} alt="What Lookout analysed, with the boxes it found" />
+              {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and these let pointer events through); the boxes are for the eye, the analysis is given in text below */}
               <canvas ref={objectCanvas} class="stage-overlay" aria-hidden="true" />
+              {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: as above, a visual overlay only */}
               <canvas ref={faceCanvas} class="stage-overlay" aria-hidden="true" />
             </div>
           )}

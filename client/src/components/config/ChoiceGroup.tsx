@@ -55,7 +55,9 @@ export function ChoiceGroup<V extends string>(props: {
                 if (props.pending) {
                   // A change is already on its way: put the radios back as they were and wait for it.
                   const group = e.currentTarget.closest('fieldset');
-                  group?.querySelectorAll<HTMLInputElement>('input[type=radio]').forEach((r) => (r.checked = r.value === props.selected));
+                  group?.querySelectorAll<HTMLInputElement>('input[type=radio]').forEach((r) => {
+                    r.checked = r.value === props.selected;
+                  });
                   return;
                 }
                 props.onChoose(c().value);

@@ -27,7 +27,7 @@ export function CaptureTray(props: { captures: Captures; onRetry: (id: number) =
       <For each={props.captures.items}>
         {(item, i) => (
           <li class="training-thumb" data-testid="capture-thumb" data-status={item.status}>
-            <img src={item.url} alt={`Image ${i() + 1}${item.source === 'file' ? ' (from a file)' : ''}`} />
+            <img src={item.url} alt={`Capture ${i() + 1}${item.source === 'file' ? ' (from a file)' : ''}`} />
             <div class="training-thumb-body">
               <span class="training-thumb-name">Image {i() + 1}</span>
               <span class={`chip chip-${STATUS_TONE[item.status]}`} data-testid="capture-status">

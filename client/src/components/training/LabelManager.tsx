@@ -165,7 +165,7 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
                       <li>
                         <img
                           src={api.imageUrl(d().label, img.filename)}
-                          alt={`${d().label}, image ${i() + 1} of ${imgs().count}`}
+                          alt={`${d().label}, ${i() + 1} of ${imgs().count}`}
                           title={`${img.filename}, stored ${new Date(img.created).toLocaleString()}`}
                           loading="lazy"
                         />

@@ -8,6 +8,7 @@ import { normalizeLabel, type LabelCheck } from '../../../../shared/api/labels';
 
 /** The label check, or null while the field is empty (nothing to complain about yet). */
 export function checkName(raw: string): LabelCheck | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a name made only of control characters (C0, DEL, C1) is not empty, it is refused with its reason
   return raw.trim() === '' && !/[\u0000-\u001f\u007f-\u009f]/.test(raw) ? null : normalizeLabel(raw);
 }
 

@@ -50,7 +50,9 @@ export function createCaptures(): Captures {
   const patch = (id: number, change: Partial<CaptureItem>) =>
     setItems((it) => it.id === id, produce((it) => Object.assign(it, change)));
 
-  onCleanup(() => items.forEach((it) => URL.revokeObjectURL(it.url)));
+  onCleanup(() => {
+    for (const it of items) URL.revokeObjectURL(it.url);
+  });
 
   return {
     items,
@@ -66,7 +68,7 @@ export function createCaptures(): Captures {
       setItems((list) => list.filter((x) => x.id !== id));
     },
     clearStored() {
-      items.filter((x) => x.status === 'stored').forEach((x) => URL.revokeObjectURL(x.url));
+      for (const x of items) if (x.status === 'stored') URL.revokeObjectURL(x.url);
       setItems((list) => list.filter((x) => x.status !== 'stored'));
     },
     unsent: () => items.filter((x) => x.status === 'new' || x.status === 'failed'),
