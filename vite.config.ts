@@ -34,11 +34,19 @@ const NOT_PRECACHED = [
  */
 function modelEntries(): { url: string; revision: string }[] {
   const files = OFFLINE_MODELS.flatMap((m) =>
-    m.endsWith('/') ? fs.readdirSync(path.join(MODELS_DIR, m)).sort().map((f) => `${m}${f}`) : [m],
+    m.endsWith('/')
+      ? fs
+          .readdirSync(path.join(MODELS_DIR, m))
+          .sort()
+          .map((f) => `${m}${f}`)
+      : [m],
   );
   return files.map((f) => ({
     url: `/models/${f}`,
-    revision: createHash('sha256').update(fs.readFileSync(path.join(MODELS_DIR, f))).digest('hex').slice(0, 16),
+    revision: createHash('sha256')
+      .update(fs.readFileSync(path.join(MODELS_DIR, f)))
+      .digest('hex')
+      .slice(0, 16),
   }));
 }
 
@@ -95,7 +103,8 @@ function benchOnlyFiles(bundle: Rolldown.OutputBundle): Set<string> {
       const item = bundle[file];
       if (item?.type !== 'chunk') return;
       const meta = (item as { viteMetadata?: { importedCss: Set<string>; importedAssets: Set<string> } }).viteMetadata;
-      for (const next of [...item.imports, ...item.dynamicImports, ...(meta?.importedCss ?? []), ...(meta?.importedAssets ?? [])]) visit(next);
+      for (const next of [...item.imports, ...item.dynamicImports, ...(meta?.importedCss ?? []), ...(meta?.importedAssets ?? [])])
+        visit(next);
     };
     for (const item of Object.values(bundle)) if (item.type === 'chunk' && item.isEntry && item.name === entryName) visit(item.fileName);
     return seen;

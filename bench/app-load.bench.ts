@@ -85,7 +85,13 @@ export async function benchAppLoad(repoRoot: string): Promise<BenchRow[]> {
           referenceName: 'bare JSON page from the same server',
           ratio: app.ms / base.ms,
         },
-        { name: `web app first load ${kind}: bytes transferred`, unit: 'bytes', lookout: app.bytes, reference: base.bytes, referenceName: 'bare JSON page' },
+        {
+          name: `web app first load ${kind}: bytes transferred`,
+          unit: 'bytes',
+          lookout: app.bytes,
+          reference: base.bytes,
+          referenceName: 'bare JSON page',
+        },
       );
     }
     return rows;

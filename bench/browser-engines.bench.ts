@@ -22,7 +22,10 @@ type Mode = (typeof ALL_MODES)[number];
 
 /** A comma list from the environment (e.g. BENCH_MODES=lbph BENCH_BACKENDS=wasm), restricted to `all`; unset: all. */
 function subset<T extends string>(variable: string, all: readonly T[]): readonly T[] {
-  const wanted = process.env[variable]?.split(',').map((s) => s.trim()).filter(Boolean);
+  const wanted = process.env[variable]
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!wanted?.length) return all;
   const unknown = wanted.filter((w) => !all.includes(w as T));
   if (unknown.length) throw new Error(`${variable}: unknown ${unknown.join(', ')} (choose from ${all.join(', ')})`);
@@ -57,10 +60,17 @@ async function runPage(server: BenchServer, y4m: string, backend: string, mode: 
     await page.goto(`${server.url}/bench.html?mode=${mode}&backend=${backend}&seconds=${SECONDS}`);
     // The page's globals (see client/src/bench/main.ts); this file is compiled without the DOM's types.
     type BenchWindow = { __benchResult?: EngineBenchResult; __benchError?: string };
-    await page.waitForFunction(() => (globalThis as BenchWindow).__benchResult !== undefined || (globalThis as BenchWindow).__benchError !== undefined, undefined, {
-      timeout: 180_000,
-    });
-    const { result, error } = await page.evaluate(() => ({ result: (globalThis as BenchWindow).__benchResult, error: (globalThis as BenchWindow).__benchError }));
+    await page.waitForFunction(
+      () => (globalThis as BenchWindow).__benchResult !== undefined || (globalThis as BenchWindow).__benchError !== undefined,
+      undefined,
+      {
+        timeout: 180_000,
+      },
+    );
+    const { result, error } = await page.evaluate(() => ({
+      result: (globalThis as BenchWindow).__benchResult,
+      error: (globalThis as BenchWindow).__benchError,
+    }));
     if (error || !result) return error ?? 'no result';
     // A backend that could not start falls back; report only runs on the backend asked for.
     if (result.backend !== backend) return `ran on ${result.backend} instead (${JSON.stringify(result.backend_attempts)})`;
@@ -73,8 +83,14 @@ async function runPage(server: BenchServer, y4m: string, backend: string, mode: 
 /** The server doing the same work over HTTP, one request at a time: frames per second and ms per frame. */
 async function serverReference(server: BenchServer, frameJpeg: Buffer, mode: Mode): Promise<number> {
   const image = frameJpeg.toString('base64');
-  if (mode !== 'objects') await fetch(`${server.url}/api/models/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ recognition_model: mode }) });
-  const call = () => (mode === 'objects' ? post(`${server.url}/api/objects/detect`, { image }) : post(`${server.url}/api/recognize`, { image }));
+  if (mode !== 'objects')
+    await fetch(`${server.url}/api/models/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ recognition_model: mode }),
+    });
+  const call = () =>
+    mode === 'objects' ? post(`${server.url}/api/objects/detect`, { image }) : post(`${server.url}/api/recognize`, { image });
   for (let i = 0; i < 3; i++) await call();
   const times: number[] = [];
   for (let i = 0; i < 15; i++) {
@@ -96,7 +112,10 @@ export async function benchBrowserEngines(repoRoot: string, testdata: string): P
   try {
     await trainPerson(server, photo);
     const y4m = await makeY4m(photo);
-    const frameJpeg = await sharp(photo).resize(640, 480, { fit: 'contain', background: { r: 0, g: 0, b: 0 } }).jpeg({ quality: 90 }).toBuffer();
+    const frameJpeg = await sharp(photo)
+      .resize(640, 480, { fit: 'contain', background: { r: 0, g: 0, b: 0 } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
     for (const mode of subset('BENCH_MODES', ALL_MODES)) {
       const referenceMs = await serverReference(server, frameJpeg, mode);
       for (const backend of subset('BENCH_BACKENDS', ALL_BACKENDS)) {

@@ -13,7 +13,6 @@ import { createService, type Service } from '../server/app.js';
 import { loadSettings } from '../server/config/settings.js';
 import { createLogger } from '../server/logger.js';
 
-
 export interface BenchServer {
   url: string;
   service: Service;

@@ -35,17 +35,15 @@ export async function benchCascade(): Promise<BenchRow[]> {
   const cascadePath = resolve(root, 'public/models/haarcascade_frontalface_alt2.xml');
   const script = resolve(root, 'bench/reference/opencv_cascade.py');
 
-  const { data, info } = await sharp(photo)
-    .resize(640, 480, { fit: 'cover' })
-    .removeAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(photo).resize(640, 480, { fit: 'cover' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const gray = rgbToGray({ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) });
 
   const dir = await mkdtemp(join(tmpdir(), 'lookout-cascade-bench-'));
   try {
     const png = join(dir, 'gray.png');
-    await sharp(Buffer.from(gray.data), { raw: { width: gray.width, height: gray.height, channels: 1 } }).png().toFile(png);
+    await sharp(Buffer.from(gray.data), { raw: { width: gray.width, height: gray.height, channels: 1 } })
+      .png()
+      .toFile(png);
     const { stdout } = await promisify(execFile)(PYTHON, [
       script,
       png,

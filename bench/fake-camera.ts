@@ -22,17 +22,30 @@ export async function makeY4m(photoPath: string, width = 640, height = 480): Pro
   const v = Buffer.alloc((width / 2) * (height / 2));
   const clamp = (n: number) => Math.max(0, Math.min(255, Math.round(n)));
   for (let i = 0; i < width * height; i++) {
-    const r = data[i * 3], g = data[i * 3 + 1], b = data[i * 3 + 2];
+    const r = data[i * 3],
+      g = data[i * 3 + 1],
+      b = data[i * 3 + 2];
     y[i] = clamp(0.299 * r + 0.587 * g + 0.114 * b);
   }
   for (let cy = 0; cy < height / 2; cy++) {
     for (let cx = 0; cx < width / 2; cx++) {
-      let r = 0, g = 0, b = 0;
-      for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]]) {
+      let r = 0,
+        g = 0,
+        b = 0;
+      for (const [dx, dy] of [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [1, 1],
+      ]) {
         const i = ((cy * 2 + dy) * width + cx * 2 + dx) * 3;
-        r += data[i]; g += data[i + 1]; b += data[i + 2];
+        r += data[i];
+        g += data[i + 1];
+        b += data[i + 2];
       }
-      r /= 4; g /= 4; b /= 4;
+      r /= 4;
+      g /= 4;
+      b /= 4;
       u[cy * (width / 2) + cx] = clamp(128 - 0.168736 * r - 0.331264 * g + 0.5 * b);
       v[cy * (width / 2) + cx] = clamp(128 + 0.5 * r - 0.418688 * g - 0.081312 * b);
     }

@@ -52,11 +52,10 @@ export async function benchLbph(): Promise<BenchRow[]> {
     goal: 'ratio <= 1.5',
   };
   try {
-    const out = execFileSync(
-      PYTHON,
-      [join(root, 'bench/reference/opencv_lbph.py'), fix, String(RUNS), queryFile, ...trainFiles],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const out = execFileSync(PYTHON, [join(root, 'bench/reference/opencv_lbph.py'), fix, String(RUNS), queryFile, ...trainFiles], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const ref = JSON.parse(out.trim().split('\n').pop() as string) as { medianMs: number; opencv: string };
     row.reference = ref.medianMs;
     row.referenceName = `OpenCV ${ref.opencv} cv2.face LBPHFaceRecognizer.predict (cv2.setNumThreads(1))`;

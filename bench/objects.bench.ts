@@ -130,7 +130,10 @@ function inFreshThread(root: string): Promise<SameThreadResult> {
   const data = { objectsBench: true, root };
   const self = import.meta.url;
   const worker = self.endsWith('.ts')
-    ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(self)}); });`, { eval: true, workerData: data })
+    ? new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(self)}); });`, {
+        eval: true,
+        workerData: data,
+      })
     : new Worker(new URL(self), { workerData: data });
   return new Promise((resolve, reject) => {
     worker.once('message', (m: SameThreadResult) => {
@@ -189,7 +192,11 @@ export async function benchObjects(): Promise<BenchRow[]> {
       goal: GOAL,
     });
   } catch (err) {
-    rows.push({ name: `object detection vs Human: failed (${err instanceof Error ? err.message : String(err)})`, unit: 'ms', lookout: NaN });
+    rows.push({
+      name: `object detection vs Human: failed (${err instanceof Error ? err.message : String(err)})`,
+      unit: 'ms',
+      lookout: NaN,
+    });
   }
   try {
     const w = await serverWorker(root);
@@ -200,7 +207,11 @@ export async function benchObjects(): Promise<BenchRow[]> {
       goal: '< 100 ms',
     });
   } catch (err) {
-    rows.push({ name: `object detection in the object worker: failed (${err instanceof Error ? err.message : String(err)})`, unit: 'ms', lookout: NaN });
+    rows.push({
+      name: `object detection in the object worker: failed (${err instanceof Error ? err.message : String(err)})`,
+      unit: 'ms',
+      lookout: NaN,
+    });
   }
   return rows;
 }

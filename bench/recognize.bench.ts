@@ -72,13 +72,17 @@ export async function benchRecognize(repoRoot: string, testdata: string, photo64
     const imagePath = path.join(dataDir, 'bench-640x480.jpg');
     await fs.writeFile(imagePath, photo640);
     const reference = JSON.parse(
-      execFileSync('/usr/bin/python3', [
-        path.join(repoRoot, 'bench/reference/opencv_pipeline.py'),
-        settings.cascadeFile,
-        path.join(dataDir, 'models/training.yml'),
-        imagePath,
-        '40',
-      ], { encoding: 'utf8' }),
+      execFileSync(
+        '/usr/bin/python3',
+        [
+          path.join(repoRoot, 'bench/reference/opencv_pipeline.py'),
+          settings.cascadeFile,
+          path.join(dataDir, 'models/training.yml'),
+          imagePath,
+          '40',
+        ],
+        { encoding: 'utf8' },
+      ),
     ) as { rate_per_s: number; faces: number };
     const goal = reference.rate_per_s * ORIGINAL_SERVICE_FACTOR;
     return [

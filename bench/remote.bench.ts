@@ -43,10 +43,16 @@ export async function benchRemote(): Promise<BenchRow[]> {
     const detect = await timeRuns(() => remote.detect(rgb));
 
     const body = JSON.stringify({
-      inputs: [{ name: 'input.1', shape: [1, 3, 300, 300], datatype: 'FP32', data: Array.from(ssdInput(rgb, { width: 300, height: 300 })) }],
+      inputs: [
+        { name: 'input.1', shape: [1, 3, 300, 300], datatype: 'FP32', data: Array.from(ssdInput(rgb, { width: 300, height: 300 })) },
+      ],
     });
     const infer = await timeRuns(async () => {
-      const res = await fetch(`${srv.url}/v2/models/${MODEL}/infer`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      const res = await fetch(`${srv.url}/v2/models/${MODEL}/infer`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
       await res.arrayBuffer();
     });
     // Local vs remote on the same image: the Haar cascade (same thread, no HTTP) against the remote call.

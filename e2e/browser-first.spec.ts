@@ -58,7 +58,9 @@ test('live recognition runs in this browser by default and names the trained per
   expect(calls).toEqual([]);
   // The person's appearance was kept in the server's history, marked as an in-browser result.
   await expect
-    .poll(async () => (await storedResults()).filter((r) => r.engine === 'browser' && r.faces?.some((f) => f.label === PERSON)).length, { timeout: 20_000 })
+    .poll(async () => (await storedResults()).filter((r) => r.engine === 'browser' && r.faces?.some((f) => f.label === PERSON)).length, {
+      timeout: 20_000,
+    })
     .toBeGreaterThan(0);
 
   // Switching to the server applies at once: the next frames go to /api/recognize.
@@ -81,7 +83,9 @@ test('object detection runs in this browser and names the cat', async ({ page })
   expect(calls).toEqual([]);
 });
 
-test('with the server stopped after the first load, a reload still recognises, and offline results reach the server once', async ({ page }) => {
+test('with the server stopped after the first load, a reload still recognises, and offline results reach the server once', async ({
+  page,
+}) => {
   // First load: the service worker installs (app + model files), the page loads the trained model.
   await page.goto(`${lookout.url}/recognize`);
   await page.evaluate('navigator.serviceWorker.ready.then(() => undefined)');

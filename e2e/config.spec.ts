@@ -49,7 +49,9 @@ test('the recognition model switches at once, stays switched, and the dashboard 
   const remote = detection.getByRole('radio', { name: 'Remote' });
   await expect(local).toBeChecked();
   await expect(remote).toBeDisabled();
-  await expect(page.getByTestId('reason-detection-remote')).toContainText('Not available: no remote model server is configured (set REMOTE_DETECTOR_URL).');
+  await expect(page.getByTestId('reason-detection-remote')).toContainText(
+    'Not available: no remote model server is configured (set REMOTE_DETECTOR_URL).',
+  );
   await expect(page.getByTestId('remote-status')).toContainText('Model server: not configured');
   // Clicking it anyway (the whole option is its label) changes nothing.
   await page.getByTestId('option-detection-remote').click({ force: true });

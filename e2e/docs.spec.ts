@@ -35,7 +35,9 @@ test('the API reference renders offline with every operation, and documents each
   await expect(operations).toHaveCount(count);
   await expect(page.locator('.opblock-summary-path', { hasText: /^\/api\/recognize$/ })).toBeVisible();
   // The typed client's name for each operation is shown beside it.
-  await expect(page.locator('.opblock-post', { hasText: '/api/recognize' }).locator('.opblock-summary-operation-id')).toHaveText('recognize');
+  await expect(page.locator('.opblock-post', { hasText: '/api/recognize' }).locator('.opblock-summary-operation-id')).toHaveText(
+    'recognize',
+  );
 
   // One operation opened: its request body, its answers with the error statuses, and a schema.
   await page.locator('.opblock-post', { hasText: '/api/recognize' }).locator('.opblock-summary').click();

@@ -93,7 +93,9 @@ function expectSameObjects(browser: EngineObjects, expected: ObjectDetectionResp
   for (const want of expected.objects) {
     // The same class, nearest box.
     const candidates = browser.objects.filter((o) => o.class_name === want.class_name);
-    const got = candidates.sort((a, b) => Math.abs(a.x - want.x) + Math.abs(a.y - want.y) - (Math.abs(b.x - want.x) + Math.abs(b.y - want.y)))[0];
+    const got = candidates.sort(
+      (a, b) => Math.abs(a.x - want.x) + Math.abs(a.y - want.y) - (Math.abs(b.x - want.x) + Math.abs(b.y - want.y)),
+    )[0];
     for (const k of ['x', 'y', 'w', 'h'] as const) {
       drift.objectBoxPx = Math.max(drift.objectBoxPx, Math.abs(got[k] - want[k]));
       expect(Math.abs(got[k] - want[k]), `${photo} ${want.class_name} ${k}`).toBeLessThanOrEqual(3);
@@ -198,7 +200,8 @@ test('a model trained in the browser from its own captures names people as the s
   const engine = await openEnginePage(page, lookout.url);
   await engine.init('wasm', { embedding: true, objects: false });
   const files: { label: string; bytes: Buffer; type: string }[] = [];
-  for (const [label, photo] of Object.entries(PEOPLE)) for (const bytes of await trainingCaptures(photo)) files.push({ label, bytes, type: 'image/jpeg' });
+  for (const [label, photo] of Object.entries(PEOPLE))
+    for (const bytes of await trainingCaptures(photo)) files.push({ label, bytes, type: 'image/jpeg' });
   files.push({ label: 'nobody', bytes: testImage('objects/chelsea.png'), type: 'image/png' });
   const trained = await engine.trainFiles(files);
   expect(trained.labels).toEqual(['eileen', 'grace']);
@@ -235,12 +238,14 @@ test('the live bench recognises the trained person from the camera and reports i
     }
   }
   expect(watch.calls).toEqual([]);
-  const summary = results.map((r) => `${r.mode}: ${r.fps} fps, ${r.ms_per_frame_median} ms/frame (${JSON.stringify(r.worker_ms_median)})`).join('\n');
+  const summary = results
+    .map((r) => `${r.mode}: ${r.fps} fps, ${r.ms_per_frame_median} ms/frame (${JSON.stringify(r.worker_ms_median)})`)
+    .join('\n');
   console.log(`in-browser engine on WASM, 640x480 camera:\n${summary}`);
   await testInfo.attach('bench.json', { body: JSON.stringify(results, null, 2), contentType: 'application/json' });
 });
 
-test('a YOLO ONNX model runs in the browser (onnxruntime-web) with the server host\'s answers', async ({ page }) => {
+test("a YOLO ONNX model runs in the browser (onnxruntime-web) with the server host's answers", async ({ page }) => {
   test.setTimeout(120_000);
   // Boxes in 416x416 input pixels; the first one's centre moves with the mean of the letterboxed input, so
   // the same objects on both sides also mean the same pre-processing.
@@ -260,7 +265,11 @@ test('a YOLO ONNX model runs in the browser (onnxruntime-web) with the server ho
   const host = new YoloOnnxDetector({ modelPath: file });
   try {
     await page.context().route('**/models/e2e-yolo.onnx', (route) =>
-      route.fulfill({ body: Buffer.from(model), contentType: 'application/octet-stream', headers: { 'cross-origin-resource-policy': 'same-origin' } }),
+      route.fulfill({
+        body: Buffer.from(model),
+        contentType: 'application/octet-stream',
+        headers: { 'cross-origin-resource-policy': 'same-origin' },
+      }),
     );
     const watch = watchEngineApiCalls(page, lookout.url);
     const engine = await openEnginePage(page, lookout.url);
@@ -270,7 +279,12 @@ test('a YOLO ONNX model runs in the browser (onnxruntime-web) with the server ho
       const inBrowser = await engine.detectObjectsFile(photo);
       expect(inBrowser.detector).toBe('e2e-yolo.onnx');
       // The server's host on the pixels the server decodes.
-      const { data, info } = await sharp(testImage(photo)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = await sharp(testImage(photo))
+        .rotate()
+        .removeAlpha()
+        .toColourspace('srgb')
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       const onServer = await host.detect({ width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) });
       expect(new Set(onServer.map((o) => o.class_name))).toEqual(new Set(['cat', 'cup']));
       expect(inBrowser.objects.map(({ confidence, ...box }) => box)).toEqual(onServer.map(({ confidence, ...box }) => box));

@@ -24,7 +24,8 @@ test.beforeAll(async () => {
   for (;;) {
     const s = (await (await fetch(`${lookout.url}/api/objects/status`)).json()) as { state: string; reason?: string };
     if (s.state === 'ready') break;
-    if (s.state !== 'loading' || Date.now() > deadline) throw new Error(`object detector ${s.state}: ${s.reason ?? ''}\n${lookout.output()}`);
+    if (s.state !== 'loading' || Date.now() > deadline)
+      throw new Error(`object detector ${s.state}: ${s.reason ?? ''}\n${lookout.output()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 });
@@ -37,7 +38,11 @@ test.afterAll(async () => {
 function overlayInk(page: Page): Promise<number> {
   return page.locator('canvas.stage-overlay').evaluate((el) => {
     // The e2e build has no DOM types: say just what is used of the canvas.
-    const c = el as unknown as { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } };
+    const c = el as unknown as {
+      width: number;
+      height: number;
+      getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } };
+    };
     const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     let n = 0;
     for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
@@ -69,7 +74,9 @@ test('an uploaded photo of a cat gets a box and "cat" in the summary, with the s
   await expect(slider).toHaveValue('0.4');
   await expect(page.getByTestId('confidence-value')).toHaveText('40%');
 
-  const first = page.waitForRequest((r) => r.url().endsWith('/api/objects/detect') && r.postDataJSON().confidence === 0.4 && r.postDataJSON().image.length > 0);
+  const first = page.waitForRequest(
+    (r) => r.url().endsWith('/api/objects/detect') && r.postDataJSON().confidence === 0.4 && r.postDataJSON().image.length > 0,
+  );
   await page.getByRole('radio', { name: 'Photo' }).check();
   await page.getByLabel('Upload a photo').setInputFiles(path.join(TESTDATA, 'objects/chelsea.png'));
   await first;

@@ -213,10 +213,13 @@ test('a photo saved while the server is away is queued, then stored once when it
 
   // The answer lost, as after a crash between the server's reply and the removal from the queue: the app
   // sends the same capture again after a reload, and the server keeps one copy.
-  const [{ filename }] = ((await (await fetch(`${lookout.url}/api/images/offline-grace`)).json()) as { images: { filename: string }[] }).images;
+  const [{ filename }] = ((await (await fetch(`${lookout.url}/api/images/offline-grace`)).json()) as { images: { filename: string }[] })
+    .images;
   const captureId = filename.replace(/\.[a-z]+$/, '');
   const bytes = await (await fetch(`${lookout.url}/api/images/offline-grace/${filename}`)).arrayBuffer();
-  await addToQueue(page, 'captures', [{ capture_id: captureId, label: 'offline-grace', blobBase64: Buffer.from(bytes).toString('base64'), created: Date.now() }]);
+  await addToQueue(page, 'captures', [
+    { capture_id: captureId, label: 'offline-grace', blobBase64: Buffer.from(bytes).toString('base64'), created: Date.now() },
+  ]);
   await page.reload();
   await expect(page.getByRole('heading', { name: 'Training', level: 1 })).toBeVisible();
   await expect.poll(() => queueLength(page, 'captures'), { timeout: 15_000 }).toBe(0);
@@ -244,7 +247,11 @@ test('results recorded while the server is away reach it once', async ({ page })
     },
   ];
   // What recordResult() does for each: one add to the `results` queue, keyed by the record's id.
-  await addToQueue(page, 'results', records.map((record) => ({ id: record.id, record, created: Date.now() })));
+  await addToQueue(
+    page,
+    'results',
+    records.map((record) => ({ id: record.id, record, created: Date.now() })),
+  );
   await page.reload(); // offline: the app starts from the cache and finds the queue
   await expect(page.getByRole('heading', { name: 'Dashboard', level: 1 })).toBeVisible();
   await expectSyncStatus(page, '2 results waiting to sync');

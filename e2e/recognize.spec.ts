@@ -49,7 +49,10 @@ test.beforeAll(async () => {
   const train = await fetch(`${lookout.url}/api/train`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   expect(train.status, await train.text()).toBe(200);
   // The camera shows the photo letterboxed to 640x480: check the server finds and knows the face in that frame.
-  const frame = await sharp(original).resize(640, 480, { fit: 'contain', background: { r: 0, g: 0, b: 0 } }).jpeg().toBuffer();
+  const frame = await sharp(original)
+    .resize(640, 480, { fit: 'contain', background: { r: 0, g: 0, b: 0 } })
+    .jpeg()
+    .toBuffer();
   const r = await recognize(frame);
   expect(r.faces.map((f) => f.label)).toContain(PERSON);
 });

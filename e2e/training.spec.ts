@@ -83,7 +83,11 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   const controls = page.getByTestId('fullscreen-controls');
   await expect(controls).toBeVisible();
   await expect(controls.getByRole('button', { name: 'Exit full screen' })).toBeVisible();
-  expect(await page.evaluate<boolean>(`!!document.fullscreenElement?.classList.contains('stage') || !!document.querySelector('.stage.fullscreen')`)).toBe(true);
+  expect(
+    await page.evaluate<boolean>(
+      `!!document.fullscreenElement?.classList.contains('stage') || !!document.querySelector('.stage.fullscreen')`,
+    ),
+  ).toBe(true);
   await controls.getByRole('button', { name: 'Take photo' }).click();
   await expect(controls).toContainText('3 photos taken');
   await expect(page.locator('.training-flash.on')).toHaveCount(0); // the shutter's white flash has faded
@@ -166,7 +170,9 @@ test('a person’s images can be viewed, and the person deleted after confirming
   await expect(images).toHaveCount(3);
   await expect(images.first()).toHaveAttribute('alt', 'grace-hopper, 1 of 3');
   // The thumbnails really load from the server.
-  await expect.poll(() => images.evaluateAll((els) => els.every((e) => (e as unknown as { naturalWidth: number }).naturalWidth > 0))).toBe(true);
+  await expect
+    .poll(() => images.evaluateAll((els) => els.every((e) => (e as unknown as { naturalWidth: number }).naturalWidth > 0)))
+    .toBe(true);
   await row.getByRole('button', { name: 'Hide images of grace-hopper' }).click();
   await expect(images).toHaveCount(0);
 

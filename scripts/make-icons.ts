@@ -16,7 +16,8 @@ const AMBER = '#f59e0b'; // the focus ring colour
 
 /** The drawing on a 512 x 512 canvas, centred on (256, 256), at `scale` (1 fills the canvas). */
 function artwork(scale: number): string {
-  const bracket = (d: string) => `<path d="${d}" fill="none" stroke="${AMBER}" stroke-width="30" stroke-linecap="round" stroke-linejoin="round"/>`;
+  const bracket = (d: string) =>
+    `<path d="${d}" fill="none" stroke="${AMBER}" stroke-width="30" stroke-linecap="round" stroke-linejoin="round"/>`;
   return `<g transform="translate(256 256) scale(${scale}) translate(-256 -256)">
   ${bracket('M72 168 V96 H144')}
   ${bracket('M368 96 H440 V168')}

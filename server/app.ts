@@ -111,7 +111,12 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // Fail at start, not at the first request, when a worker cannot load the cascade.
   await pool.broadcast('setModel', null);
   const embedding = settings.embeddingEnabled
-    ? new WorkerPool<EmbeddingOps>({ name: 'embedding', script: 'faces/embedding-worker', data: { modelDir: path.join(settings.appDir, 'public/models/face-api') }, size: 1 })
+    ? new WorkerPool<EmbeddingOps>({
+        name: 'embedding',
+        script: 'faces/embedding-worker',
+        data: { modelDir: path.join(settings.appDir, 'public/models/face-api') },
+        size: 1,
+      })
     : null;
 
   const remote = new RemoteEngine({
@@ -125,6 +130,12 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   await remote.start();
 
+  // A configured default of `remote` with the server down at start: start on `local`, say so, switch later.
+  let startDetectionMethod = settings.remoteDetectorDefaultMethod;
+  if (startDetectionMethod === 'remote' && remote.unavailableReason) {
+    log.warn(`REMOTE_DETECTOR_DEFAULT_METHOD=remote but ${remote.unavailableReason}; starting with local detection`);
+    startDetectionMethod = 'local';
+  }
   const faces = new FaceService({
     pool,
     embedding,
@@ -134,11 +145,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     limits: { maxPixels: settings.maxImagePixels },
     lbphWindow: { min: settings.lbphDistanceMin, max: settings.lbphDistanceMax },
     embeddingWindow: { min: 0, max: settings.embeddingDistanceMax },
-    // A configured default of `remote` with the server down at start: start on `local`, say so, switch later.
-    detectionMethod:
-      settings.remoteDetectorDefaultMethod === 'remote' && remote.unavailableReason
-        ? (log.warn(`REMOTE_DETECTOR_DEFAULT_METHOD=remote but ${remote.unavailableReason}; starting with local detection`), 'local')
-        : settings.remoteDetectorDefaultMethod,
+    detectionMethod: startDetectionMethod,
     recognitionModel: settings.recognitionModel,
     log,
   });
@@ -191,7 +198,13 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     : null;
   const chatStatus = new ChatStatus({ enabled: settings.chatEnabled, client: llm, intervalMs: settings.chatCheckIntervalMs, log });
   void chatStatus.start();
-  const chat = new ChatService({ status: chatStatus, faces, objects, systemPrompt: settings.chatSystemPrompt, limits: { maxPixels: settings.maxImagePixels } });
+  const chat = new ChatService({
+    status: chatStatus,
+    faces,
+    objects,
+    systemPrompt: settings.chatSystemPrompt,
+    limits: { maxPixels: settings.maxImagePixels },
+  });
 
   const ctx: AppContext = {
     settings,
@@ -222,7 +235,19 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     }),
   );
   // Each module mounts its entries of the route table (shared/api/routes.ts), which is also the OpenAPI document.
-  const routeModules = [healthRoutes, imageRoutes, labelRoutes, trainRoutes, recognizeRoutes, trainedModelRoutes, modelRoutes, objectRoutes, resultRoutes, chatRoutes, docsRoutes];
+  const routeModules = [
+    healthRoutes,
+    imageRoutes,
+    labelRoutes,
+    trainRoutes,
+    recognizeRoutes,
+    trainedModelRoutes,
+    modelRoutes,
+    objectRoutes,
+    resultRoutes,
+    chatRoutes,
+    docsRoutes,
+  ];
   for (const routes of routeModules) api.route('/', routes(ctx));
   // Every other /api path: a JSON 404 (never the web app's page).
   api.all('*', (c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));

@@ -44,7 +44,9 @@ function removeTemp(): void {
 try {
   const service = await createService(settings, log);
   const server = serve({ fetch: service.app.fetch, port: settings.port, hostname: settings.host }, (info) => {
-    log.info(`Lookout ${service.ctx.version} listening on http://${settings.host}:${info.port} (data: ${settings.dataDir}, ${service.ctx.workers} vision workers)`);
+    log.info(
+      `Lookout ${service.ctx.version} listening on http://${settings.host}:${info.port} (data: ${settings.dataDir}, ${service.ctx.workers} vision workers)`,
+    );
   });
   server.on('error', (err: NodeJS.ErrnoException) => {
     log.error(`cannot listen on ${settings.host}:${settings.port}: ${err.code ?? err.message}`);

@@ -5,7 +5,12 @@ export { CHROMIUM_ARGS, CHROMIUM_PATH };
 
 /** Chromium's fake webcam playing a Y4M file, with the permission prompt answered "allow". */
 export function fakeCameraArgs(y4mPath: string): string[] {
-  return [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${y4mPath}`];
+  return [
+    ...CHROMIUM_ARGS,
+    '--use-fake-ui-for-media-stream',
+    '--use-fake-device-for-media-stream',
+    `--use-file-for-fake-video-capture=${y4mPath}`,
+  ];
 }
 
 export const PHONE_VIEWPORT = { width: 390, height: 844 };
@@ -17,5 +22,7 @@ export const DESKTOP_VIEWPORT = { width: 1280, height: 800 };
  */
 export async function analyseOnServer(page: import('@playwright/test').Page): Promise<void> {
   // A string: this project's e2e code is compiled without the DOM's types.
-  await page.addInitScript("localStorage.setItem('lookout.place.recognize', 'server'); localStorage.setItem('lookout.place.objects', 'server');");
+  await page.addInitScript(
+    "localStorage.setItem('lookout.place.recognize', 'server'); localStorage.setItem('lookout.place.objects', 'server');",
+  );
 }

@@ -41,8 +41,6 @@ export interface EngineTraining {
   files: { lbphYaml: string; embeddingsJson: string | null };
 }
 
-
-
 // The harness's shape as seen from Node (page.evaluate callbacks run in the page; e2e compiles without DOM types).
 export interface EngineInitOptions {
   backend: Backend;
@@ -100,34 +98,39 @@ export class EnginePage {
 
   /** A test photo, decoded by the browser. */
   recognizeFile(rel: string, model: RecognitionModel): Promise<EngineRecognition> {
-    return this.page.evaluate(([b64, type, m]) => (globalThis as unknown as WithHarness).lookoutEngine.recognizeFile(b64, type, { recognition_model: m }), [
-      testImage(rel).toString('base64'),
-      mimeOf(rel),
-      model,
-    ] as const);
+    return this.page.evaluate(
+      ([b64, type, m]) => (globalThis as unknown as WithHarness).lookoutEngine.recognizeFile(b64, type, { recognition_model: m }),
+      [testImage(rel).toString('base64'), mimeOf(rel), model] as const,
+    );
   }
 
   /** A test photo decoded here by sharp exactly as the server decodes it, sent as RGBA pixels. */
   async recognizeServerDecoded(rel: string, model: RecognitionModel): Promise<EngineRecognition> {
-    const { data, info } = await sharp(testImage(rel)).rotate().removeAlpha().toColourspace('srgb').ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-    return this.page.evaluate(([b64, w, h, m]) => (globalThis as unknown as WithHarness).lookoutEngine.recognizeRgba(b64, w, h, { recognition_model: m }), [
-      data.toString('base64'),
-      info.width,
-      info.height,
-      model,
-    ] as const);
+    const { data, info } = await sharp(testImage(rel))
+      .rotate()
+      .removeAlpha()
+      .toColourspace('srgb')
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return this.page.evaluate(
+      ([b64, w, h, m]) => (globalThis as unknown as WithHarness).lookoutEngine.recognizeRgba(b64, w, h, { recognition_model: m }),
+      [data.toString('base64'), info.width, info.height, model] as const,
+    );
   }
 
   detectObjectsFile(rel: string, confidence?: number): Promise<EngineObjects> {
-    return this.page.evaluate(([b64, type, c]) => (globalThis as unknown as WithHarness).lookoutEngine.detectObjectsFile(b64, type, c ?? undefined), [
-      testImage(rel).toString('base64'),
-      mimeOf(rel),
-      confidence ?? null,
-    ] as const);
+    return this.page.evaluate(
+      ([b64, type, c]) => (globalThis as unknown as WithHarness).lookoutEngine.detectObjectsFile(b64, type, c ?? undefined),
+      [testImage(rel).toString('base64'), mimeOf(rel), confidence ?? null] as const,
+    );
   }
 
   trainFiles(files: { label: string; bytes: Buffer; type: string }[]): Promise<EngineTraining> {
-    return this.page.evaluate((f) => (globalThis as unknown as WithHarness).lookoutEngine.trainFiles(f), files.map((f) => ({ label: f.label, b64: f.bytes.toString('base64'), type: f.type })));
+    return this.page.evaluate(
+      (f) => (globalThis as unknown as WithHarness).lookoutEngine.trainFiles(f),
+      files.map((f) => ({ label: f.label, b64: f.bytes.toString('base64'), type: f.type })),
+    );
   }
 
   /** Whether the browser decodes the file to the same RGB values as the server's sharp pipeline. */
@@ -135,7 +138,10 @@ export class EnginePage {
     const { data } = await sharp(testImage(rel)).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
     let sum = 0;
     for (let i = 0; i < data.length; i += 3) sum = (sum * 31 + data[i] + 7 * data[i + 1] + 13 * data[i + 2]) >>> 0;
-    const seen = await this.page.evaluate(([b64, type]) => (globalThis as unknown as WithHarness).lookoutEngine.decodeFile(b64, type), [testImage(rel).toString('base64'), mimeOf(rel)] as const);
+    const seen = await this.page.evaluate(([b64, type]) => (globalThis as unknown as WithHarness).lookoutEngine.decodeFile(b64, type), [
+      testImage(rel).toString('base64'),
+      mimeOf(rel),
+    ] as const);
     return seen.rgbChecksum === sum;
   }
 }
@@ -190,7 +196,10 @@ export async function waitForEmbedding(lookout: Lookout, timeoutMs = 60_000): Pr
 }
 
 /** Uploads each person's captures through POST /api/images and trains with POST /api/train. */
-export async function trainOnServer(lookout: Lookout, people: Record<string, string>): Promise<{ recognizers_trained: string[]; labels: string[] }> {
+export async function trainOnServer(
+  lookout: Lookout,
+  people: Record<string, string>,
+): Promise<{ recognizers_trained: string[]; labels: string[] }> {
   for (const [label, photo] of Object.entries(people)) {
     for (const [i, bytes] of (await trainingCaptures(photo)).entries()) {
       const form = new FormData();
@@ -229,7 +238,8 @@ export async function serveTrainedModelsIfMissing(page: Page, lookout: Lookout):
     const lbph = file('training.yml');
     const embedding = file('embeddings.json');
     if (url.pathname.endsWith('/lbph')) return route.fulfill({ status: lbph ? 200 : 404, contentType: 'text/yaml', body: lbph ?? '' });
-    if (url.pathname.endsWith('/embedding')) return route.fulfill({ status: embedding ? 200 : 404, contentType: 'application/json', body: embedding ?? '' });
+    if (url.pathname.endsWith('/embedding'))
+      return route.fulfill({ status: embedding ? 200 : 404, contentType: 'application/json', body: embedding ?? '' });
     return route.fulfill({
       json: {
         version: lbph ? 'local' : null,

@@ -13,7 +13,6 @@ import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
 import type { ChatStatus } from './chat-status.js';
 import type { LlmStream } from './llm-client.js';
 
-
 export interface ChatServiceOptions {
   status: ChatStatus;
   faces: FaceService;

@@ -24,7 +24,8 @@ afterEach(async () => {
 });
 
 function make(opts: { enabled?: boolean; client?: LlmClient | null; intervalMs?: number } = {}): ChatStatus {
-  const client = opts.client === undefined ? new LlmClient({ endpoint: double.url, model: 'test-model', apiKey: KEY, timeoutMs: 2000 }) : opts.client;
+  const client =
+    opts.client === undefined ? new LlmClient({ endpoint: double.url, model: 'test-model', apiKey: KEY, timeoutMs: 2000 }) : opts.client;
   const s = new ChatStatus({ enabled: opts.enabled ?? true, client, intervalMs: opts.intervalMs ?? 30_000, checkTimeoutMs: 500, log });
   statuses.push(s);
   return s;
@@ -36,7 +37,14 @@ describe('ChatStatus', { timeout: 10_000 }, () => {
     expect(s.status()).toMatchObject({ reachable: false, reason: 'not checked yet', checked_at: null });
     await s.start();
     const st = s.status();
-    expect(st).toMatchObject({ enabled: true, endpoint_configured: true, endpoint: double.url, model: 'test-model', reachable: true, models: ['double-model'] });
+    expect(st).toMatchObject({
+      enabled: true,
+      endpoint_configured: true,
+      endpoint: double.url,
+      model: 'test-model',
+      reachable: true,
+      models: ['double-model'],
+    });
     expect(st.reason).toBeUndefined();
     expect(Date.parse(st.checked_at!)).toBeGreaterThan(Date.now() - 5000);
     const [req] = double.requests;

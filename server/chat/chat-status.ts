@@ -7,7 +7,6 @@ import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import type { LlmClient } from './llm-client.js';
 
-
 export interface ChatStatusOptions {
   /** CHAT_ENABLED. */
   enabled: boolean;

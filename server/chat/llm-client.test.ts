@@ -247,9 +247,13 @@ describe('LlmClient', { timeout: 10_000 }, () => {
     it('keeps the key out of every log line', async () => {
       logLines.length = 0;
       double.mode = 'error401';
-      await client().complete(messages).catch(() => {});
+      await client()
+        .complete(messages)
+        .catch(() => {});
       double.mode = 'error500';
-      await client().complete(messages).catch(() => {});
+      await client()
+        .complete(messages)
+        .catch(() => {});
       expect(logLines.join('')).toMatch(/llm_bad_gateway/);
       expectNoSecrets();
     });

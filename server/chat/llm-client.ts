@@ -180,7 +180,10 @@ export class LlmClient {
       if (!res.body) {
         deadline.done();
         release();
-        throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} answered the streamed chat completion request with an empty body.`);
+        throw this.error(
+          'llm_bad_gateway',
+          `The LLM endpoint at ${this.endpoint} answered the streamed chat completion request with an empty body.`,
+        );
       }
       const reader = res.body.getReader();
       let closed = false;
@@ -223,7 +226,10 @@ export class LlmClient {
     }
     const data = isObj(value) ? value.data : undefined;
     if (!Array.isArray(data) || !data.every((m) => isObj(m) && typeof m.id === 'string')) {
-      throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} answered ${what} with something that is not an OpenAI model list (no data[].id).`);
+      throw this.error(
+        'llm_bad_gateway',
+        `The LLM endpoint at ${this.endpoint} answered ${what} with something that is not an OpenAI model list (no data[].id).`,
+      );
     }
     const ids = data.map((m) => (m as { id: string }).id);
     if (!this.configuredModel && ids.length) this.discoveredModel = ids[0];
@@ -308,7 +314,11 @@ export class LlmClient {
     if (status === 401 || status === 403) {
       // Servers echo (parts of) the rejected key in these bodies: drop them.
       res.body?.cancel().catch(() => {});
-      return this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} rejected the credentials (HTTP ${status}) for ${what}; check CHAT_API_KEY or CHAT_TOKEN_FILE.`, details);
+      return this.error(
+        'llm_bad_gateway',
+        `The LLM endpoint at ${this.endpoint} rejected the credentials (HTTP ${status}) for ${what}; check CHAT_API_KEY or CHAT_TOKEN_FILE.`,
+        details,
+      );
     }
     let text = '';
     try {
@@ -318,27 +328,47 @@ export class LlmClient {
       // The status alone says enough.
     }
     const reason = upstreamMessage(text);
-    if (status === 429) return this.error('llm_busy', `The LLM endpoint at ${this.endpoint} is busy (HTTP 429)${reason ? `: ${reason}` : ''}; try again shortly.`, details);
-    return this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} answered HTTP ${status} to ${what}${reason ? `: ${reason}` : ''}.`, details);
+    if (status === 429)
+      return this.error(
+        'llm_busy',
+        `The LLM endpoint at ${this.endpoint} is busy (HTTP 429)${reason ? `: ${reason}` : ''}; try again shortly.`,
+        details,
+      );
+    return this.error(
+      'llm_bad_gateway',
+      `The LLM endpoint at ${this.endpoint} answered HTTP ${status} to ${what}${reason ? `: ${reason}` : ''}.`,
+      details,
+    );
   }
 
   /** A thrown fetch/read error as an ApiError; a caller's cancellation is passed on as is. */
   private failure(err: unknown, what: string, deadline: Deadline, timeoutMs: number, phase: 'connect' | 'body' | 'stream'): unknown {
     if (err instanceof ApiError) return err;
     if (deadline.timedOut) {
-      return this.error('llm_timeout', phase === 'stream'
-        ? `The LLM endpoint at ${this.endpoint} sent nothing more of ${what} for ${timeoutMs} ms.`
-        : `The LLM endpoint at ${this.endpoint} did not answer ${what} within ${timeoutMs} ms.`);
+      return this.error(
+        'llm_timeout',
+        phase === 'stream'
+          ? `The LLM endpoint at ${this.endpoint} sent nothing more of ${what} for ${timeoutMs} ms.`
+          : `The LLM endpoint at ${this.endpoint} did not answer ${what} within ${timeoutMs} ms.`,
+      );
     }
     if (deadline.cancelled) return deadline.signal.reason ?? err;
     const e = err as { message?: string; cause?: { code?: string; message?: string } };
     const code = e?.cause?.code;
     if (phase !== 'connect') {
-      return this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} broke off ${what} (${code ?? e?.cause?.message ?? e?.message ?? 'connection closed'}).`);
+      return this.error(
+        'llm_bad_gateway',
+        `The LLM endpoint at ${this.endpoint} broke off ${what} (${code ?? e?.cause?.message ?? e?.message ?? 'connection closed'}).`,
+      );
     }
-    if (code === 'ECONNREFUSED') return this.error('llm_unavailable', `The LLM endpoint at ${this.endpoint} refused the connection for ${what}; is it running?`);
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return this.error('llm_unavailable', `The host of the LLM endpoint ${this.endpoint} cannot be resolved.`);
-    return this.error('llm_unavailable', `The LLM endpoint at ${this.endpoint} could not be reached for ${what} (${code ?? e?.cause?.message ?? e?.message ?? String(err)}).`);
+    if (code === 'ECONNREFUSED')
+      return this.error('llm_unavailable', `The LLM endpoint at ${this.endpoint} refused the connection for ${what}; is it running?`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      return this.error('llm_unavailable', `The host of the LLM endpoint ${this.endpoint} cannot be resolved.`);
+    return this.error(
+      'llm_unavailable',
+      `The LLM endpoint at ${this.endpoint} could not be reached for ${what} (${code ?? e?.cause?.message ?? e?.message ?? String(err)}).`,
+    );
   }
 
   private parseCompletion(text: string): LlmCompletion {
@@ -353,7 +383,10 @@ export class LlmClient {
     const content = isObj(message) ? message.content : undefined;
     if (typeof content !== 'string') {
       const reason = isObj(value) ? upstreamMessage(JSON.stringify(value)) : null;
-      throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} sent a reply that is not an OpenAI chat completion (no choices[0].message.content)${reason ? `: ${reason}` : ''}.`);
+      throw this.error(
+        'llm_bad_gateway',
+        `The LLM endpoint at ${this.endpoint} sent a reply that is not an OpenAI chat completion (no choices[0].message.content)${reason ? `: ${reason}` : ''}.`,
+      );
     }
     const v = value as Obj;
     const usage = isObj(v.usage) ? (v.usage as LlmCompletion['usage']) : undefined;
@@ -366,7 +399,11 @@ export class LlmClient {
   }
 
   /** The stream's text pieces. */
-  private async *pieces(reader: ReadableStreamDefaultReader<Uint8Array>, deadline: Deadline, cleanup: () => void): AsyncGenerator<string, void, undefined> {
+  private async *pieces(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    deadline: Deadline,
+    cleanup: () => void,
+  ): AsyncGenerator<string, void, undefined> {
     const what = 'the streamed reply';
     const parser = new SseParser();
     const decoder = new TextDecoder();
@@ -385,7 +422,10 @@ export class LlmClient {
         try {
           events = parser.push(r.done ? decoder.decode() : decoder.decode(r.value, { stream: true }), r.done);
         } catch (err) {
-          throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} sent a broken event stream (${(err as Error).message}).`);
+          throw this.error(
+            'llm_bad_gateway',
+            `The LLM endpoint at ${this.endpoint} sent a broken event stream (${(err as Error).message}).`,
+          );
         }
         for (const data of events) {
           if (data.trim() === '[DONE]') return;
@@ -408,7 +448,11 @@ export class LlmClient {
   }
 
   /** A server that ignored `stream: true` and sent one JSON completion: one piece. */
-  private async *wholeReply(reader: ReadableStreamDefaultReader<Uint8Array>, deadline: Deadline, cleanup: () => void): AsyncGenerator<string, void, undefined> {
+  private async *wholeReply(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    deadline: Deadline,
+    cleanup: () => void,
+  ): AsyncGenerator<string, void, undefined> {
     try {
       const decoder = new TextDecoder();
       let text = '';
@@ -440,10 +484,14 @@ export class LlmClient {
     } catch {
       throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} sent a malformed event in the streamed reply.`);
     }
-    if (!isObj(value)) throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} sent an event that is not an OpenAI chunk.`);
+    if (!isObj(value))
+      throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} sent an event that is not an OpenAI chunk.`);
     if (value.error !== undefined) {
       const reason = upstreamMessage(data);
-      throw this.error('llm_bad_gateway', `The LLM endpoint at ${this.endpoint} reported an error in the streamed reply${reason ? `: ${reason}` : ''}.`);
+      throw this.error(
+        'llm_bad_gateway',
+        `The LLM endpoint at ${this.endpoint} reported an error in the streamed reply${reason ? `: ${reason}` : ''}.`,
+      );
     }
     // Chunks without choices (e.g. a final usage chunk) carry no text.
     const choice = Array.isArray(value.choices) ? value.choices[0] : undefined;

@@ -46,9 +46,7 @@ function parseMessages(value: unknown): ChatMessage[] | string {
     let content: string;
     if (typeof m.content === 'string') content = m.content;
     else if (Array.isArray(m.content)) {
-      content = m.content
-        .map((p) => (isObj(p) && p.type === 'text' && typeof p.text === 'string' ? p.text : ''))
-        .join('');
+      content = m.content.map((p) => (isObj(p) && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
     } else if (m.content == null && role === 'assistant') content = '';
     else return 'message content must be a string';
     out.push({ role, content });
@@ -114,7 +112,13 @@ export function createLocalLlmApp(llm: LocalLlm, log?: Logger): Hono {
           object: 'chat.completion',
           created: Math.floor(Date.now() / 1000),
           model,
-          choices: [{ index: 0, message: { role: 'assistant', content: r.text }, finish_reason: r.finishReason === 'abort' ? 'stop' : r.finishReason }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: r.text },
+              finish_reason: r.finishReason === 'abort' ? 'stop' : r.finishReason,
+            },
+          ],
           usage: { completion_tokens: r.completionTokens },
         });
       } catch (err) {
@@ -158,7 +162,10 @@ export function createLocalLlmApp(llm: LocalLlm, log?: Logger): Hono {
         s.cancel();
       },
     });
-    return new Response(sse, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } });
+    return new Response(sse, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+    });
   });
 
   app.notFound((c) => openAiError(c, 404, 'not_found', `no route ${c.req.method} ${c.req.path}`, 'not_found'));

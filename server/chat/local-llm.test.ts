@@ -166,7 +166,9 @@ describe('loading node-llama-cpp', () => {
   it('says how to install it when it is missing', async () => {
     const empty = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-nollama-'));
     try {
-      await expect(loadNodeLlamaCpp(empty)).rejects.toThrow(/CHAT_MODEL_PATH is set, but node-llama-cpp cannot be loaded.*npm install --prefix \.llama/s);
+      await expect(loadNodeLlamaCpp(empty)).rejects.toThrow(
+        /CHAT_MODEL_PATH is set, but node-llama-cpp cannot be loaded.*npm install --prefix \.llama/s,
+      );
     } finally {
       await fs.rm(empty, { recursive: true, force: true });
     }

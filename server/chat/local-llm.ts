@@ -311,7 +311,11 @@ export class LocalLlm {
             tokens += t.length;
           },
         });
-        return { text: r.response, finishReason: abort.signal.aborted ? 'abort' : finishReason(r.metadata.stopReason), completionTokens: tokens };
+        return {
+          text: r.response,
+          finishReason: abort.signal.aborted ? 'abort' : finishReason(r.metadata.stopReason),
+          completionTokens: tokens,
+        };
       } catch (err) {
         if (abort.signal.aborted) return { text: pieces.join(''), finishReason: 'abort', completionTokens: tokens };
         const why = err instanceof Error ? err.message : String(err);

@@ -87,7 +87,10 @@ export const SETTINGS = {
   },
   remoteDetectorModelName: {
     env: 'REMOTE_DETECTOR_MODEL_NAME',
-    schema: z.string().trim().regex(/^[A-Za-z0-9._-]+$/, 'a model name of letters, digits, ".", "_" or "-"'),
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9._-]+$/, 'a model name of letters, digits, ".", "_" or "-"'),
     default: 'face-detection-retail-0005',
     doc: 'Detection model name on the remote server.',
   },
@@ -113,7 +116,7 @@ export const SETTINGS = {
     env: 'REMOTE_DETECTOR_CHECK_INTERVAL_MS',
     schema: integer(200, 3_600_000),
     default: '10000',
-    doc: 'How often the remote model server\'s status is checked in the background, in milliseconds.',
+    doc: "How often the remote model server's status is checked in the background, in milliseconds.",
   },
   chatEnabled: { env: 'CHAT_ENABLED', schema: boolean, default: 'true', doc: 'Enables the chat feature.' },
   chatEndpoint: {

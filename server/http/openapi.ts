@@ -43,7 +43,10 @@ function errorResponse(codes: ErrorCode[]) {
       'application/json': {
         schema: errorBody,
         examples: Object.fromEntries(
-          codes.map((code) => [code, { summary: code, value: { error: { code, message: EXAMPLE_MESSAGES[code] ?? code.replace(/_/g, ' ') } } }]),
+          codes.map((code) => [
+            code,
+            { summary: code, value: { error: { code, message: EXAMPLE_MESSAGES[code] ?? code.replace(/_/g, ' ') } } },
+          ]),
         ),
       },
     },

@@ -25,7 +25,8 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T, empty
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.length ? `field "${issue.path.join('.')}": ` : '';
-    const message = typeof body !== 'object' || body === null || Array.isArray(body) ? 'the body must be a JSON object' : `${where}${issue.message}`;
+    const message =
+      typeof body !== 'object' || body === null || Array.isArray(body) ? 'the body must be a JSON object' : `${where}${issue.message}`;
     throw new ApiError('bad_request', message);
   }
   return parsed.data;

@@ -18,11 +18,18 @@ type JsonSchemaOf<R> = Req<R> extends { body: { content: { 'application/json': {
 export interface RouteInput<N extends RouteName> {
   params: Req<ApiRoutes[N]> extends { params: infer P extends z.ZodType } ? z.output<P> : Record<string, never>;
   query: Req<ApiRoutes[N]> extends { query: infer Q extends z.ZodType } ? z.output<Q> : Record<string, never>;
-  body: Req<ApiRoutes[N]> extends { body: { content: infer C } } ? (keyof C extends 'application/json' ? z.output<JsonSchemaOf<ApiRoutes[N]>> : undefined) : undefined;
+  body: Req<ApiRoutes[N]> extends { body: { content: infer C } }
+    ? keyof C extends 'application/json'
+      ? z.output<JsonSchemaOf<ApiRoutes[N]>>
+      : undefined
+    : undefined;
 }
 
 /** A handler answers with a Response, or with the documented 200 body (sent as JSON). */
-export type RouteHandler<N extends RouteName> = (c: Context, input: RouteInput<N>) => Promise<Response | ResponseOf<N>> | Response | ResponseOf<N>;
+export type RouteHandler<N extends RouteName> = (
+  c: Context,
+  input: RouteInput<N>,
+) => Promise<Response | ResponseOf<N>> | Response | ResponseOf<N>;
 
 export interface MountOptions {
   /** A body schema to validate with instead of the documented one (e.g. built from settings). */

@@ -22,7 +22,16 @@ describe('resolveUnder', () => {
     expect(resolveUnder(root, '/models/face%20api.json')).toBe(path.join(root, 'models/face api.json'));
   });
   it('refuses dot segments, hidden files, empty segments, backslashes and bad escapes', () => {
-    for (const p of ['/models/../x', '/models/%2e%2e/x', '/models/.env', '/models//a', '/models/a%5c..%5cb', '/models/%E0%A4%A', '/models/a%00', '/']) {
+    for (const p of [
+      '/models/../x',
+      '/models/%2e%2e/x',
+      '/models/.env',
+      '/models//a',
+      '/models/a%5c..%5cb',
+      '/models/%E0%A4%A',
+      '/models/a%00',
+      '/',
+    ]) {
       expect(resolveUnder(root, p), p).toBeNull();
     }
   });

@@ -36,7 +36,11 @@ export function contentTypeOf(file: string): string {
  */
 export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
-  const bare = (tag: string) => tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  const bare = (tag: string) =>
+    tag
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1');
   const want = bare(etag);
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === want);
 }
@@ -72,7 +76,11 @@ export function etagOf(stat: { size: number; mtimeMs: number }): string {
 }
 
 /** A file's response (200, or 304 when the browser's copy is current); null when there is no such file. */
-export async function fileResponse(c: Context, file: string, opts: Pick<StaticFilesOptions, 'cacheControl' | 'headers'>): Promise<Response | null> {
+export async function fileResponse(
+  c: Context,
+  file: string,
+  opts: Pick<StaticFilesOptions, 'cacheControl' | 'headers'>,
+): Promise<Response | null> {
   let stat: import('node:fs').Stats;
   try {
     stat = await fs.stat(file);

@@ -58,10 +58,7 @@ export async function probeImage(bytes: Uint8Array, limits: DecodeLimits): Promi
   const height = meta.height ?? 0;
   if (width <= 0 || height <= 0) throw new ApiError('invalid_image', 'the image has no pixels');
   if (width * height > limits.maxPixels) {
-    throw new ApiError(
-      'image_too_large',
-      `the image is ${width}x${height} pixels; at most ${limits.maxPixels} pixels are accepted`,
-    );
+    throw new ApiError('image_too_large', `the image is ${width}x${height} pixels; at most ${limits.maxPixels} pixels are accepted`);
   }
   return { format, width, height };
 }

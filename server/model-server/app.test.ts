@@ -78,9 +78,17 @@ describe('model server (FaceBoxes behind face-detection-retail-0005)', () => {
 
   it('finds the face in grace_hopper.jpg and lays the output out as OVMS does', async () => {
     const img = await rgb('faces/grace_hopper.jpg');
-    const res = await post(`/v2/models/${MODEL}/infer`, JSON.stringify({ id: 'req-7', inputs: JSON.parse(inferBody(ssdInput(img, { width: 300, height: 300 }))).inputs }));
+    const res = await post(
+      `/v2/models/${MODEL}/infer`,
+      JSON.stringify({ id: 'req-7', inputs: JSON.parse(inferBody(ssdInput(img, { width: 300, height: 300 }))).inputs }),
+    );
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { model_name: string; model_version: string; id: string; outputs: { name: string; shape: number[]; datatype: string; data: number[] }[] };
+    const body = (await res.json()) as {
+      model_name: string;
+      model_version: string;
+      id: string;
+      outputs: { name: string; shape: number[]; datatype: string; data: number[] }[];
+    };
     expect(body.model_name).toBe(MODEL);
     expect(body.model_version).toBe('1');
     expect(body.id).toBe('req-7');
@@ -123,7 +131,10 @@ describe('model server (FaceBoxes behind face-detection-retail-0005)', () => {
     try {
       await strict.server.loaded;
       const img = await rgb('faces/grace_hopper.jpg');
-      const res = await fetch(`${strict.url}/v2/models/${MODEL}/infer`, { method: 'POST', body: inferBody(ssdInput(img, { width: 300, height: 300 })) });
+      const res = await fetch(`${strict.url}/v2/models/${MODEL}/infer`, {
+        method: 'POST',
+        body: inferBody(ssdInput(img, { width: 300, height: 300 })),
+      });
       const data = ((await res.json()) as { outputs: { data: number[] }[] }).outputs[0].data;
       expect(data).toHaveLength(1400);
       expect(data[2]).toBeGreaterThan(0.5);
@@ -137,7 +148,10 @@ describe('model server (FaceBoxes behind face-detection-retail-0005)', () => {
   it('accepts nested data, as KServe allows', async () => {
     const flat = Array.from(new Float32Array(270000).fill(128));
     const nested = [0, 1, 2].map((c) => Array.from({ length: 300 }, (_, y) => flat.slice((c * 300 + y) * 300, (c * 300 + y + 1) * 300)));
-    const res = await post(`/v2/models/${MODEL}/infer`, JSON.stringify({ inputs: [{ name: 'input.1', shape: [1, 3, 300, 300], datatype: 'FP32', data: [nested] }] }));
+    const res = await post(
+      `/v2/models/${MODEL}/infer`,
+      JSON.stringify({ inputs: [{ name: 'input.1', shape: [1, 3, 300, 300], datatype: 'FP32', data: [nested] }] }),
+    );
     expect(res.status).toBe(200);
   });
 
@@ -146,19 +160,39 @@ describe('model server (FaceBoxes behind face-detection-retail-0005)', () => {
     ['[1, 2]', 400, 'Request body should be JSON object'],
     ['{}', 400, 'Invalid JSON structure, missing inputs'],
     ['{"inputs": []}', 400, 'Invalid JSON structure, missing inputs'],
-    ['{"inputs": [{"name": "input.1", "shape": [1, 3, 300, 300], "datatype": "FP32", "data": ["a"]}]}', 400, 'Could not parse input content. Not valid ndarray detected'],
+    [
+      '{"inputs": [{"name": "input.1", "shape": [1, 3, 300, 300], "datatype": "FP32", "data": ["a"]}]}',
+      400,
+      'Could not parse input content. Not valid ndarray detected',
+    ],
     [inferBody([1, 2], { name: 'data' }), 400, 'Missing input with specific name - Required input: input.1'],
     [
       JSON.stringify({ inputs: [JSON.parse(inferBody([1]))['inputs'][0], { ...JSON.parse(inferBody([1]))['inputs'][0], name: 'x' }] }),
       400,
       'Invalid number of inputs - Expected: 1; Actual: 2',
     ],
-    [inferBody([1], { shape: [1, 3, 0, 300] }), 400, 'Invalid input shape - Negative or zero dimension size is not acceptable: (1,3,0,300); input name: input.1'],
+    [
+      inferBody([1], { shape: [1, 3, 0, 300] }),
+      400,
+      'Invalid input shape - Negative or zero dimension size is not acceptable: (1,3,0,300); input name: input.1',
+    ],
     [inferBody([1], { datatype: 'UINT8' }), 400, 'Invalid input precision - Expected: FP32; Actual: UINT8; input name: input.1'],
-    [inferBody([1], { shape: [3, 300, 300] }), 400, 'Invalid number of shape dimensions - Expected: (1,3,300,300); Actual: (3,300,300); input name: input.1'],
+    [
+      inferBody([1], { shape: [3, 300, 300] }),
+      400,
+      'Invalid number of shape dimensions - Expected: (1,3,300,300); Actual: (3,300,300); input name: input.1',
+    ],
     [inferBody([1], { shape: [2, 3, 300, 300] }), 400, 'Invalid input batch size - Expected: 1; Actual: 2; input name: input.1'],
-    [inferBody([1], { shape: [1, 3, 224, 224] }), 400, 'Invalid input shape - Expected: (1,3,300,300); Actual: (1,3,224,224); input name: input.1'],
-    [inferBody([1, 2, 3]), 400, 'Invalid number of values in tensor proto container - Expected: 270000 values; Actual: 3 values; input name: input.1'],
+    [
+      inferBody([1], { shape: [1, 3, 224, 224] }),
+      400,
+      'Invalid input shape - Expected: (1,3,300,300); Actual: (1,3,224,224); input name: input.1',
+    ],
+    [
+      inferBody([1, 2, 3]),
+      400,
+      'Invalid number of values in tensor proto container - Expected: 270000 values; Actual: 3 values; input name: input.1',
+    ],
   ])('refuses %s', async (body, status, error) => {
     const res = await post(`/v2/models/${MODEL}/infer`, body);
     expect(res.status).toBe(status);

@@ -125,7 +125,10 @@ function validateInputs(inputs: ParsedInput[]): Float32Array {
   }
   if (input.datatype !== 'FP32') throw new V2Failure(400, `Invalid input precision - Expected: FP32; Actual: ${input.datatype}${where}`);
   if (input.shape.length !== INPUT_SHAPE.length) {
-    throw new V2Failure(400, `Invalid number of shape dimensions - Expected: ${shapeText(INPUT_SHAPE)}; Actual: ${shapeText(input.shape)}${where}`);
+    throw new V2Failure(
+      400,
+      `Invalid number of shape dimensions - Expected: ${shapeText(INPUT_SHAPE)}; Actual: ${shapeText(input.shape)}${where}`,
+    );
   }
   if (input.shape[0] !== INPUT_SHAPE[0]) {
     throw new V2Failure(400, `Invalid input batch size - Expected: ${INPUT_SHAPE[0]}; Actual: ${input.shape[0]}${where}`);
@@ -135,7 +138,10 @@ function validateInputs(inputs: ParsedInput[]): Float32Array {
   }
   const expected = shapeSize(INPUT_SHAPE);
   if (input.data.length !== expected) {
-    throw new V2Failure(400, `Invalid number of values in tensor proto container - Expected: ${expected} values; Actual: ${input.data.length} values${where}`);
+    throw new V2Failure(
+      400,
+      `Invalid number of values in tensor proto container - Expected: ${expected} values; Actual: ${input.data.length} values${where}`,
+    );
   }
   return Float32Array.from(input.data);
 }
@@ -145,7 +151,12 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
   const log = options.logger ?? createLogger('silent');
   const load =
     options.loadBackend ??
-    (() => loadFaceBoxes({ modelPath: options.modelPath ?? path.join(appDir, 'public/models/faceboxes.json'), detectSize: options.detectSize, minScore: options.minScore }));
+    (() =>
+      loadFaceBoxes({
+        modelPath: options.modelPath ?? path.join(appDir, 'public/models/faceboxes.json'),
+        detectSize: options.detectSize,
+        minScore: options.minScore,
+      }));
 
   let state: ModelState = 'LOADING';
   let backend: SsdBackend | null = null;
@@ -198,7 +209,9 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
 
   // OVMS answers the health probes with an empty JSON object.
   app.get('/v2/health/live', (c) => c.json({}));
-  app.get('/v2/health/ready', (c) => (state === 'AVAILABLE' ? c.json({}) : c.json({ error: 'Server is not ready' } satisfies V2Error, 503)));
+  app.get('/v2/health/ready', (c) =>
+    state === 'AVAILABLE' ? c.json({}) : c.json({ error: 'Server is not ready' } satisfies V2Error, 503),
+  );
   app.get('/v2', (c) => c.json({ name: 'Lookout model server (OpenVINO Model Server compatible)', version: VERSION, extensions: [] }));
 
   const metadata = (c: Context, version?: string) => {
@@ -251,10 +264,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
           {
             version: VERSION,
             state: state === 'AVAILABLE' ? 'AVAILABLE' : 'LOADING',
-            status:
-              state === 'FAILED'
-                ? { error_code: 'UNKNOWN', error_message: 'UNKNOWN' }
-                : { error_code: 'OK', error_message: 'OK' },
+            status: state === 'FAILED' ? { error_code: 'UNKNOWN', error_message: 'UNKNOWN' } : { error_code: 'OK', error_message: 'OK' },
           },
         ],
       },

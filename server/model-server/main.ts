@@ -20,14 +20,18 @@ const SETTINGS = z.object({
     .trim()
     .regex(/^[A-Za-z0-9._-]+$/, 'MODEL_NAME: must be a model name of letters, digits, ".", "_" or "-"')
     .default(DEFAULT_MODEL_NAME),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent'], { message: 'LOG_LEVEL: must be debug, info, warn, error or silent' }).default('info'),
+  LOG_LEVEL: z
+    .enum(['debug', 'info', 'warn', 'error', 'silent'], { message: 'LOG_LEVEL: must be debug, info, warn, error or silent' })
+    .default('info'),
 });
 
 // Unset and empty variables both mean "use the default".
 const env = Object.fromEntries(Object.keys(SETTINGS.shape).map((k) => [k, process.env[k] === '' ? undefined : process.env[k]]));
 const parsed = SETTINGS.safeParse(env);
 if (!parsed.success) {
-  process.stderr.write(`Invalid settings:\n${parsed.error.issues.map((i) => `  - ${i.message}`).join('\n')}\nThe model server was not started.\n`);
+  process.stderr.write(
+    `Invalid settings:\n${parsed.error.issues.map((i) => `  - ${i.message}`).join('\n')}\nThe model server was not started.\n`,
+  );
   process.exit(2);
 }
 const settings = parsed.data;

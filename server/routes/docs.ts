@@ -67,7 +67,8 @@ export function docsRoutes(ctx: AppContext): Hono {
   mountRoute(app, 'docs', (c) => c.html(PAGE, 200, { 'cache-control': 'no-cache' }));
 
   mountRoute(app, 'docsAsset', (c, { params }) => {
-    if (params.file === 'init.js') return c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' });
+    if (params.file === 'init.js')
+      return c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' });
     const type = ASSETS[params.file];
     if (!type) throw new ApiError('not_found', `no file ${params.file} in the API reference`);
     let bytes = files.get(params.file);

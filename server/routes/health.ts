@@ -15,7 +15,11 @@ const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detect
 export function healthRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
-  mountRoute(app, 'health', () => ({ status: 'ok' as const, version: ctx.version, uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000) }));
+  mountRoute(app, 'health', () => ({
+    status: 'ok' as const,
+    version: ctx.version,
+    uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000),
+  }));
 
   // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
   // engine and the object detector are reported beside it; neither holds readiness back.

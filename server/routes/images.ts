@@ -71,10 +71,7 @@ export function imageRoutes(ctx: AppContext): Hono {
       capture = body.capture_id;
       bytes = decodeBase64Image(body.image);
     } else {
-      throw new ApiError(
-        'unsupported_media_type',
-        'send multipart/form-data with parts "label" and "file", or JSON { "label", "image" }',
-      );
+      throw new ApiError('unsupported_media_type', 'send multipart/form-data with parts "label" and "file", or JSON { "label", "image" }');
     }
     const label = checkedLabel(rawLabel);
     const { format } = await decodeImage(bytes, { maxPixels: ctx.settings.maxImagePixels });

@@ -31,7 +31,12 @@ export function modelRoutes(ctx: AppContext): Hono {
   mountRoute(app, 'modelsConfig', () => config());
 
   mountRoute(app, 'setModelsConfig', (_c, { body }) => {
-    const model = parseChoice(body.recognition_model ?? body.ai_model ?? body.model, recognitionModelInput, 'recognition_model', '"lbph" or "embedding"');
+    const model = parseChoice(
+      body.recognition_model ?? body.ai_model ?? body.model,
+      recognitionModelInput,
+      'recognition_model',
+      '"lbph" or "embedding"',
+    );
     ctx.faces.setRecognitionModel(model);
     return { status: 'ok' as const, ...config() };
   });
@@ -47,7 +52,13 @@ export function modelRoutes(ctx: AppContext): Hono {
     return {
       recognition_models: RECOGNITION_MODELS.map((name) => {
         const reason = ctx.faces.recognitionUnavailable(name);
-        return { name, available: reason === null, ...(reason ? { reason } : {}), active: name === ctx.faces.recognitionModel, trained: recognizers[name].trained };
+        return {
+          name,
+          available: reason === null,
+          ...(reason ? { reason } : {}),
+          active: name === ctx.faces.recognitionModel,
+          trained: recognizers[name].trained,
+        };
       }),
       detection_methods: DETECTION_METHODS.map((name) => {
         const reason = ctx.faces.detectionUnavailable(name);

@@ -25,9 +25,7 @@ describe('ImageStore', () => {
       { label: 'ada', images: 30 },
       { label: 'alan', images: 30 },
     ]);
-    const stored = await Promise.all(
-      names.map((n, i) => fs.readFile(path.join(root, i % 2 ? 'ada' : 'alan', n))),
-    );
+    const stored = await Promise.all(names.map((n, i) => fs.readFile(path.join(root, i % 2 ? 'ada' : 'alan', n))));
     stored.forEach((bytes, i) => {
       expect(bytes[0]).toBe(i);
     });
@@ -101,13 +99,19 @@ describe('ImageStore captures', () => {
     );
     expect(outcomes.filter((o) => !o.duplicate)).toHaveLength(1);
     expect(new Set(outcomes.map((o) => o.filename))).toEqual(new Set(['capture-0001.jpg']));
-    expect(await store.saveCapture('ada', new Uint8Array([9]), 'png', 'capture-0001')).toEqual({ filename: 'capture-0001.jpg', duplicate: true });
+    expect(await store.saveCapture('ada', new Uint8Array([9]), 'png', 'capture-0001')).toEqual({
+      filename: 'capture-0001.jpg',
+      duplicate: true,
+    });
     expect(await fs.readdir(path.join(root, 'ada'))).toEqual(['capture-0001.jpg']);
     // The first upload's bytes are the ones kept.
     const first = outcomes.findIndex((o) => !o.duplicate);
     expect((await fs.readFile(path.join(root, 'ada', 'capture-0001.jpg')))[0]).toBe(first);
     // Per label: the same capture id under another label is another image.
-    expect(await store.saveCapture('alan', new Uint8Array([1]), 'jpeg', 'capture-0001')).toEqual({ filename: 'capture-0001.jpg', duplicate: false });
+    expect(await store.saveCapture('alan', new Uint8Array([1]), 'jpeg', 'capture-0001')).toEqual({
+      filename: 'capture-0001.jpg',
+      duplicate: false,
+    });
   });
 
   it('lists images oldest first even when capture ids do not sort by time', async () => {

@@ -55,7 +55,12 @@ export class ImageStore {
    * that file's name comes back with `duplicate: true`. The check and the write run under the label's lock,
    * so two concurrent uploads of one capture store it once.
    */
-  async saveCapture(label: string, bytes: Uint8Array, format: string, captureId: string): Promise<{ filename: string; duplicate: boolean }> {
+  async saveCapture(
+    label: string,
+    bytes: Uint8Array,
+    format: string,
+    captureId: string,
+  ): Promise<{ filename: string; duplicate: boolean }> {
     const ext = EXTENSIONS[format] ?? 'img';
     const dir = path.join(this.root, label);
     return this.lock.run(label, async () => {

@@ -74,7 +74,10 @@ export class ModelStore {
     const found = await this.readText(TRAINING_FILE);
     if (!found) return null;
     // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
-    const pickle = await fs.readFile(path.join(this.dir, LABELS_FILE)).then((b) => new Uint8Array(b), () => null);
+    const pickle = await fs.readFile(path.join(this.dir, LABELS_FILE)).then(
+      (b) => new Uint8Array(b),
+      () => null,
+    );
     const { model, labelIds } = decodeLbphFile(found.text, pickle);
     return { model, labelIds, trainedAt: found.modified, files: { lbph: found.bytes, labelMap: pickle } };
   }

@@ -112,7 +112,13 @@ describe('ResultStore', () => {
     await store.add([
       record(1),
       record(2),
-      { id: 'objects-0001', kind: 'objects', captured_at: '2024-01-02T00:00:00Z', engine: 'server', objects: [{ class_id: 15, class_name: 'cat', confidence: 0.9, x: 0, y: 0, w: 5, h: 5 }] },
+      {
+        id: 'objects-0001',
+        kind: 'objects',
+        captured_at: '2024-01-02T00:00:00Z',
+        engine: 'server',
+        objects: [{ class_id: 15, class_name: 'cat', confidence: 0.9, x: 0, y: 0, w: 5, h: 5 }],
+      },
     ]);
     expect(store.query({ limit: 10, kind: 'objects' }).results.map((r) => r.id)).toEqual(['objects-0001']);
     expect(store.query({ limit: 10, label: 'ada' }).results.map((r) => r.id)).toEqual(['rec-000001']);

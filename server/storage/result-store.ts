@@ -104,7 +104,9 @@ export class ResultStore {
     } catch (err) {
       const aside = `${this.file}.corrupt-${this.now().toISOString().replace(/[:.]/g, '-')}`;
       await fs.rename(this.file, aside);
-      this.opts.log.warn(`${RESULTS_FILE} could not be read (${err instanceof Error ? err.message : String(err)}); set aside as ${path.basename(aside)}, the results history starts empty`);
+      this.opts.log.warn(
+        `${RESULTS_FILE} could not be read (${err instanceof Error ? err.message : String(err)}); set aside as ${path.basename(aside)}, the results history starts empty`,
+      );
       return;
     }
     for (const id of parsed.forgotten_ids) this.forget(id);

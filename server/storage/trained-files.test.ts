@@ -26,7 +26,11 @@ describe('modelVersion', () => {
 
 describe('makeSnapshot', () => {
   it('sorts and dedups the labels and takes the latest training time', () => {
-    const s = makeSnapshot({ lbph: bytes('y'), labelMap: null, embedding: bytes('e') }, ['bob', 'ada', 'bob'], ['2024-01-01T00:00:00.000Z', null, '2024-02-01T00:00:00.000Z']);
+    const s = makeSnapshot(
+      { lbph: bytes('y'), labelMap: null, embedding: bytes('e') },
+      ['bob', 'ada', 'bob'],
+      ['2024-01-01T00:00:00.000Z', null, '2024-02-01T00:00:00.000Z'],
+    );
     expect(s.labels).toEqual(['ada', 'bob']);
     expect(s.trainedAt).toBe('2024-02-01T00:00:00.000Z');
     expect(Object.isFrozen(s)).toBe(true);

@@ -11,20 +11,19 @@ export const CHAT_MAX_MESSAGE_CHARS_DEFAULT = 4000;
 
 /** `POST /api/chat` body, for a server that accepts messages of at most `maxChars` characters. */
 export function chatRequestFor(maxChars: number) {
-  return z
-    .object({
-      message: z
-        .string({ error: 'must be the question as text' })
-        .trim()
-        .min(1, 'must not be empty')
-        .max(maxChars, `must be at most ${maxChars} characters`)
-        .meta({ description: 'The question; at most CHAT_MAX_MESSAGE_CHARS characters.', example: 'Who is in this picture?' }),
-      image: imageField.optional(),
-      stream: z
-        .boolean({ error: 'must be true or false' })
-        .optional()
-        .meta({ description: 'true: answer with server-sent events (`text/event-stream`) instead of one JSON object.' }),
-    });
+  return z.object({
+    message: z
+      .string({ error: 'must be the question as text' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(maxChars, `must be at most ${maxChars} characters`)
+      .meta({ description: 'The question; at most CHAT_MAX_MESSAGE_CHARS characters.', example: 'Who is in this picture?' }),
+    image: imageField.optional(),
+    stream: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .meta({ description: 'true: answer with server-sent events (`text/event-stream`) instead of one JSON object.' }),
+  });
 }
 export const chatRequest = chatRequestFor(CHAT_MAX_MESSAGE_CHARS_DEFAULT).meta({ id: 'ChatRequest' });
 export type ChatRequest = z.input<typeof chatRequest>;
@@ -81,8 +80,14 @@ export const chatStatusResponse = z
   .object({
     enabled: z.boolean(),
     endpoint_configured: z.boolean(),
-    endpoint: z.string().nullable().meta({ description: 'Base URL of the LLM endpoint without credentials; null when none is configured.' }),
-    model: z.string().nullable().meta({ description: 'The model requests name (configured, else the first one the server lists); null while unknown.' }),
+    endpoint: z
+      .string()
+      .nullable()
+      .meta({ description: 'Base URL of the LLM endpoint without credentials; null when none is configured.' }),
+    model: z
+      .string()
+      .nullable()
+      .meta({ description: 'The model requests name (configured, else the first one the server lists); null while unknown.' }),
     reachable: z.boolean(),
     reason: z.string().optional().meta({ description: 'Why it is not reachable, in words; absent when it is.' }),
     models: z.array(z.string()).optional().meta({ description: 'Models the endpoint listed at the last check, when it succeeded.' }),

@@ -37,7 +37,8 @@ type BodyIn<R> = R extends { body: { required: infer Req; content: infer C } }
 /** What a route takes: path parameters, query and body, each only where the route has them. */
 export type RequestOf<N extends RouteName> = ParamsIn<Req<N>> & QueryIn<Req<N>> & BodyIn<Req<N>>;
 
-type Args<N extends RouteName> = {} extends RequestOf<N> ? [input?: RequestOf<N>, init?: RequestInit] : [input: RequestOf<N>, init?: RequestInit];
+type Args<N extends RouteName> =
+  {} extends RequestOf<N> ? [input?: RequestOf<N>, init?: RequestInit] : [input: RequestOf<N>, init?: RequestInit];
 
 /** A refused or failed request. `status` 0 and code `network`: the server could not be reached. */
 export class LookoutError extends Error {

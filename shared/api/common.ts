@@ -23,13 +23,10 @@ export type RecognitionModel = z.infer<typeof recognitionModel>;
 export const EXAMPLE_IMAGE = 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8U...';
 
 /** The image field of every JSON request that carries one (recognize, images, objects, chat). */
-export const imageField = z
-  .string({ error: 'must be the image as base64 text or a data URL' })
-  .min(1, 'must not be empty')
-  .meta({
-    description: 'The image (JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF) as plain base64 or as a data URL.',
-    example: EXAMPLE_IMAGE,
-  });
+export const imageField = z.string({ error: 'must be the image as base64 text or a data URL' }).min(1, 'must not be empty').meta({
+  description: 'The image (JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF) as plain base64 or as a data URL.',
+  example: EXAMPLE_IMAGE,
+});
 
 /** ISO 8601 time as the server writes it. */
 export const isoTime = z.string().meta({ description: 'ISO 8601 time.', example: '2024-05-01T12:00:00.000Z' });
@@ -49,7 +46,7 @@ export const errorBody = z
 export type ErrorBody = z.infer<typeof errorBody>;
 
 /** A binary body (an image, a model file); a string in the schema, bytes on the wire. */
-export const binaryBody = z.string().meta({ format: 'binary', description: 'The file\'s bytes.' });
+export const binaryBody = z.string().meta({ format: 'binary', description: "The file's bytes." });
 
 /** One face in a recognition result (and in a stored result, where unknown fields are dropped). */
 export const faceResult = z
@@ -62,7 +59,7 @@ export const faceResult = z
       .string({ error: 'must be text' })
       .min(1, 'must not be empty')
       .max(100, 'must be at most 100 characters')
-      .meta({ description: 'The person\'s label, or `unknown`.' }),
+      .meta({ description: "The person's label, or `unknown`." }),
     confidence: z
       .number({ error: 'must be a number from 0 to 100' })
       .min(0, 'must be from 0 to 100')
@@ -71,7 +68,7 @@ export const faceResult = z
     distance: z
       .number({ error: 'must be a number' })
       .optional()
-      .meta({ description: 'The recognizer\'s raw distance to the nearest known face (lower is closer); absent when untrained.' }),
+      .meta({ description: "The recognizer's raw distance to the nearest known face (lower is closer); absent when untrained." }),
   })
   .meta({
     id: 'FaceResult',

@@ -33,6 +33,5 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-
 /** The error body's type lives with its schema; re-exported for importers of this module. */
 export type { ErrorBody } from './common.js';

@@ -35,8 +35,8 @@ export const captureId = z
   .meta({ description: 'Idempotency key: a repeated upload with it for the same label stores nothing new.', example: 'c0ffee00-1234' });
 
 const labelField = z
-  .string({ error: 'is required (the person\'s name)' })
-  .meta({ description: 'The person\'s name; trimmed, lower-cased, spaces become `-`.', example: 'Alice Smith' });
+  .string({ error: "is required (the person's name)" })
+  .meta({ description: "The person's name; trimmed, lower-cased, spaces become `-`.", example: 'Alice Smith' });
 
 /** `POST /api/images` as JSON. */
 export const imageUploadJson = z
@@ -75,7 +75,7 @@ export const storedImage = z
 export type StoredImage = z.infer<typeof storedImage>;
 
 export const labelParams = z.object({
-  label: z.string().meta({ description: 'The person\'s label (normalised as on upload).', example: 'alice-smith' }),
+  label: z.string().meta({ description: "The person's label (normalised as on upload).", example: 'alice-smith' }),
 });
 export const imageFileParams = labelParams.extend({
   filename: z.string().meta({ description: 'A filename from `GET /api/images/{label}`.', example: 'c0ffee00-1234.jpg' }),

@@ -9,9 +9,10 @@ export const MAX_LABEL_LENGTH = 64;
 export type LabelCheck = { ok: true; label: string } | { ok: false; reason: string };
 
 // Control characters (C0, DEL, C1) never belong in a name, and are refused rather than stripped.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // Characters some file system or URL path treats specially.
-const UNSAFE = /[\/\\:*?"<>|%]/;
+const UNSAFE = /[/\\:*?"<>|%]/;
 
 /** Normalises a raw label and says whether it is acceptable, and if not, why (in words for a person). */
 export function normalizeLabel(raw: unknown): LabelCheck {

@@ -36,7 +36,10 @@ export type ModelsConfigUpdateResponse = z.infer<typeof modelsConfigUpdateRespon
  */
 export const modelsConfigRequest = z
   .object({
-    recognition_model: z.string().optional().meta({ description: '`lbph` or `embedding` (`dlib` is read as `embedding`).', example: 'embedding' }),
+    recognition_model: z
+      .string()
+      .optional()
+      .meta({ description: '`lbph` or `embedding` (`dlib` is read as `embedding`).', example: 'embedding' }),
     ai_model: z.string().optional().meta({ description: 'Alias of `recognition_model` (original clients).' }),
     model: z.string().optional().meta({ description: 'Alias of `recognition_model`.' }),
   })
@@ -96,7 +99,10 @@ export type TrainedModelFile = z.infer<typeof trainedModelFile>;
 
 export const trainedModelsResponse = z
   .object({
-    version: z.string().nullable().meta({ description: 'Content hash of the model files (also their ETag); null when nothing was trained.' }),
+    version: z
+      .string()
+      .nullable()
+      .meta({ description: 'Content hash of the model files (also their ETag); null when nothing was trained.' }),
     trained_at: isoTime.nullable(),
     labels: z.array(z.string()).meta({ description: 'Every label either model knows, sorted.' }),
     lbph: trainedModelFile,
@@ -116,9 +122,9 @@ export type TrainedModelsResponse = z.infer<typeof trainedModelsResponse>;
 
 /** Headers of the trained-model answers: the ETag is the models' version (send it back in If-None-Match). */
 export const trainedModelHeaders = z.object({
-  etag: z.string().optional().meta({ description: 'The models\' version in quotes; absent when nothing was trained.' }),
+  etag: z.string().optional().meta({ description: "The models' version in quotes; absent when nothing was trained." }),
   'cache-control': z.string().meta({ description: '`no-cache`: revalidate with If-None-Match.' }),
 });
 export const trainedFileHeaders = trainedModelHeaders.extend({
-  'x-model-version': z.string().meta({ description: 'The models\' version, unquoted.' }),
+  'x-model-version': z.string().meta({ description: "The models' version, unquoted." }),
 });

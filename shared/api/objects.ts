@@ -11,7 +11,7 @@ export const objectDetectRequest = z
       .min(0, 'must be from 0 to 1')
       .max(1, 'must be from 0 to 1')
       .optional()
-      .meta({ description: 'Lowest score reported, 0 to 1; the server\'s OBJECT_CONFIDENCE when absent.', example: 0.4 }),
+      .meta({ description: "Lowest score reported, 0 to 1; the server's OBJECT_CONFIDENCE when absent.", example: 0.4 }),
   })
   .meta({ id: 'ObjectDetectRequest' });
 export type ObjectDetectRequest = z.infer<typeof objectDetectRequest>;

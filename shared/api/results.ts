@@ -20,16 +20,24 @@ const imageSide = z
 
 const recordFields = z.object({
   id: z
-    .string({ error: 'must be the record\'s unique id (a UUID)' })
+    .string({ error: "must be the record's unique id (a UUID)" })
     .regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be a UUID (8 to 64 characters of letters, digits, "_" or "-")')
     .meta({ description: 'Client-made unique id (a UUID): the dedup key, so a re-sent record is not stored twice.' }),
   kind: z.enum(['recognition', 'objects'], { error: 'must be "recognition" or "objects"' }),
   captured_at: z.iso
     .datetime({ offset: true, error: 'must be an ISO 8601 time such as 2024-05-01T12:00:00.000Z' })
     .meta({ description: 'ISO 8601 time on the device.' }),
-  source: z.string({ error: 'must be text' }).max(64, 'must be at most 64 characters').optional().meta({ description: 'Device / kiosk name.' }),
+  source: z
+    .string({ error: 'must be text' })
+    .max(64, 'must be at most 64 characters')
+    .optional()
+    .meta({ description: 'Device / kiosk name.' }),
   engine: z.enum(['browser', 'server'], { error: 'must be "browser" or "server"' }),
-  backend: z.string({ error: 'must be text' }).max(32, 'must be at most 32 characters').optional().meta({ description: 'webgpu, webgl, wasm, cpu, ...' }),
+  backend: z
+    .string({ error: 'must be text' })
+    .max(32, 'must be at most 32 characters')
+    .optional()
+    .meta({ description: 'webgpu, webgl, wasm, cpu, ...' }),
   detection_method: z.enum(DETECTION_METHODS, { error: 'must be "local" or "remote"' }).optional(),
   recognition_model: z.enum(RECOGNITION_MODELS, { error: 'must be "lbph" or "embedding"' }).optional(),
   image_width: imageSide.optional(),
@@ -61,8 +69,10 @@ const EXAMPLE_RECORD = {
 export const resultRecordInput = recordFields
   .superRefine((r, ctx) => {
     // A record holds the results of its kind only, so a reader never has to guess which list counts.
-    if (r.kind === 'recognition' && r.objects !== undefined) ctx.addIssue({ code: 'custom', path: ['objects'], message: 'is only for kind "objects"' });
-    if (r.kind === 'objects' && r.faces !== undefined) ctx.addIssue({ code: 'custom', path: ['faces'], message: 'is only for kind "recognition"' });
+    if (r.kind === 'recognition' && r.objects !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['objects'], message: 'is only for kind "objects"' });
+    if (r.kind === 'objects' && r.faces !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['faces'], message: 'is only for kind "recognition"' });
   })
   .meta({ id: 'ResultRecordInput', example: EXAMPLE_RECORD });
 export type ResultRecordInput = z.infer<typeof resultRecordInput>;
@@ -104,7 +114,13 @@ export const resultsQuery = z.object({
     .default(100)
     .meta({ description: 'Most records to return, newest first.', example: 20 }),
   kind: z.enum(['recognition', 'objects'], { error: 'must be "recognition" or "objects"' }).optional(),
-  label: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').optional().meta({ description: 'Only records with a face of this label.' }),
+  label: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .optional()
+    .meta({ description: 'Only records with a face of this label.' }),
 });
 export type ResultsQuery = z.input<typeof resultsQuery>;
 
@@ -114,7 +130,7 @@ export const resultsListResponse = z
     count: z.number().int().meta({ description: 'Records in `results`.' }),
     matched: z.number().int().meta({ description: 'Records matching the filters (at most `total`).' }),
     total: z.number().int().meta({ description: 'Records in the history.' }),
-    max: z.number().int().meta({ description: 'The history\'s bound (RESULTS_MAX): older records are dropped first.' }),
+    max: z.number().int().meta({ description: "The history's bound (RESULTS_MAX): older records are dropped first." }),
   })
   .meta({ id: 'ResultsListResponse' });
 export type ResultsListResponse = z.infer<typeof resultsListResponse>;

@@ -35,7 +35,9 @@ import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQu
 import { defineRoute, type ApiRoute } from './route.js';
 import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
 
-const json = <S extends z.ZodType>(schema: S, example?: unknown) => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } });
+const json = <S extends z.ZodType>(schema: S, example?: unknown) => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+});
 const ok = <S extends z.ZodType>(schema: S, description: string) => ({ 200: { description, content: json(schema) } });
 const jsonBody = <S extends z.ZodType>(schema: S, example?: unknown) => ({ required: true as const, content: json(schema, example) });
 
@@ -104,7 +106,7 @@ export const apiRoutes = {
   imageFile: defineRoute({
     method: 'get',
     path: '/images/{label}/{filename}',
-    summary: 'One stored image\'s bytes',
+    summary: "One stored image's bytes",
     tags: ['Faces'],
     request: { params: imageFileParams },
     responses: {
@@ -189,7 +191,7 @@ export const apiRoutes = {
     method: 'get',
     path: '/models/trained',
     summary: 'The trained models a browser can download',
-    description: 'The ETag is the models\' version: send it in If-None-Match to get 304 until a training changes them.',
+    description: "The ETag is the models' version: send it in If-None-Match to get 304 until a training changes them.",
     tags: ['Models'],
     responses: {
       200: { description: 'The models.', headers: trainedModelHeaders, content: json(trainedModelsResponse) },
@@ -217,7 +219,11 @@ export const apiRoutes = {
       200: {
         description: 'The model file.',
         headers: trainedFileHeaders,
-        content: { 'application/json': { schema: z.record(z.string(), z.unknown()).meta({ description: 'The embedding model file: labels and face descriptors.' }) } },
+        content: {
+          'application/json': {
+            schema: z.record(z.string(), z.unknown()).meta({ description: 'The embedding model file: labels and face descriptors.' }),
+          },
+        },
       },
       304: { description: 'Not modified since the version in If-None-Match.', headers: trainedFileHeaders },
     },
@@ -243,7 +249,7 @@ export const apiRoutes = {
   objectStatus: defineRoute({
     method: 'get',
     path: '/objects/status',
-    summary: 'The object detector\'s state',
+    summary: "The object detector's state",
     tags: ['Objects'],
     responses: ok(objectStatusResponse, 'The detector.'),
     errors: [],
@@ -252,7 +258,8 @@ export const apiRoutes = {
     method: 'post',
     path: '/results',
     summary: 'Store results captured on a device',
-    description: '1 to 100 records, all or nothing: one invalid record and none is stored. Re-sent records (same `id`) are counted as duplicates.',
+    description:
+      '1 to 100 records, all or nothing: one invalid record and none is stored. Re-sent records (same `id`) are counted as duplicates.',
     tags: ['Results'],
     request: { body: jsonBody(resultsPostRequest) },
     responses: ok(resultsPostResponse, 'Stored.'),
@@ -315,7 +322,9 @@ export const apiRoutes = {
     path: '/openapi.json',
     summary: 'This API description (OpenAPI 3.1)',
     tags: ['Docs'],
-    responses: { 200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
+    responses: {
+      200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    },
     errors: [],
   }),
   docs: defineRoute({

@@ -9,7 +9,15 @@ const faces: FaceResult[] = [
   { x: 280, y: 60, w: 80, h: 80, label: 'bob', confidence: 71.6, distance: 45 },
   { x: 400, y: 300, w: 50, h: 50, label: 'unknown', confidence: 0 },
 ];
-const obj = (class_name: DetectedObject['class_name'], class_id: number): DetectedObject => ({ class_id, class_name, confidence: 0.8, x: 0, y: 0, w: 10, h: 10 });
+const obj = (class_name: DetectedObject['class_name'], class_id: number): DetectedObject => ({
+  class_id,
+  class_name,
+  confidence: 0.8,
+  x: 0,
+  y: 0,
+  w: 10,
+  h: 10,
+});
 const objects: DetectedObject[] = [obj('cup', 41), obj('person', 0), obj('laptop', 63), obj('person', 0), obj('cup', 41), obj('person', 0)];
 const sample = { faces, objects, detectionMethod: 'local' as const, recognitionModel: 'lbph' as const, imageWidth: 640, imageHeight: 480 };
 
@@ -47,7 +55,14 @@ describe('buildAnalysisContext', () => {
   });
 
   it('keeps the text bounded for a crowd', () => {
-    const crowd: FaceResult[] = Array.from({ length: 50 }, (_, i) => ({ x: i, y: 0, w: 10, h: 10, label: `p${i}`, confidence: 50 + (i % 40) }));
+    const crowd: FaceResult[] = Array.from({ length: 50 }, (_, i) => ({
+      x: i,
+      y: 0,
+      w: 10,
+      h: 10,
+      label: `p${i}`,
+      confidence: 50 + (i % 40),
+    }));
     const text = buildAnalysisContext({ ...sample, faces: crowd, objects: [] });
     expect(text.split('\n').filter((l) => /^- p\d+:/.test(l))).toHaveLength(MAX_LISTED_FACES);
     expect(text).toContain(`- and ${50 - MAX_LISTED_FACES} more recognised faces`);
@@ -55,7 +70,9 @@ describe('buildAnalysisContext', () => {
   });
 
   it('is deterministic', () => {
-    expect(buildAnalysisContext(sample)).toBe(buildAnalysisContext({ ...sample, faces: [...faces].reverse(), objects: [...objects].reverse() }));
+    expect(buildAnalysisContext(sample)).toBe(
+      buildAnalysisContext({ ...sample, faces: [...faces].reverse(), objects: [...objects].reverse() }),
+    );
   });
 });
 

@@ -59,12 +59,28 @@ describe('embeddings.json', () => {
     ['a newer version', { ...good, version: 2 }, /unsupported version 2 \(this build reads version 1\)/],
     ['bad dim', { ...good, dim: 0 }, /"dim" must be a positive integer/],
     ['no samples', { ...good, samples: undefined }, /"samples" must be an array/],
-    ['a short descriptor', { ...good, samples: [{ label: 0, descriptor: [1, 2] }] }, /samples\[0\]\.descriptor must be an array of 128 numbers/],
-    ['a string value', { ...good, samples: [{ label: 0, descriptor: [...good.samples[0].descriptor.slice(1), 'x'] }] }, /samples\[0\]\.descriptor\[127\] is not a finite number/],
-    ['a bad label', { ...good, samples: [{ ...good.samples[0], label: 1.5 }] }, /samples\[0\]\.label must be a non-negative 32-bit integer/],
+    [
+      'a short descriptor',
+      { ...good, samples: [{ label: 0, descriptor: [1, 2] }] },
+      /samples\[0\]\.descriptor must be an array of 128 numbers/,
+    ],
+    [
+      'a string value',
+      { ...good, samples: [{ label: 0, descriptor: [...good.samples[0].descriptor.slice(1), 'x'] }] },
+      /samples\[0\]\.descriptor\[127\] is not a finite number/,
+    ],
+    [
+      'a bad label',
+      { ...good, samples: [{ ...good.samples[0], label: 1.5 }] },
+      /samples\[0\]\.label must be a non-negative 32-bit integer/,
+    ],
     ['an unnamed label', { ...good, labels: [{ label: 0, name: 'a' }] }, /sample 1 has label 1, which has no name/],
     ['a duplicate name entry', { ...good, labels: [...good.labels, { label: 0, name: 'again' }] }, /label 0 is named twice/],
-    ['an empty name', { ...good, labels: [{ label: 0, name: '' }, ...good.labels.slice(1)] }, /labels\[0\]\.name must be a non-empty string/],
+    [
+      'an empty name',
+      { ...good, labels: [{ label: 0, name: '' }, ...good.labels.slice(1)] },
+      /labels\[0\]\.name must be a non-empty string/,
+    ],
   ];
   for (const [what, value, message] of cases) {
     it(`rejects ${what} with a clear message`, () => {

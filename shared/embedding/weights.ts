@@ -59,11 +59,7 @@ function parseManifest(modelName: string, text: string): ManifestGroup[] {
  * Reads `<modelName>-weights_manifest.json` and its shards and decodes them into named tensors of the given
  * tfjs instance. Errors name the model and file, so a missing or truncated copy is easy to spot.
  */
-export async function loadWeightMap<T>(
-  tf: WeightDecoder<T>,
-  readModelFile: ReadModelFile,
-  modelName: string,
-): Promise<Record<string, T>> {
+export async function loadWeightMap<T>(tf: WeightDecoder<T>, readModelFile: ReadModelFile, modelName: string): Promise<Record<string, T>> {
   const manifestName = `${modelName}-weights_manifest.json`;
   const manifestBytes = await readModelFile(manifestName).catch((err: unknown) => {
     throw new Error(`${modelName}: cannot read ${manifestName} (${err instanceof Error ? err.message : String(err)})`);

@@ -83,16 +83,13 @@ describe('cropGray', () => {
 });
 
 describe('resizeLinearExact (bit-exact with cv::resize INTER_LINEAR_EXACT)', () => {
-  it.each(fixture.resize.map((r) => [r.src, r.width, r.height, r.out] as const))(
-    '%s to %ix%i',
-    async (src, width, height, out) => {
-      const img = await loadGray(resolve(FIX, src));
-      const want = await loadGray(resolve(FIX, out));
-      const got = resizeLinearExact(img, width, height);
-      expect([got.width, got.height]).toEqual([want.width, want.height]);
-      expect(firstDiff(got.data, want.data)).toBe(-1);
-    },
-  );
+  it.each(fixture.resize.map((r) => [r.src, r.width, r.height, r.out] as const))('%s to %ix%i', async (src, width, height, out) => {
+    const img = await loadGray(resolve(FIX, src));
+    const want = await loadGray(resolve(FIX, out));
+    const got = resizeLinearExact(img, width, height);
+    expect([got.width, got.height]).toEqual([want.width, want.height]);
+    expect(firstDiff(got.data, want.data)).toBe(-1);
+  });
 
   it.each(fixture.pyramids.map((p) => [p.image, p] as const))('cascade pyramid of %s', async (_name, p) => {
     const img = await loadGray(resolve(FIX, p.gray));

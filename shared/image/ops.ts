@@ -104,14 +104,7 @@ function hline(src: Uint8Array, rowStart: number, srcW: number, xt: AxisTable, d
  * OpenCV 4.6 `cv::resize(..., INTER_LINEAR_EXACT)` for CV_8UC1, including the same-size copy.
  * Exported for the cascade pyramid, which reuses one destination buffer for all levels.
  */
-export function resizeLinearExactInto(
-  src: Uint8Array,
-  srcW: number,
-  srcH: number,
-  dst: Uint8Array,
-  dstW: number,
-  dstH: number,
-): void {
+export function resizeLinearExactInto(src: Uint8Array, srcW: number, srcH: number, dst: Uint8Array, dstW: number, dstH: number): void {
   if (dstW === srcW && dstH === srcH) {
     dst.set(src.subarray(0, srcW * srcH));
     return;

@@ -164,7 +164,11 @@ describe('predictLbph', () => {
     const h = new Float32Array(4);
     h.set([1e-30, 0.5, Infinity, 0]);
     const model: LbphModel = {
-      radius: 1, neighbors: 8, gridX: 8, gridY: 8, threshold: Number.MAX_VALUE,
+      radius: 1,
+      neighbors: 8,
+      gridX: 8,
+      gridY: 8,
+      threshold: Number.MAX_VALUE,
       histograms: [h, new Float32Array([0, 0.5, 0, 0.25])],
       labels: new Int32Array([1, 2]),
     };

@@ -115,12 +115,7 @@ function getSampler(radius: number, neighbors: number): Sampler {
     const cy = Math.ceil(y);
     const ty = fround(y - fy);
     const tx = fround(x - fx);
-    const w = [
-      fround(fround(1 - tx) * fround(1 - ty)),
-      fround(tx * fround(1 - ty)),
-      fround(fround(1 - tx) * ty),
-      fround(tx * ty),
-    ];
+    const w = [fround(fround(1 - tx) * fround(1 - ty)), fround(tx * fround(1 - ty)), fround(fround(1 - tx) * ty), fround(tx * ty)];
     const corners = [
       [fy, fx],
       [fy, cx],
@@ -161,9 +156,7 @@ function geometry(img: GrayImage, p: LbphParams): Geometry {
   const cellW = Math.floor(lbpW / p.gridX);
   const cellH = Math.floor(lbpH / p.gridY);
   if (lbpW <= 0 || lbpH <= 0 || cellW < 1 || cellH < 1) {
-    throw new Error(
-      `LBPH: image ${width}x${height} is too small for radius ${p.radius} and a ${p.gridX}x${p.gridY} grid`,
-    );
+    throw new Error(`LBPH: image ${width}x${height} is too small for radius ${p.radius} and a ${p.gridX}x${p.gridY} grid`);
   }
   const bins = 1 << p.neighbors;
   return { cellW, cellH, bins, size: p.gridX * p.gridY * bins };
@@ -373,14 +366,7 @@ function nonZeroMask(h: Float32Array, out: Int32Array, offset: number): boolean 
  * (checked when the masks are built) every visited bin passes OpenCV's |b| > DBL_EPSILON test,
  * so no branch is needed.
  */
-function chiSquareUnion(
-  h1: Float32Array,
-  m1: Int32Array,
-  m1Offset: number,
-  h2: Float32Array,
-  m2: Int32Array,
-  words: number,
-): number {
+function chiSquareUnion(h1: Float32Array, m1: Int32Array, m1Offset: number, h2: Float32Array, m2: Int32Array, words: number): number {
   let s = 0;
   for (let w = 0; w < words; w++) {
     let u = m1[m1Offset + w] | m2[w];
@@ -500,9 +486,7 @@ export function predictLbph(model: LbphModel, query: GrayImage | Float32Array): 
   let bestDist = Number.MAX_VALUE;
   for (let i = 0; i < labels.length; i++) {
     // Odd stored values (negative, tiny, non-finite: only from a hand-made file) take the literal formula.
-    const d = plain
-      ? chiSquareUnion(histograms[i], masks, i * words, hist, mask, words)
-      : chiSquareAlt(histograms[i], hist);
+    const d = plain ? chiSquareUnion(histograms[i], masks, i * words, hist, mask, words) : chiSquareAlt(histograms[i], hist);
     // StandardCollector::collect: strict comparisons, so the first of equal distances stays.
     if (d < threshold && d < bestDist) {
       bestDist = d;

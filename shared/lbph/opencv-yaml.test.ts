@@ -116,10 +116,7 @@ print(json.dumps({'pred': out, 'info': r.getLabelInfo(3), 'n': len(r.getHistogra
     const rand = rng(42);
     const h = new Float32Array(2 * 2 * 16); // grid 2x2, 4 neighbours
     for (let i = 0; i < h.length; i++) h[i] = rand() < 0.4 ? 0 : (rand() - 0.2) * 10 ** Math.floor(rand() * 12 - 8);
-    h.set(
-      [1234567.125, 0.5, -0, 1e-45, 3e38, Infinity, -Infinity, NaN, 2 ** 31, -(2 ** 31), 16777216, 0.1, 2.5, 1 / 3],
-      0,
-    );
+    h.set([1234567.125, 0.5, -0, 1e-45, 3e38, Infinity, -Infinity, NaN, 2 ** 31, -(2 ** 31), 16777216, 0.1, 2.5, 1 / 3], 0);
     const names = ['9lives', 'Ann Lee', "o'k:#", 'Zoë "Q" 12\\x', 'tab\there', 'line\nbreak', ' lead', '-dash', 'a/b+(c);d_e', ''];
     for (const threshold of [Number.MAX_VALUE, 123.456, Infinity, 100, 1e-300]) {
       const model: LbphModel = {
@@ -157,8 +154,13 @@ print('{}')`,
 
   it('writes an untrained model the way OpenCV does', () => {
     const model: LbphModel = {
-      radius: 2, neighbors: 4, gridX: 3, gridY: 2, threshold: 123.456,
-      histograms: [], labels: new Int32Array(0),
+      radius: 2,
+      neighbors: 4,
+      gridX: 3,
+      gridY: 2,
+      threshold: 123.456,
+      histograms: [],
+      labels: new Int32Array(0),
     };
     const path = join(tmp, 'empty.yml');
     python(
@@ -217,7 +219,10 @@ opencv_lbphfaces:
     expect(Number.isNaN(a[2])).toBe(true);
     expect(a.slice(3)).toEqual(["it's", 'x\ty']);
     expect(v.entries.get('b')?.items).toEqual([1, 'two']);
-    expect([...(v.entries.get('c')?.entries ?? [])]).toEqual([['x', 1], ['y', 2]]);
+    expect([...(v.entries.get('c')?.entries ?? [])]).toEqual([
+      ['x', 1],
+      ['y', 2],
+    ]);
   });
 
   const bad: [string, string, RegExp][] = [
@@ -229,12 +234,20 @@ opencv_lbphfaces:
     ['a wrong value count', small.replace('cols: 4', 'cols: 5'), /1x5 matrix has 4 values/],
     ['a histogram of the wrong size', small.replace('neighbors: 2', 'neighbors: 3'), /need 8/],
     ['double histograms', small.replace('dt: f', 'dt: d'), /float32/],
-    ['labels that do not match', small.replace('rows: 1\n      cols: 1', 'rows: 1\n      cols: 2').replace('[ 012 ]', '[ 1, 2 ]'), /1 histograms but 2 labels/],
+    [
+      'labels that do not match',
+      small.replace('rows: 1\n      cols: 1', 'rows: 1\n      cols: 2').replace('[ 012 ]', '[ 1, 2 ]'),
+      /1 histograms but 2 labels/,
+    ],
     ['truncated data', small.slice(0, small.indexOf('.25')), /unterminated flow|expected/],
     ['a bad number', small.replace('.25,', '.2.5,'), /invalid number/],
     ['tabs', small.replace('   radius', '\tradius'), /tabs/],
     ['bad indentation', small.replace('   radius', '    radius'), /indentation/],
-    ['base64 data', small.replace('data: [ 5.00000000e-01,', 'data: !!binary |\n            AAAA\n         x: [').replace('.25, 0., 2.5e-01 ]', ''), /binary|base64/],
+    [
+      'base64 data',
+      small.replace('data: [ 5.00000000e-01,', 'data: !!binary |\n            AAAA\n         x: [').replace('.25, 0., 2.5e-01 ]', ''),
+      /binary|base64/,
+    ],
   ];
   for (const [what, text, message] of bad) {
     it(`rejects ${what} with a clear error`, () => {

@@ -40,10 +40,42 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const SMALL: [string, number][][] = [
   [],
   [['alice', 0]],
-  [['alice', 0], ['bob', 1]],
-  [['alice', 0], ['bob', 300], ['çé😀', 70000], ['neg', -5], ['big', 2 ** 40], ['minus big', -(2 ** 40)]],
-  [['x'.repeat(300), 1], ['y', 2], ['Zoë', 255], ['ünïcødé 名前', 256], ['edge', 65535], ['e2', 65536]],
-  [['int32max', 2 ** 31 - 1], ['int32min', -(2 ** 31)], ['over', 2 ** 31], ['under', -(2 ** 31) - 1], ['m1', -1], ['p2_15', 32768], ['n2_15', -32768], ['safe', Number.MAX_SAFE_INTEGER], ['nsafe', Number.MIN_SAFE_INTEGER], ['p128', 128], ['n128', -128], ['n129', -129], ['n2_63', -256], ['n65536', -65536]],
+  [
+    ['alice', 0],
+    ['bob', 1],
+  ],
+  [
+    ['alice', 0],
+    ['bob', 300],
+    ['çé😀', 70000],
+    ['neg', -5],
+    ['big', 2 ** 40],
+    ['minus big', -(2 ** 40)],
+  ],
+  [
+    ['x'.repeat(300), 1],
+    ['y', 2],
+    ['Zoë', 255],
+    ['ünïcødé 名前', 256],
+    ['edge', 65535],
+    ['e2', 65536],
+  ],
+  [
+    ['int32max', 2 ** 31 - 1],
+    ['int32min', -(2 ** 31)],
+    ['over', 2 ** 31],
+    ['under', -(2 ** 31) - 1],
+    ['m1', -1],
+    ['p2_15', 32768],
+    ['n2_15', -32768],
+    ['safe', Number.MAX_SAFE_INTEGER],
+    ['nsafe', Number.MIN_SAFE_INTEGER],
+    ['p128', 128],
+    ['n128', -128],
+    ['n129', -129],
+    ['n2_63', -256],
+    ['n65536', -65536],
+  ],
 ];
 
 function bigDict(n: number, keyLen: number, seed = 1): [string, number][] {
@@ -69,8 +101,15 @@ describe('encodeLabelMapPickle', () => {
       bigDict(1001, 3),
       bigDict(2000, 40, 7),
       bigDict(3500, 90, 3),
-      [['a'.repeat(70000), 1], ['b', 2]],
-      [['c', 3], ['é'.repeat(40000), 4], ['d', 5]],
+      [
+        ['a'.repeat(70000), 1],
+        ['b', 2],
+      ],
+      [
+        ['c', 3],
+        ['é'.repeat(40000), 4],
+        ['d', 5],
+      ],
       [['only'.repeat(20000), 7]],
       // The frame reaches 64 KiB exactly on the last value of a batch / of the dict: where the
       // boundary check sits (before each save) decides which frame SETITEMS, MARK and STOP go in.
@@ -104,7 +143,13 @@ describe('encodeLabelMapPickle', () => {
 
 describe('decodeLabelMapPickle', () => {
   const entries: [string, number][] = [
-    ['alice', 0], ['bob', 300], ['çé😀', 70000], ['neg', -5], ['big', 2 ** 40], ['back\\slash\nnew', 3], ['x'.repeat(300), 9],
+    ['alice', 0],
+    ['bob', 300],
+    ['çé😀', 70000],
+    ['neg', -5],
+    ['big', 2 ** 40],
+    ['back\\slash\nnew', 3],
+    ['x'.repeat(300), 9],
   ];
   for (const protocol of [0, 1, 2, 3, 4, 5]) {
     it(`reads Python's protocol ${protocol}`, () => {
@@ -121,7 +166,12 @@ describe('decodeLabelMapPickle', () => {
   });
 
   it('keeps a "__proto__" label as an ordinary key', () => {
-    const d = decodeLabelMapPickle(pythonPickle([['__proto__', 4], ['a', 1]]));
+    const d = decodeLabelMapPickle(
+      pythonPickle([
+        ['__proto__', 4],
+        ['a', 1],
+      ]),
+    );
     expect(Object.keys(d)).toEqual(['__proto__', 'a']);
     // biome-ignore lint/suspicious/noProto: on purpose, the decoded map must hold "__proto__" as an own data key, not the prototype accessor
     expect(d['__proto__']).toBe(4);
@@ -133,10 +183,18 @@ describe('decodeLabelMapPickle', () => {
     ['truncated data', () => encodeLabelMapPickle({ alice: 1 }).slice(0, -3), /truncated/],
     ['a string cut short', () => new Uint8Array([0x80, 4, 0x7d, 0x8c, 10, 0x61, 0x62]), /truncated/],
     ['a list', () => pythonPickle([]).map((b) => (b === 0x7d ? 0x5d : b)), /EMPTY_LIST|not a dict/],
-    ['a class instance', () => new Uint8Array(python(`import pickle, sys, collections; sys.stdout.buffer.write(pickle.dumps(collections.OrderedDict(a=1)))`)), /unsupported opcode (STACK_GLOBAL|GLOBAL)/],
+    [
+      'a class instance',
+      () => new Uint8Array(python(`import pickle, sys, collections; sys.stdout.buffer.write(pickle.dumps(collections.OrderedDict(a=1)))`)),
+      /unsupported opcode (STACK_GLOBAL|GLOBAL)/,
+    ],
     ['an os.system call', () => new Uint8Array(Buffer.from("cos\nsystem\n(S'echo hi'\ntR.", 'latin1')), /unsupported opcode GLOBAL/],
     ['a float value', () => new Uint8Array(python(`import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'a': 1.5}))`)), /BINFLOAT/],
-    ['a bool value', () => new Uint8Array(python(`import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'a': True}, protocol=0))`)), /bool/],
+    [
+      'a bool value',
+      () => new Uint8Array(python(`import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'a': True}, protocol=0))`)),
+      /bool/,
+    ],
     ['an int key', () => new Uint8Array(python(`import pickle, sys; sys.stdout.buffer.write(pickle.dumps({1: 2}))`)), /key is not a str/],
     ['bytes after STOP', () => Uint8Array.from([...encodeLabelMapPickle({ a: 1 }), 0]), /after STOP/],
     ['a huge int', () => new Uint8Array(python(`import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'a': 2**70}))`)), /safe integer/],

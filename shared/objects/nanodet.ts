@@ -69,7 +69,12 @@ export interface NanoDetInput {
  * normalisation, as NanoDet's warpPerspective leaves it.
  * `out` may be a reused buffer of 3 * size * size floats.
  */
-export function preprocessNanoDet(img: RgbImage, size = NANODET_INPUT_SIZE, out?: Float32Array, layout: NanoDetLayout = 'nchw'): NanoDetInput {
+export function preprocessNanoDet(
+  img: RgbImage,
+  size = NANODET_INPUT_SIZE,
+  out?: Float32Array,
+  layout: NanoDetLayout = 'nchw',
+): NanoDetInput {
   const lb = letterboxFor(img.width, img.height, size);
   const plane = size * size;
   const data = out && out.length === 3 * plane ? out : new Float32Array(3 * plane);
@@ -173,7 +178,9 @@ export function nanoDetLevels(outputs: readonly RawOutput[], size = NANODET_INPU
     const scores = atLevel.find((o) => o.shape[2] === OBJECT_CLASS_COUNT);
     const boxes = atLevel.find((o) => o.shape[2] !== OBJECT_CLASS_COUNT && o.shape[2] % 4 === 0);
     if (!scores || !boxes) {
-      throw new Error(`NanoDet outputs lack stride ${stride} (${cells} cells); got ${outputs.map((o) => `[${o.shape.join(',')}]`).join(' ')}`);
+      throw new Error(
+        `NanoDet outputs lack stride ${stride} (${cells} cells); got ${outputs.map((o) => `[${o.shape.join(',')}]`).join(' ')}`,
+      );
     }
     return { stride, scores: scores.data, boxes: boxes.data };
   });

@@ -16,7 +16,10 @@ describe('iou', () => {
 
 describe('nmsPerClass', () => {
   it('drops a lower-scored box of the same class above the IoU threshold, keeps other classes', () => {
-    const kept = nmsPerClass([det(0, 0.6, 2, 0, 10, 10), det(0, 0.9, 0, 0, 10, 10), det(1, 0.5, 0, 0, 10, 10), det(0, 0.7, 50, 50, 10, 10)], 0.4);
+    const kept = nmsPerClass(
+      [det(0, 0.6, 2, 0, 10, 10), det(0, 0.9, 0, 0, 10, 10), det(1, 0.5, 0, 0, 10, 10), det(0, 0.7, 50, 50, 10, 10)],
+      0.4,
+    );
     expect(kept.map((k) => [k.class_id, k.confidence])).toEqual([
       [0, 0.9],
       [0, 0.7],
@@ -36,7 +39,9 @@ describe('nmsPerClass', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    const boxes = Array.from({ length: 400 }, () => det(Math.floor(rand() * 3), rand(), rand() * 200, rand() * 200, 5 + rand() * 60, 5 + rand() * 60));
+    const boxes = Array.from({ length: 400 }, () =>
+      det(Math.floor(rand() * 3), rand(), rand() * 200, rand() * 200, 5 + rand() * 60, 5 + rand() * 60),
+    );
     for (const t of [0.1, 0.4, 0.7]) {
       const kept = nmsPerClass(boxes, t);
       for (let i = 0; i < kept.length; i++) {

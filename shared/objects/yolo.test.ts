@@ -2,15 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { yoloOutput, type YoloCandidate } from '../../test/helpers/onnx-builder.js';
 import type { RgbImage } from '../image/types.js';
 import { OBJECT_CLASSES } from './classes.js';
-import {
-  YoloModelError,
-  decodeYolo,
-  letterbox,
-  resolveYoloInputSize,
-  yoloLayoutOf,
-  yoloPreprocess,
-  type Letterbox,
-} from './yolo.js';
+import { YoloModelError, decodeYolo, letterbox, resolveYoloInputSize, yoloLayoutOf, yoloPreprocess, type Letterbox } from './yolo.js';
 
 /** A 320x200 image in a 416x416 input: scale 1.3, resized to 416x260, 78 rows of padding above. */
 const WIDE = letterbox(320, 200, 416, 416);
@@ -115,7 +107,10 @@ describe('decodeYolo', () => {
           { x: 0, y: 0, w: Math.floor(lb.srcWidth / 3), h: Math.floor(lb.srcHeight / 4) },
           { x: Math.floor(lb.srcWidth / 2), y: Math.floor(lb.srcHeight / 2), w: 20, h: 30 },
         ];
-        const out = yoloOutput(layout, boxes.map((b, i) => candidateFor(b, lb, { [i + 1]: 0.8 - i * 0.1 })));
+        const out = yoloOutput(
+          layout,
+          boxes.map((b, i) => candidateFor(b, lb, { [i + 1]: 0.8 - i * 0.1 })),
+        );
         expect(decodeYolo(out.data, out.dims, lb).map(({ x, y, w, h }) => ({ x, y, w, h }))).toEqual(boxes);
       }
     });
@@ -175,7 +170,9 @@ describe('decodeYolo', () => {
   });
 
   it('names classes with Darknet spellings, in COCO order', () => {
-    const boxes = [3, 4, 57, 58, 60, 62, 79].map((cls, i) => candidateFor({ x: i * 40, y: 10, w: 30, h: 30 }, WIDE, { [cls]: 0.9 - i * 0.01 }));
+    const boxes = [3, 4, 57, 58, 60, 62, 79].map((cls, i) =>
+      candidateFor({ x: i * 40, y: 10, w: 30, h: 30 }, WIDE, { [cls]: 0.9 - i * 0.01 }),
+    );
     const out = yoloOutput('v8', boxes);
     expect(decodeYolo(out.data, out.dims, WIDE).map((o) => o.class_name)).toEqual([
       'motorbike',

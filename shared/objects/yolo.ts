@@ -67,9 +67,7 @@ export function resolveYoloInputSize(
   const batch = known(shape[0]);
   const channels = known(shape[1]);
   if (shape.length !== 4 || (batch !== undefined && batch !== 1) || (channels !== undefined && channels !== 3)) {
-    throw new YoloModelError(
-      `unsupported YOLO input shape ${formatShape(shape)}: supported: [1, 3, H, W] (one RGB image, NCHW float)`,
-    );
+    throw new YoloModelError(`unsupported YOLO input shape ${formatShape(shape)}: supported: [1, 3, H, W] (one RGB image, NCHW float)`);
   }
   return { height: known(shape[2]) ?? fallbackSize, width: known(shape[3]) ?? fallbackSize };
 }
@@ -182,9 +180,7 @@ export function decodeYolo(
   const layout = yoloLayoutOf(dims);
   const n = layout === 'v8' ? dims[2] : layout === 'v5' ? dims[1] : -1;
   if (layout === undefined || !(n >= 0) || output.length !== dims.reduce((a, b) => a * b, 1)) {
-    throw new YoloModelError(
-      `unsupported YOLO output: shape ${formatShape(dims)} with ${output.length} values; ${YOLO_SUPPORTED_OUTPUTS}`,
-    );
+    throw new YoloModelError(`unsupported YOLO output: shape ${formatShape(dims)} with ${output.length} values; ${YOLO_SUPPORTED_OUTPUTS}`);
   }
   const confidence = options.confidence ?? YOLO_DEFAULT_CONFIDENCE;
   const iou = options.iou ?? YOLO_DEFAULT_IOU;

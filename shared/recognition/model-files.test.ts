@@ -14,9 +14,15 @@ describe('LBPH files', () => {
     const yaml = encodeLbphFile(lbph([0, 1, 1]), { grace: 1, ada: 0 });
     const back = decodeLbphFile(yaml);
     expect(back.labelIds).toEqual({ ada: 0, grace: 1 });
-    expect(back.model.labelsInfo).toEqual([{ label: 0, value: 'ada' }, { label: 1, value: 'grace' }]);
+    expect(back.model.labelsInfo).toEqual([
+      { label: 0, value: 'ada' },
+      { label: 1, value: 'grace' },
+    ]);
     expect(Array.from(back.model.labels)).toEqual([0, 1, 1]);
-    expect([...trained(back).names]).toEqual([[0, 'ada'], [1, 'grace']]);
+    expect([...trained(back).names]).toEqual([
+      [0, 'ada'],
+      [1, 'grace'],
+    ]);
   });
 
   it('takes the names from model.pickle when training.yml has none (written by OpenCV itself)', () => {
@@ -51,7 +57,10 @@ describe('trainedSet', () => {
       { label: 'ada', histogram: hist(2), descriptor: null },
     ]);
     const set = trainedSet(assembled, '2026-05-06T00:00:00.000Z');
-    expect([...set.lbph.names]).toEqual([[0, 'ada'], [1, 'grace']]);
+    expect([...set.lbph.names]).toEqual([
+      [0, 'ada'],
+      [1, 'grace'],
+    ]);
     expect(set.lbph.trainedAt).toBe('2026-05-06T00:00:00.000Z');
     expect([...set.embedding!.names]).toEqual([[1, 'grace']]);
     expect(decodeLbphFile(set.files.lbphYaml).labelIds).toEqual({ ada: 0, grace: 1 });

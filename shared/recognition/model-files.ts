@@ -54,7 +54,9 @@ export function decodeLbphFile(yaml: string, labelMap?: Uint8Array | null): Mode
   const known = new Set(Object.values(labelIds));
   const missing = [...new Set(model.labels)].filter((id) => !known.has(id));
   if (missing.length) {
-    throw new Error(`training.yml uses label ids ${missing.join(', ')} that have no name (no labelsInfo for them${labelMap === undefined ? '' : ' nor in model.pickle'})`);
+    throw new Error(
+      `training.yml uses label ids ${missing.join(', ')} that have no name (no labelsInfo for them${labelMap === undefined ? '' : ' nor in model.pickle'})`,
+    );
   }
   return { model, labelIds };
 }

@@ -17,7 +17,10 @@ const cascade = parseHaarCascade(readFileSync(resolve(ROOT, 'public/models/haarc
 const detect = (gray: Parameters<typeof detectMultiScale>[1]) => detectMultiScale(cascade, gray, detectOptionsOf(CASCADE_DEFAULTS));
 
 async function image(rel: string): Promise<{ rgb: RgbImage; gray: ReturnType<typeof rgbToGray> }> {
-  const { data, info } = await sharp(resolve(ROOT, 'test/fixtures/images', rel)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(resolve(ROOT, 'test/fixtures/images', rel))
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const rgb: RgbImage = { width: info.width, height: info.height, channels: 3, data: new Uint8Array(data) };
   return { rgb, gray: rgbToGray(rgb) };
 }
@@ -27,7 +30,11 @@ const names = namesFromLabelIds({ grace: 0 });
 describe('cascade parameters', () => {
   it('has the server settings defaults, as detectMultiScale takes them', () => {
     expect(CASCADE_DEFAULTS).toEqual({ scaleFactor: 1.1, minNeighbors: 5, minSize: 30 });
-    expect(detectOptionsOf({ scaleFactor: 1.2, minNeighbors: 3, minSize: 40 })).toEqual({ scaleFactor: 1.2, minNeighbors: 3, minSize: { width: 40, height: 40 } });
+    expect(detectOptionsOf({ scaleFactor: 1.2, minNeighbors: 3, minSize: 40 })).toEqual({
+      scaleFactor: 1.2,
+      minNeighbors: 3,
+      minSize: { width: 40, height: 40 },
+    });
   });
 
   it('picks the recognizer window, the defaults where none is given', () => {

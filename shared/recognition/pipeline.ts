@@ -54,7 +54,10 @@ export interface FaceModels {
 export type Describe = (rgb: RgbImage, boxes: Rect[]) => Promise<Float32Array[]>;
 
 /** The windows a recognizer decides known/unknown with, the defaults where not given. */
-export function windowFor(recognizer: RecognitionModel, windows: { lbph?: DistanceWindow; embedding?: DistanceWindow } = {}): DistanceWindow {
+export function windowFor(
+  recognizer: RecognitionModel,
+  windows: { lbph?: DistanceWindow; embedding?: DistanceWindow } = {},
+): DistanceWindow {
   return recognizer === 'embedding' ? (windows.embedding ?? DEFAULT_EMBEDDING_WINDOW) : (windows.lbph ?? DEFAULT_LBPH_WINDOW);
 }
 
@@ -69,7 +72,12 @@ export function predictLbphFaces(gray: GrayImage, boxes: readonly Rect[], model:
 }
 
 /** The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. */
-export async function predictEmbeddingFaces(rgb: RgbImage, boxes: readonly Rect[], model: EmbeddingModel | null, describe: Describe): Promise<RecognizedBox[]> {
+export async function predictEmbeddingFaces(
+  rgb: RgbImage,
+  boxes: readonly Rect[],
+  model: EmbeddingModel | null,
+  describe: Describe,
+): Promise<RecognizedBox[]> {
   const descriptors = model && boxes.length ? await describe(rgb, [...boxes]) : [];
   return boxes.map((box, i) => recognized(box, model && descriptors[i] ? predictEmbedding(model, descriptors[i]) : null));
 }
@@ -150,10 +158,13 @@ export class FacePipeline {
     if (step.recognizer === 'embedding') {
       const model = this.current.embedding?.model ?? null;
       const { describe } = this.host;
-      if (model && boxes.length && (!describe || !image.rgb)) throw new Error('the embedding recognizer needs the colour image and its nets');
+      if (model && boxes.length && (!describe || !image.rgb))
+        throw new Error('the embedding recognizer needs the colour image and its nets');
       // Without a model (or faces) nothing is described, so the missing parts are never used.
       faces =
-        model && describe && image.rgb ? await predictEmbeddingFaces(image.rgb, boxes, model, describe) : boxes.map((box) => recognized(box, null));
+        model && describe && image.rgb
+          ? await predictEmbeddingFaces(image.rgb, boxes, model, describe)
+          : boxes.map((box) => recognized(box, null));
     } else {
       if (!image.gray) throw new Error('LBPH needs the gray image');
       faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null);

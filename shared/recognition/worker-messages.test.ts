@@ -23,7 +23,11 @@ describe('answer', () => {
 
   it('turns a failure or an unknown operation into an error reply', async () => {
     expect(await answer(handlers, { id: 3, op: 'fail', args: undefined })).toEqual({ id: 3, ok: false, error: 'no luck' });
-    expect(await answer(handlers, { id: 4, op: 'nope' as 'fail', args: undefined })).toEqual({ id: 4, ok: false, error: 'unknown operation "nope"' });
+    expect(await answer(handlers, { id: 4, op: 'nope' as 'fail', args: undefined })).toEqual({
+      id: 4,
+      ok: false,
+      error: 'unknown operation "nope"',
+    });
   });
 
   it('reads the message of anything thrown', () => {

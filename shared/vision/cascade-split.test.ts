@@ -22,7 +22,12 @@ async function gray(file: string, transform?: (s: Sharp) => Sharp): Promise<Gray
 function splitDetect(img: GrayImage, options: DetectOptions, parts: number): Rect[] | null {
   const plan = splitPyramid(cascade, img.width, img.height, options, parts);
   if (!plan) throw new Error('alt2 is square');
-  return mergeParts(plan.map((o) => detectMultiScale(cascade, img, o)), img.width, img.height, options.minNeighbors ?? 5);
+  return mergeParts(
+    plan.map((o) => detectMultiScale(cascade, img, o)),
+    img.width,
+    img.height,
+    options.minNeighbors ?? 5,
+  );
 }
 
 const OPTIONS: DetectOptions[] = [

@@ -61,7 +61,13 @@ function levels(cascade: HaarCascade, width: number, height: number, options: De
  * consecutive levels of about equal cost, in level order. Fewer parts when there are fewer levels; null when
  * the cascade is not square (no split; run detectMultiScale as it is).
  */
-export function splitPyramid(cascade: HaarCascade, width: number, height: number, options: DetectOptions, parts: number): DetectOptions[] | null {
+export function splitPyramid(
+  cascade: HaarCascade,
+  width: number,
+  height: number,
+  options: DetectOptions,
+  parts: number,
+): DetectOptions[] | null {
   if (cascade.windowWidth !== cascade.windowHeight) return null;
   const all = levels(cascade, width, height, options);
   // Levels with equal window sizes cannot be told apart by minSize/maxSize: they stay in one part.

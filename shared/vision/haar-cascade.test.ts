@@ -191,15 +191,31 @@ describe('parseHaarCascade', () => {
     ['empty input', '', /empty input/],
     ['malformed XML', '<opencv_storage><cascade></opencv_storage>', /malformed XML at line 1/],
     ['a non-FileStorage XML', '<root/>', /no <opencv_storage> root/],
-    ['an old-format cascade', readFileSync(resolve(OPENCV_CASCADES, 'haarcascade_licence_plate_rus_16stages.xml'), 'utf8'), /old-format cascade/],
-    ['an LBP cascade', base(stage('0 -1 0 0.25') + features, '<stageType>BOOST</stageType><featureType>LBP</featureType>'), /unsupported featureType "LBP"/],
-    ['a non-BOOST cascade', base(stage('0 -1 0 0.25') + features, '<stageType>GAB</stageType><featureType>HAAR</featureType>'), /unsupported stageType/],
+    [
+      'an old-format cascade',
+      readFileSync(resolve(OPENCV_CASCADES, 'haarcascade_licence_plate_rus_16stages.xml'), 'utf8'),
+      /old-format cascade/,
+    ],
+    [
+      'an LBP cascade',
+      base(stage('0 -1 0 0.25') + features, '<stageType>BOOST</stageType><featureType>LBP</featureType>'),
+      /unsupported featureType "LBP"/,
+    ],
+    [
+      'a non-BOOST cascade',
+      base(stage('0 -1 0 0.25') + features, '<stageType>GAB</stageType><featureType>HAAR</featureType>'),
+      /unsupported stageType/,
+    ],
     ['missing stages', base(features), /<stages> is missing/],
     ['a bad feature index', base(stage('0 -1 7 0.25') + features), /feature 7 out of range/],
     ['a non-numeric threshold', base(stage('0 -1 0 abc') + features), /"abc" is not a number/],
     ['a truncated node', base(stage('0 -1 0') + features), /internalNodes/],
     ['a dangling child', base(stage('0 5 0 0.25') + features), /child 5 is not a valid node or leaf/],
-    ['a rect outside the window', base(`${stage('0 -1 0 0.25')}<features><_><rects><_>18 0 4 4 -1.</_></rects></_></features>`), /outside the 20x20 window/],
+    [
+      'a rect outside the window',
+      base(`${stage('0 -1 0 0.25')}<features><_><rects><_>18 0 4 4 -1.</_></rects></_></features>`),
+      /outside the 20x20 window/,
+    ],
   ])('rejects %s with a clear message', (_what, xml, message) => {
     expect(() => parseHaarCascade(xml)).toThrow(HaarCascadeParseError);
     expect(() => parseHaarCascade(xml)).toThrow(message);
@@ -259,7 +275,9 @@ describe('WebAssembly scan', () => {
   });
 
   it('rounds row strides to powers of two up to 1024, then to steps of 512', () => {
-    expect([1, 128, 129, 399, 512, 513, 1024, 1025, 1119, 1536, 1537].map(strideFor)).toEqual([128, 128, 256, 512, 512, 1024, 1024, 1536, 1536, 1536, 2048]);
+    expect([1, 128, 129, 399, 512, 513, 1024, 1025, 1119, 1536, 1537].map(strideFor)).toEqual([
+      128, 128, 256, 512, 512, 1024, 1024, 1536, 1536, 1536, 2048,
+    ]);
     expect(haarKernel(cascade('haarcascade_frontalface_alt2.xml'), 1119)!.stride).toBe(1536);
   });
 
@@ -296,7 +314,9 @@ describe('without WebAssembly', () => {
       expect(wasmModule.haarWasmUnavailable()).toBe('this runtime has no WebAssembly');
       const c = haar.parseHaarCascade(readFileSync(PRODUCT_MODEL, 'utf8'));
       expect(wasmModule.haarScanFor(c)).toBe('js');
-      const run = fixture.runs.find((r) => r.cascade === 'haarcascade_frontalface_alt2.xml' && r.params === 'defaults' && r.boxes.length > 0)!;
+      const run = fixture.runs.find(
+        (r) => r.cascade === 'haarcascade_frontalface_alt2.xml' && r.params === 'defaults' && r.boxes.length > 0,
+      )!;
       const img = await gray(run.image);
       expect(haar.detectMultiScale(c, img, run.options).map(toArr)).toEqual(run.boxes);
       expect(() => haar.detectMultiScale(c, img, run.options, 'wasm')).toThrow(/no WebAssembly/);

@@ -62,7 +62,10 @@ export function hlineFunction(): FunctionDef {
  * `hline` is the index of hlineFunction in the module. The same-size copy is the caller's.
  */
 export function resizeFunction(hline: number): FunctionDef {
-  const [SRC, SRCW, SRCH, DST, DSTW, DSTH, XOFS, XC1, XMIN, XMAX, YOFS, YC1, YMIN, YMAX, BUFA, BUFB] = Array.from({ length: 16 }, (_, i) => i);
+  const [SRC, SRCW, SRCH, DST, DSTW, DSTH, XOFS, XC1, XMIN, XMAX, YOFS, YC1, YMIN, YMAX, BUFA, BUFB] = Array.from(
+    { length: 16 },
+    (_, i) => i,
+  );
   const [DY, X, ROWA, ROWB, IY, T, C0, C1, O] = [16, 17, 18, 19, 20, 21, 22, 23, 24];
   const code = new Code();
   // hline of source row `row` (a local, or -1: pushed by `pushRow`) into buffer `buf`.
@@ -149,7 +152,14 @@ export function integralsFunction(pitch: number, sqOffset: number): FunctionDef 
   code.i32Const(0).localSet(Y);
   loopTo(code, Y, H, () => {
     // PREV, ROW: byte addresses of rows y and y + 1.
-    code.localGet(Y).i32Const(pitch * 4).op(op.i32Mul).localTee(PREV).i32Const(pitch * 4).op(op.i32Add).localTee(ROW);
+    code
+      .localGet(Y)
+      .i32Const(pitch * 4)
+      .op(op.i32Mul)
+      .localTee(PREV)
+      .i32Const(pitch * 4)
+      .op(op.i32Add)
+      .localTee(ROW);
     code.i32Const(0).i32Store(0).localGet(ROW).i32Const(0).i32Store(sq);
     code.i32Const(0).localSet(S).i32Const(0).localSet(Q).i32Const(0).localSet(X);
     code.localGet(IMG).localGet(Y).localGet(W).op(op.i32Mul).op(op.i32Add).localSet(SRC);
@@ -161,7 +171,16 @@ export function integralsFunction(pitch: number, sqOffset: number): FunctionDef 
       code.localGet(ROW).localGet(X).i32Const(2).op(op.i32Shl).op(op.i32Add);
       code.localGet(PREV).localGet(X).i32Const(2).op(op.i32Shl).op(op.i32Add).i32Load(4).localGet(S).op(op.i32Add).i32Store(4);
       code.localGet(ROW).localGet(X).i32Const(2).op(op.i32Shl).op(op.i32Add);
-      code.localGet(PREV).localGet(X).i32Const(2).op(op.i32Shl).op(op.i32Add).i32Load(4 + sq).localGet(Q).op(op.i32Add).i32Store(4 + sq);
+      code
+        .localGet(PREV)
+        .localGet(X)
+        .i32Const(2)
+        .op(op.i32Shl)
+        .op(op.i32Add)
+        .i32Load(4 + sq)
+        .localGet(Q)
+        .op(op.i32Add)
+        .i32Store(4 + sq);
     });
   });
   return { params: i32s(3), results: [], locals: i32s(8), body: code };

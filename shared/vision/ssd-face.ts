@@ -71,7 +71,10 @@ export function rgbToNchwBgr(img: RgbImage): Float32Array {
 
 /** Resizes any RGB(A) image to the model's input size and lays it out as the request tensor. */
 export function ssdInput(img: RgbImage, contract: Pick<SsdContract, 'width' | 'height'>): Float32Array {
-  const sized = img.width === contract.width && img.height === contract.height && img.channels === 3 ? img : resizeRgbBilinear(img, contract.width, contract.height);
+  const sized =
+    img.width === contract.width && img.height === contract.height && img.channels === 3
+      ? img
+      : resizeRgbBilinear(img, contract.width, contract.height);
   return rgbToNchwBgr(sized);
 }
 
@@ -86,12 +89,7 @@ export interface SsdDetection extends Rect {
  * image_id -1 (the end marker of OpenVINO's DetectionOutput), keeps conf >= threshold, clips to the image and
  * drops boxes left empty. Sorted by confidence, highest first.
  */
-export function parseSsdDetections(
-  data: ArrayLike<number>,
-  imageWidth: number,
-  imageHeight: number,
-  threshold: number,
-): SsdDetection[] {
+export function parseSsdDetections(data: ArrayLike<number>, imageWidth: number, imageHeight: number, threshold: number): SsdDetection[] {
   if (data.length % SSD_ROW !== 0) throw new RangeError(`detection output holds ${data.length} values, not a multiple of 7`);
   const out: SsdDetection[] = [];
   for (let r = 0; r < data.length; r += SSD_ROW) {

@@ -2,13 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { buildModule, Code, F64, I32, op } from './builder.js';
 
 // The WebAssembly API as the test uses it (the project's Node typings declare no WebAssembly values).
-const Wasm = (globalThis as unknown as {
-  WebAssembly: {
-    Module: new (bytes: Uint8Array) => object;
-    Memory: new (d: { initial: number }) => { buffer: ArrayBuffer };
-    Instance: new (module: object, imports: object) => { exports: { sum: (n: number) => number } };
-  };
-}).WebAssembly;
+const Wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      Module: new (bytes: Uint8Array) => object;
+      Memory: new (d: { initial: number }) => { buffer: ArrayBuffer };
+      Instance: new (module: object, imports: object) => { exports: { sum: (n: number) => number } };
+    };
+  }
+).WebAssembly;
 
 const hex = (c: Code) => Array.from(c.toBytes(), (b) => b.toString(16).padStart(2, '0')).join(' ');
 

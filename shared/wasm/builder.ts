@@ -218,7 +218,8 @@ export class Code {
 
   /** i8x16.shuffle: byte lanes 0-15 from the first operand, 16-31 from the second. */
   shuffle(lanes: readonly number[]): this {
-    if (lanes.length !== 16 || lanes.some((l) => !Number.isInteger(l) || l < 0 || l > 31)) throw new RangeError('shuffle needs 16 lanes in 0..31');
+    if (lanes.length !== 16 || lanes.some((l) => !Number.isInteger(l) || l < 0 || l > 31))
+      throw new RangeError('shuffle needs 16 lanes in 0..31');
     return this.simd(simd.i8x16Shuffle).bytes(lanes);
   }
 

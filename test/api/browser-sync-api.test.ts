@@ -78,7 +78,9 @@ describe('trained models for download', () => {
   });
 
   let v1: string;
-  it('after a training: a version, ETag, 304 on If-None-Match, and files that parse in the browser code', { timeout: 180_000 }, async () => {
+  it('after a training: a version, ETag, 304 on If-None-Match, and files that parse in the browser code', {
+    timeout: 180_000,
+  }, async () => {
     await upload('grace');
     await upload('eileen');
     const trained = await train();
@@ -135,7 +137,11 @@ describe('trained models for download', () => {
     expect(body.labels).toEqual(['eileen', 'grace', 'lionel']);
     const lbph = await fetch(`${server.url}/api/models/trained/lbph`, { headers: { 'if-none-match': `"${v1}"` } });
     expect(lbph.status).toBe(200);
-    expect(readLbphYaml(await lbph.text()).labelsInfo!.map((l) => l.value).sort()).toEqual(['eileen', 'grace', 'lionel']);
+    expect(
+      readLbphYaml(await lbph.text())
+        .labelsInfo!.map((l) => l.value)
+        .sort(),
+    ).toEqual(['eileen', 'grace', 'lionel']);
   });
 
   it('a download during a retraining is the old set or the new one, never a mix', { timeout: 180_000 }, async () => {
@@ -260,7 +266,12 @@ function record(extra: Record<string, unknown> = {}): Record<string, any> {
   };
 }
 const objectsRecord = (extra: Record<string, unknown> = {}) =>
-  record({ kind: 'objects', faces: undefined, objects: [{ class_id: 15, class_name: 'cat', confidence: 0.91, x: 5, y: 6, w: 70, h: 80 }], ...extra });
+  record({
+    kind: 'objects',
+    faces: undefined,
+    objects: [{ class_id: 15, class_name: 'cat', confidence: 0.91, x: 5, y: 6, w: 70, h: 80 }],
+    ...extra,
+  });
 
 const postResults = (results: unknown) => postJson(`${app.url}/api/results`, { results });
 const listResults = async (query = '') => (await getJson(`${app.url}/api/results${query}`)).body;
@@ -301,7 +312,10 @@ describe('results history', () => {
       [[good, record({ source: 'k'.repeat(65) })], 'results.1.source'],
       [[good, record({ engine: 'gpu' })], 'results.1.engine'],
       [[record({ faces: [{ x: 1, y: 2, w: 3, h: 4, label: 'ada', confidence: 140 }] }), good], 'results.0.faces.0.confidence'],
-      [[good, objectsRecord({ objects: [{ class_id: 15, class_name: 'dog', confidence: 0.5, x: 0, y: 0, w: 1, h: 1 }] })], 'results.1.objects.0.class_name'],
+      [
+        [good, objectsRecord({ objects: [{ class_id: 15, class_name: 'dog', confidence: 0.5, x: 0, y: 0, w: 1, h: 1 }] })],
+        'results.1.objects.0.class_name',
+      ],
       [[good, objectsRecord({ faces: [] })], 'results.1.faces'],
       [[good, record({ image_width: 0 })], 'results.1.image_width'],
       [[], 'results'],
@@ -418,7 +432,12 @@ describe('idempotent training uploads (capture_id)', () => {
     const jpeg = await photo('grace');
     for (const bad of ['short', 'has spaces in it', 'dots.are.out', 'x'.repeat(65), '../../etc']) {
       expectError(await multipart('carol', jpeg, bad), 400, 'bad_request', 'capture_id');
-      expectError(await postJson(`${app.url}/api/images`, { label: 'carol', image: base64(jpeg), capture_id: bad }), 400, 'bad_request', 'capture_id');
+      expectError(
+        await postJson(`${app.url}/api/images`, { label: 'carol', image: base64(jpeg), capture_id: bad }),
+        400,
+        'bad_request',
+        'capture_id',
+      );
     }
     await expect(fs.readdir(path.join(appData, 'images/carol'))).rejects.toThrow();
   });

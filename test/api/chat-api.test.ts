@@ -32,7 +32,10 @@ afterAll(async () => {
 
 function userText(request: { body: unknown }): string {
   const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
-  return messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+  return messages
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join('\n');
 }
 
 describe('POST /api/chat', () => {
@@ -136,7 +139,12 @@ describe('GET /api/chat/status', () => {
   });
 
   it('chat disabled or not configured: 503 with a clear code', async () => {
-    const off = await startTestServer({ CHAT_ENABLED: 'false', CHAT_ENDPOINT: llm.url, OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+    const off = await startTestServer({
+      CHAT_ENABLED: 'false',
+      CHAT_ENDPOINT: llm.url,
+      OBJECT_DETECTION_ENABLED: 'false',
+      EMBEDDING_ENABLED: 'false',
+    });
     const unconfigured = await startTestServer({ OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
     try {
       const a = await postJson(`${off.url}/api/chat`, { message: 'hi' });
@@ -162,7 +170,12 @@ describe('offline chat (CHAT_MODEL_PATH, a GGUF served in-process by node-llama-
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-gguf-'));
     const model = path.join(dir, 'tiny.gguf');
     await writeTinyGguf(model, { seed: 7 });
-    const offline = await startTestServer({ CHAT_MODEL_PATH: model, CHAT_MAX_TOKENS: '8', OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+    const offline = await startTestServer({
+      CHAT_MODEL_PATH: model,
+      CHAT_MAX_TOKENS: '8',
+      OBJECT_DETECTION_ENABLED: 'false',
+      EMBEDDING_ENABLED: 'false',
+    });
     try {
       const { status, body } = await postJson(`${offline.url}/api/chat`, { message: 'Say something' });
       expect(status).toBe(200);
@@ -177,6 +190,8 @@ describe('offline chat (CHAT_MODEL_PATH, a GGUF served in-process by node-llama-
   });
 
   it('a CHAT_MODEL_PATH that cannot be loaded stops start-up with a message naming it', async () => {
-    await expect(startTestServer({ CHAT_MODEL_PATH: '/nonexistent/model.gguf', OBJECT_DETECTION_ENABLED: 'false' })).rejects.toThrow(/CHAT_MODEL_PATH/);
+    await expect(startTestServer({ CHAT_MODEL_PATH: '/nonexistent/model.gguf', OBJECT_DETECTION_ENABLED: 'false' })).rejects.toThrow(
+      /CHAT_MODEL_PATH/,
+    );
   });
 });

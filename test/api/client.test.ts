@@ -47,7 +47,9 @@ describe('createLookoutClient', () => {
       const stored = await lookout.call('uploadImage', { body: form });
       expect(stored).toMatchObject({ status: 'ok', label: 'grace-hopper' });
     }
-    const json = await lookout.call('uploadImage', { body: { label: 'Grace Hopper', image: base64(captures[0]), capture_id: 'capture-0001' } });
+    const json = await lookout.call('uploadImage', {
+      body: { label: 'Grace Hopper', image: base64(captures[0]), capture_id: 'capture-0001' },
+    });
     expect(json.duplicate).toBe(false);
 
     const trained = await lookout.call('train');
@@ -73,7 +75,7 @@ describe('createLookoutClient', () => {
     expect(lookout.url('results', { query: { limit: 5, kind: 'recognition' } })).toBe(`${server.url}/api/results?limit=5&kind=recognition`);
   });
 
-  it('throws a LookoutError with the API\'s status, code and message', async () => {
+  it("throws a LookoutError with the API's status, code and message", async () => {
     const refused = await lookout.call('recognize', { body: { image: 'not base64!!' } }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LookoutError);
     expect(refused).toMatchObject({ status: 400, code: 'invalid_image' });

@@ -59,9 +59,16 @@ describe('embedding recognizer', () => {
   });
 
   it('recognises each person in another photo, and calls a stranger unknown', async () => {
-    for (const [person, scale] of [['eileen', 1.3], ['lionel', 1.3], ['grace', 1.4]] as const) {
+    for (const [person, scale] of [
+      ['eileen', 1.3],
+      ['lionel', 1.3],
+      ['grace', 1.4],
+    ] as const) {
       const { body } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled(person, scale)) });
-      expect(body.faces.map((f: { label: string }) => f.label), `${person}: ${JSON.stringify(body.faces)}`).toEqual([person]);
+      expect(
+        body.faces.map((f: { label: string }) => f.label),
+        `${person}: ${JSON.stringify(body.faces)}`,
+      ).toEqual([person]);
     }
     // Someone never enrolled: the largest face of a group photo.
     const group = await readTestImage('faces/sample2.jpg');

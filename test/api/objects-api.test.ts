@@ -49,7 +49,10 @@ afterAll(async () => {
 });
 
 async function detect(rel: string, confidence?: number) {
-  return postJson(`${server.url}/api/objects/detect`, { image: base64(await readTestImage(rel)), ...(confidence === undefined ? {} : { confidence }) });
+  return postJson(`${server.url}/api/objects/detect`, {
+    image: base64(await readTestImage(rel)),
+    ...(confidence === undefined ? {} : { confidence }),
+  });
 }
 
 describe('POST /api/objects/detect', () => {
@@ -119,7 +122,10 @@ describe('POST /api/objects/detect', () => {
     const bad = await postJson(`${server.url}/api/objects/detect`, { image: 'not base64!' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('invalid_image');
-    const badConfidence = await postJson(`${server.url}/api/objects/detect`, { image: base64(await readTestImage('objects/coffee.png')), confidence: 2 });
+    const badConfidence = await postJson(`${server.url}/api/objects/detect`, {
+      image: base64(await readTestImage('objects/coffee.png')),
+      confidence: 2,
+    });
     expect(badConfidence.status).toBe(400);
     expect(badConfidence.body.error.message).toContain('confidence');
     const notImage = await postJson(`${server.url}/api/objects/detect`, { image: Buffer.from('plain text').toString('base64') });
@@ -135,7 +141,17 @@ describe('classes and status', () => {
     expect(status).toBe(200);
     expect(body.count).toBe(80);
     expect(new Set(body.classes).size).toBe(80);
-    for (const name of ['aeroplane', 'motorbike', 'sofa', 'pottedplant', 'diningtable', 'tvmonitor', 'person', 'hair drier', 'toothbrush']) {
+    for (const name of [
+      'aeroplane',
+      'motorbike',
+      'sofa',
+      'pottedplant',
+      'diningtable',
+      'tvmonitor',
+      'person',
+      'hair drier',
+      'toothbrush',
+    ]) {
       expect(body.classes).toContain(name);
     }
     expect(body.detector).toBe('nanodet');
@@ -143,7 +159,14 @@ describe('classes and status', () => {
 
   it('GET /api/objects/status and /api/ready report the loaded detector', async () => {
     const { body } = await getJson(`${server.url}/api/objects/status`);
-    expect(body).toMatchObject({ name: 'nanodet', available: true, state: 'ready', input_size: 416, classes: 80, confidence_threshold: 0.4 });
+    expect(body).toMatchObject({
+      name: 'nanodet',
+      available: true,
+      state: 'ready',
+      input_size: 416,
+      classes: 80,
+      confidence_threshold: 0.4,
+    });
     expect(body.load_ms).toBeGreaterThan(0);
     expect((await getJson(`${server.url}/api/ready`)).body.object_detection).toBe('ready');
   });
@@ -192,7 +215,9 @@ describe('an operator-supplied YOLO ONNX model (OBJECT_MODEL)', () => {
     await writeFile(file, buildConstantOutputModel({ inputShape: [1, 3, 416, 416], output: { dims: output.dims, data: output.data } }));
     const yolo = await startTestServer({ OBJECT_MODEL: name });
     try {
-      const image = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#808080' } }).png().toBuffer();
+      const image = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#808080' } })
+        .png()
+        .toBuffer();
       const { status, body } = await postJson(`${yolo.url}/api/objects/detect`, { image: base64(image) });
       expect(status).toBe(200);
       expect(body.count).toBe(1);

@@ -28,7 +28,8 @@ const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 /** `METHOD /api/path/{param}` for every operation of the document. */
 function documentedOperations(): Set<string> {
   const out = new Set<string>();
-  for (const [path, item] of Object.entries<any>(doc.paths)) for (const m of Object.keys(item)) if (METHODS.includes(m)) out.add(`${m.toUpperCase()} ${path}`);
+  for (const [path, item] of Object.entries<any>(doc.paths))
+    for (const m of Object.keys(item)) if (METHODS.includes(m)) out.add(`${m.toUpperCase()} ${path}`);
   return out;
 }
 
@@ -57,8 +58,14 @@ describe('GET /api/openapi.json', () => {
     const served = servedOperations();
     const documented = documentedOperations();
     expect(served.size).toBeGreaterThanOrEqual(Object.keys(apiRoutes).length);
-    expect([...served].filter((op) => !documented.has(op)), 'served but not in /api/openapi.json').toEqual([]);
-    expect([...documented].filter((op) => !served.has(op)), 'documented but not served').toEqual([]);
+    expect(
+      [...served].filter((op) => !documented.has(op)),
+      'served but not in /api/openapi.json',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((op) => !served.has(op)),
+      'documented but not served',
+    ).toEqual([]);
   });
 
   it('gives every operation a summary, its parameters, a request schema where it takes a body, and response schemas', () => {
@@ -68,7 +75,10 @@ describe('GET /api/openapi.json', () => {
         expect(op.summary, where).toBeTruthy();
         expect(op.operationId, where).toBeTruthy();
         for (const name of path.match(/\{([^}]+)\}/g) ?? []) {
-          expect(op.parameters?.some((p: any) => p.in === 'path' && `{${p.name}}` === name), `${where} ${name}`).toBe(true);
+          expect(
+            op.parameters?.some((p: any) => p.in === 'path' && `{${p.name}}` === name),
+            `${where} ${name}`,
+          ).toBe(true);
         }
         if (['post', 'put'].includes(method)) {
           const content = op.requestBody?.content ?? {};
@@ -76,7 +86,10 @@ describe('GET /api/openapi.json', () => {
           for (const media of Object.values<any>(content)) expect(media.schema, where).toBeTruthy();
         }
         const statuses = Object.keys(op.responses);
-        expect(statuses.some((s) => /^2/.test(s)), where).toBe(true);
+        expect(
+          statuses.some((s) => /^2/.test(s)),
+          where,
+        ).toBe(true);
         expect(statuses, where).toContain('500');
         for (const [status, res] of Object.entries<any>(op.responses)) {
           if (status === '304') continue;
@@ -84,7 +97,8 @@ describe('GET /api/openapi.json', () => {
           expect(media.length, `${where} ${status}`).toBeGreaterThan(0);
           for (const m of media) expect(m.schema, `${where} ${status}`).toBeTruthy();
           // 503 of /ready is the ready body (not ready yet); every other 4xx/5xx is the error body.
-          if (/^[45]/.test(status) && where !== 'GET /api/ready') expect(res.content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+          if (/^[45]/.test(status) && where !== 'GET /api/ready')
+            expect(res.content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
         }
       }
     }
@@ -104,7 +118,9 @@ describe('GET /api/openapi.json', () => {
     expect(p['/api/results'].get.parameters.map((x: any) => x.name).sort()).toEqual(['kind', 'label', 'limit']);
     // Examples for people trying the API: request bodies and every error code.
     expect(p['/api/recognize'].post.requestBody.content['application/json'].example.image).toMatch(/^data:image\/jpeg;base64,/);
-    expect(p['/api/train'].post.responses['409'].content['application/json'].examples.training_in_progress.value.error.code).toBe('training_in_progress');
+    expect(p['/api/train'].post.responses['409'].content['application/json'].examples.training_in_progress.value.error.code).toBe(
+      'training_in_progress',
+    );
     expect(doc.components.schemas.RecognizeResponse.example.faces.length).toBe(1);
   });
 });
@@ -113,9 +129,15 @@ describe('the contract check of the test server', () => {
   it('refuses an undocumented status, a wrong body, an undocumented error code and an unknown route', () => {
     expect(contractProblems('GET', '/api/labels', 200, 'application/json', '{"labels":[],"count":0,"details":[]}')).toEqual([]);
     expect(contractProblems('GET', '/api/labels', 200, 'application/json', '{"labels":[],"count":"0"}').join()).toMatch(/does not match/);
-    expect(contractProblems('GET', '/api/labels', 409, 'application/json', '{"error":{"code":"training_in_progress","message":"x"}}').join()).toMatch(/not documented/);
-    expect(contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"not_trained","message":"x"}}').join()).toMatch(/not documented/);
-    expect(contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"}}')).toEqual([]);
+    expect(
+      contractProblems('GET', '/api/labels', 409, 'application/json', '{"error":{"code":"training_in_progress","message":"x"}}').join(),
+    ).toMatch(/not documented/);
+    expect(
+      contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"not_trained","message":"x"}}').join(),
+    ).toMatch(/not documented/);
+    expect(contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"}}')).toEqual(
+      [],
+    );
     expect(contractProblems('GET', '/api/nothing', 200, 'application/json', '{}').join()).toMatch(/no documented route/);
     expect(routeFor('GET', '/api/images/alice/1.jpg')?.name).toBe('imageFile');
     expect(contractProblems('GET', '/api/images/alice/1.jpg', 200, 'text/html', '<p>').join()).toMatch(/content type/);

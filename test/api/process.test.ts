@@ -139,7 +139,10 @@ describe('npm run model-server', () => {
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const config = await fetch(`${url}/v1/config`).then((r) => r.json() as Promise<any>, () => null);
+      const config = await fetch(`${url}/v1/config`).then(
+        (r) => r.json() as Promise<any>,
+        () => null,
+      );
       if (config?.faces?.model_version_status?.[0]?.state === 'AVAILABLE') break;
       if (Date.now() > deadline || child.exitCode !== null) throw new Error('model server did not become available');
       await new Promise((r) => setTimeout(r, 200));

@@ -136,13 +136,23 @@ describe('model configuration', () => {
 
 describe('REMOTE_DETECTOR_DEFAULT_METHOD=remote', () => {
   it('starts on remote when the server answers, and on local (saying so) when it cannot be reached', async () => {
-    const up = await startTestServer({ REMOTE_DETECTOR_URL: modelServer.url, REMOTE_DETECTOR_DEFAULT_METHOD: 'remote', OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+    const up = await startTestServer({
+      REMOTE_DETECTOR_URL: modelServer.url,
+      REMOTE_DETECTOR_DEFAULT_METHOD: 'remote',
+      OBJECT_DETECTION_ENABLED: 'false',
+      EMBEDDING_ENABLED: 'false',
+    });
     try {
       expect((await getJson(`${up.url}/api/models/config`)).body.detection_method).toBe('remote');
     } finally {
       await up.close();
     }
-    const down = await startTestServer({ REMOTE_DETECTOR_URL: 'http://127.0.0.1:9', REMOTE_DETECTOR_DEFAULT_METHOD: 'remote', OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+    const down = await startTestServer({
+      REMOTE_DETECTOR_URL: 'http://127.0.0.1:9',
+      REMOTE_DETECTOR_DEFAULT_METHOD: 'remote',
+      OBJECT_DETECTION_ENABLED: 'false',
+      EMBEDDING_ENABLED: 'false',
+    });
     try {
       const ready = await getJson(`${down.url}/api/ready`);
       expect(ready.body).toMatchObject({ detection_method: 'local', remote_status: 'unreachable' });

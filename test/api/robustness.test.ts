@@ -30,7 +30,10 @@ async function hashTree(dir: string): Promise<Record<string, string>> {
   for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const file = path.join(entry.parentPath, entry.name);
-    out[path.relative(dir, file)] = crypto.createHash('sha256').update(await fs.readFile(file)).digest('hex');
+    out[path.relative(dir, file)] = crypto
+      .createHash('sha256')
+      .update(await fs.readFile(file))
+      .digest('hex');
   }
   return out;
 }
@@ -57,7 +60,9 @@ describe('bad images', () => {
 
   it('an image over MAX_IMAGE_PIXELS is a 413 before its pixels are decoded', async () => {
     const sharp = (await import('sharp')).default;
-    const huge = await sharp({ create: { width: 8000, height: 6000, channels: 3, background: '#777' } }).png({ compressionLevel: 9 }).toBuffer();
+    const huge = await sharp({ create: { width: 8000, height: 6000, channels: 3, background: '#777' } })
+      .png({ compressionLevel: 9 })
+      .toBuffer();
     expectError(await postJson(`${server.url}/api/recognize`, { image: base64(huge) }), 413, 'image_too_large');
   });
 

@@ -60,7 +60,14 @@ export function parseSse(text: string): { event: string; data: unknown }[] {
  * What is wrong with one answer, in words (empty: it is as documented). `complete` false: the body was cut
  * off (a client stopped reading a stream), so only what arrived is checked.
  */
-export function contractProblems(method: string, pathname: string, status: number, contentType: string | null, body: string, complete = true): string[] {
+export function contractProblems(
+  method: string,
+  pathname: string,
+  status: number,
+  contentType: string | null,
+  body: string,
+  complete = true,
+): string[] {
   if (!pathname.startsWith('/api/') || method === 'HEAD' || method === 'OPTIONS') return [];
   const where = `${method} ${pathname} -> ${status}`;
   const match = routeFor(method, pathname);
@@ -73,7 +80,8 @@ export function contractProblems(method: string, pathname: string, status: numbe
     }
     const result = errorBody.safeParse(parsed);
     if (!result.success) return [`${where}: not the error body: ${issues(result.error)}`];
-    if (!codes.includes(result.data.error.code)) return [`${where}: error code "${result.data.error.code}" is not documented (documented: ${codes.join(', ')})`];
+    if (!codes.includes(result.data.error.code))
+      return [`${where}: error code "${result.data.error.code}" is not documented (documented: ${codes.join(', ')})`];
     return [];
   };
   if (!match) return status === 404 ? checkError(['not_found']) : [`${where}: no documented route answers this request`];
@@ -86,7 +94,8 @@ export function contractProblems(method: string, pathname: string, status: numbe
   }
   if (!documented.content) return body.length === 0 ? [] : [`${where}: documented without a body, got ${body.length} bytes`];
   const media = mediaTypeFor(documented.content, contentType);
-  if (!media) return [`${where}: content type ${contentType} is not documented (documented: ${Object.keys(documented.content).join(', ')})`];
+  if (!media)
+    return [`${where}: content type ${contentType} is not documented (documented: ${Object.keys(documented.content).join(', ')})`];
   const [type, { schema }] = media;
   if (type === 'application/json' && !(schema.meta()?.format === 'binary')) {
     let parsed: unknown;

@@ -59,7 +59,9 @@ const DEFAULTS = {
   delayMs: 5000,
 };
 
-export async function startOpenAIDouble(init: Partial<Pick<OpenAIDouble, 'mode' | 'reply' | 'pieces' | 'models' | 'delayMs'>> = {}): Promise<OpenAIDouble> {
+export async function startOpenAIDouble(
+  init: Partial<Pick<OpenAIDouble, 'mode' | 'reply' | 'pieces' | 'models' | 'delayMs'>> = {},
+): Promise<OpenAIDouble> {
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
     const t = setTimeout(() => {
@@ -128,7 +130,9 @@ export async function startOpenAIDouble(init: Partial<Pick<OpenAIDouble, 'mode' 
     if (mode === 'error500') return json(res, 500, { error: { message: 'the double failed on purpose', type: 'server_error', code: 500 } });
     if (mode === 'error401') {
       const auth = headers.authorization ?? '(none)';
-      return json(res, 401, { error: { message: `Incorrect API key provided: ${auth}`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+      return json(res, 401, {
+        error: { message: `Incorrect API key provided: ${auth}`, type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
     }
     if (mode === 'malformed' && !(path === '/v1/chat/completions' && (body as { stream?: unknown })?.stream === true)) {
       return send(res, 200, 'application/json', '{"choices": [{"message": {"content": "trunc');
@@ -143,7 +147,7 @@ export async function startOpenAIDouble(init: Partial<Pick<OpenAIDouble, 'mode' 
       if (!b || typeof b !== 'object' || !Array.isArray(b.messages)) {
         return json(res, 400, { error: { message: "'messages' is required", type: 'invalid_request_error' } });
       }
-      const model = typeof b.model === 'string' && b.model ? b.model : double.models[0] ?? 'double-model';
+      const model = typeof b.model === 'string' && b.model ? b.model : (double.models[0] ?? 'double-model');
       return b.stream === true ? stream(res, model) : json(res, 200, completion(model));
     }
     return json(res, 404, { error: { message: `no route ${method} ${path}`, type: 'not_found' } });

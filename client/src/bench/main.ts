@@ -97,10 +97,12 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
   const mode = (params.get('mode') ?? 'lbph') as Mode;
   if (!['lbph', 'embedding', 'objects'].includes(mode)) throw new Error(`mode must be lbph, embedding or objects, got "${mode}"`);
   const backend = (params.get('backend') ?? 'auto') as BackendChoice;
-  if (!['auto', 'wasm', 'webgl', 'webgpu'].includes(backend)) throw new Error(`backend must be wasm, webgl, webgpu or auto, got "${backend}"`);
+  if (!['auto', 'wasm', 'webgl', 'webgpu'].includes(backend))
+    throw new Error(`backend must be wasm, webgl, webgpu or auto, got "${backend}"`);
   const seconds = Number(params.get('seconds') ?? '10');
   const threads = params.has('threads') ? Number(params.get('threads')) : undefined;
-  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 16)) throw new Error('threads must be a whole number from 1 to 16');
+  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 16))
+    throw new Error('threads must be a whole number from 1 to 16');
   if (!(seconds > 0 && seconds <= 600)) throw new Error('seconds must be a number from 1 to 600');
 
   setStatus(`Starting the engine (${backend})…`);

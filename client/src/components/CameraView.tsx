@@ -10,10 +10,22 @@ export function CameraView(props: { camera: Camera; label: string; children?: JS
   const cam = props.camera;
   return (
     <div class="stage" classList={{ mirrored: props.mirrored ?? false }}>
-      <video ref={(el) => cam.attach(el)} class="stage-media" classList={{ hidden: cam.state() !== 'live' }} autoplay muted playsinline aria-label={props.label} />
+      <video
+        ref={(el) => cam.attach(el)}
+        class="stage-media"
+        classList={{ hidden: cam.state() !== 'live' }}
+        autoplay
+        muted
+        playsinline
+        aria-label={props.label}
+      />
       <Show when={cam.state() === 'live'}>{props.children}</Show>
       <Show when={cam.state() !== 'live'}>
-        <div class="stage-empty" data-testid="camera-message" role={cam.state() === 'starting' || cam.state() === 'off' ? 'status' : 'alert'}>
+        <div
+          class="stage-empty"
+          data-testid="camera-message"
+          role={cam.state() === 'starting' || cam.state() === 'off' ? 'status' : 'alert'}
+        >
           <p>{CAMERA_MESSAGES[cam.state() as Exclude<ReturnType<Camera['state']>, 'live'>]}</p>
           <Show when={cam.state() === 'error' && cam.detail()}>
             <p class="muted">{cam.detail()}</p>

@@ -26,7 +26,6 @@ export function loadTf(): Promise<Tf> {
   return tfModule;
 }
 
-
 // Renderers that emulate a GPU on the CPU: tfjs on them is many times slower than on WASM.
 const SOFTWARE_GPU = /swiftshader|llvmpipe|softpipe|software|basic render/i;
 
@@ -169,7 +168,8 @@ async function start(tf: Tf, backend: TfBackend, auto: boolean): Promise<string 
  */
 export async function startBackend(requested: BackendChoice): Promise<{ tf: Tf; report: BackendReport }> {
   const tf = await loadTf();
-  const candidates = requested === 'auto' ? ORDER : [requested, ...ORDER.filter((b) => b !== requested && ORDER.indexOf(b) > ORDER.indexOf(requested))];
+  const candidates =
+    requested === 'auto' ? ORDER : [requested, ...ORDER.filter((b) => b !== requested && ORDER.indexOf(b) > ORDER.indexOf(requested))];
   const attempts: BackendAttempt[] = [];
   for (const backend of candidates) {
     // A fallback after an explicit request is chosen as `auto` would choose it.

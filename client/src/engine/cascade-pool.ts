@@ -27,7 +27,12 @@ export interface CascadeRunner {
 }
 
 /** Starts `threads - 1` helpers (fewer than 2 threads: none) and loads the cascade into each. */
-export async function createCascadeRunner(cascade: HaarCascade, xml: string, options: DetectOptions, threads: number): Promise<CascadeRunner> {
+export async function createCascadeRunner(
+  cascade: HaarCascade,
+  xml: string,
+  options: DetectOptions,
+  threads: number,
+): Promise<CascadeRunner> {
   let helpers: Helper[] = [];
   const single = (gray: GrayImage) => detectMultiScale(cascade, gray, options);
   const drop = () => {

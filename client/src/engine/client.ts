@@ -27,7 +27,16 @@ import type {
   TrainResult,
 } from './protocol';
 
-export type { BackendChoice, DetectObjectsResult, InitResult, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
+export type {
+  BackendChoice,
+  DetectObjectsResult,
+  InitResult,
+  ModelTexts,
+  RecognizeOptions,
+  RecognizeResult,
+  SetModelResult,
+  TrainResult,
+} from './protocol';
 
 /** RGBA pixels, as ImageData holds them. */
 export interface RgbaImage {
@@ -74,7 +83,8 @@ function toPixels(image: EngineImage, transfer: boolean): { pixels: FramePixels;
   if (!Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0) {
     throw new Error(`the image must have a positive whole width and height, got ${width}x${height}`);
   }
-  if (data.length !== width * height * 4) throw new Error(`the image must hold ${width}x${height} RGBA pixels (${width * height * 4} bytes), got ${data.length}`);
+  if (data.length !== width * height * 4)
+    throw new Error(`the image must hold ${width}x${height} RGBA pixels (${width * height * 4} bytes), got ${data.length}`);
   // Only a buffer the view covers whole can move; otherwise (or on request) send a copy.
   const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && data.buffer instanceof ArrayBuffer;
   const bytes = transfer && whole ? new Uint8Array(data.buffer, 0, data.byteLength) : new Uint8Array(data);
@@ -85,10 +95,17 @@ export class EngineClient {
   private readonly worker: OpsWorker<EngineOps>;
 
   constructor() {
-    this.worker = new OpsWorker(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lookout-engine' }), 'in-browser engine');
+    this.worker = new OpsWorker(
+      new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lookout-engine' }),
+      'in-browser engine',
+    );
   }
 
-  private async call<K extends keyof EngineOps>(op: K, args: ArgsOf<EngineOps, K>, transferables: Transferable[] = []): Promise<Timed<ResultOf<EngineOps, K>>> {
+  private async call<K extends keyof EngineOps>(
+    op: K,
+    args: ArgsOf<EngineOps, K>,
+    transferables: Transferable[] = [],
+  ): Promise<Timed<ResultOf<EngineOps, K>>> {
     const t0 = performance.now();
     const result = await this.worker.run(op, args, transferables);
     return { ...result, roundTripMs: performance.now() - t0 };

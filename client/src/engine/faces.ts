@@ -28,7 +28,8 @@ export interface Frame {
  * the same R, G, B bytes and ignores alpha, so RGBA -> gray here equals RGBA -> RGB -> gray bit for bit.
  */
 export function frameFromRgba(data: Uint8Array, width: number, height: number): Frame {
-  if (data.length < width * height * 4) throw new Error(`the image holds ${data.length} bytes; ${width}x${height} RGBA needs ${width * height * 4}`);
+  if (data.length < width * height * 4)
+    throw new Error(`the image holds ${data.length} bytes; ${width}x${height} RGBA needs ${width * height * 4}`);
   const rgb: RgbImage = { width, height, channels: 4, data };
   return { rgb, gray: rgbToGray(rgb) };
 }
@@ -116,15 +117,27 @@ export class FaceEngine {
     // Both decoded before either is installed: a bad file changes nothing.
     const lbph = texts.lbphYaml === undefined ? undefined : texts.lbphYaml === null ? null : trained(decodeLbphFile(texts.lbphYaml));
     const embedding =
-      texts.embeddingsJson === undefined ? undefined : texts.embeddingsJson === null ? null : trained(decodeEmbeddingsFile(texts.embeddingsJson));
+      texts.embeddingsJson === undefined
+        ? undefined
+        : texts.embeddingsJson === null
+          ? null
+          : trained(decodeEmbeddingsFile(texts.embeddingsJson));
     this.pipeline.setModels({ ...(lbph !== undefined ? { lbph } : {}), ...(embedding !== undefined ? { embedding } : {}) });
     const { models } = this.pipeline;
     return [summary(models.lbph), summary(models.embedding)];
   }
 
-  async recognize(frame: Frame, options: RecognizeOptions): Promise<Omit<RecognizeResult, 'timing'> & { detectMs: number; recognizeMs: number }> {
+  async recognize(
+    frame: Frame,
+    options: RecognizeOptions,
+  ): Promise<Omit<RecognizeResult, 'timing'> & { detectMs: number; recognizeMs: number }> {
     const recognizer = options.recognition_model ?? 'lbph';
-    const { faces, trained: used, detectMs, recognizeMs } = await this.pipeline.recognize(frame, { recognizer, window: windowFor(recognizer, options.windows) });
+    const {
+      faces,
+      trained: used,
+      detectMs,
+      recognizeMs,
+    } = await this.pipeline.recognize(frame, { recognizer, window: windowFor(recognizer, options.windows) });
     return { faces, count: faces.length, detection_method: 'local', recognition_model: recognizer, trained: used, detectMs, recognizeMs };
   }
 

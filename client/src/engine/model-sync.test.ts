@@ -14,7 +14,10 @@ function fakeServer(initial: Served) {
     const s = served;
     if (url.endsWith('/api/models/trained')) {
       if (s.version !== null && ifNoneMatch === `"${s.version}"`) return new Response(null, { status: 304 });
-      const entry = (kind: 'lbph' | 'embedding') => ({ available: s[kind] !== undefined, url: s[kind] !== undefined ? `/api/models/trained/${kind}` : null });
+      const entry = (kind: 'lbph' | 'embedding') => ({
+        available: s[kind] !== undefined,
+        url: s[kind] !== undefined ? `/api/models/trained/${kind}` : null,
+      });
       return new Response(JSON.stringify({ version: s.version, lbph: entry('lbph'), embedding: entry('embedding') }));
     }
     if (url.endsWith('/lbph')) return new Response(s.lbph);

@@ -36,7 +36,12 @@ export function parseModelIndex(raw: string, indexUrl: string): TrainedModelsRes
 }
 
 /** Downloads the files a list names; an untrained recognizer comes back as null (which clears it in the engine). */
-export async function downloadModels(index: TrainedModelsResponse, indexUrl: string, base: string, fetchFn: Fetch = fetch): Promise<TrainedModels> {
+export async function downloadModels(
+  index: TrainedModelsResponse,
+  indexUrl: string,
+  base: string,
+  fetchFn: Fetch = fetch,
+): Promise<TrainedModels> {
   const from = new URL(indexUrl, base);
   const get = (entry: TrainedModelsResponse['lbph'] | undefined, what: string) =>
     entry?.available && entry.url ? text(fetchFn, new URL(entry.url, from).href, what) : Promise.resolve(null);

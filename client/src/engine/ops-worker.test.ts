@@ -49,7 +49,12 @@ describe('OpsWorker', () => {
   });
 
   it('passes a failure on, and names the worker when it stops', async () => {
-    const page = fakeWorker({ add: () => { throw new Error('bad numbers'); }, wait: () => new Promise<number>(() => {}) });
+    const page = fakeWorker({
+      add: () => {
+        throw new Error('bad numbers');
+      },
+      wait: () => new Promise<number>(() => {}),
+    });
     const w = new OpsWorker<Ops>(page as unknown as Worker, 'cascade thread');
     await expect(w.run('add', { a: 1, b: 1 })).rejects.toThrow('bad numbers');
     const pending = w.run('wait', 1);

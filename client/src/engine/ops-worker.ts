@@ -3,7 +3,16 @@
  * (shared/recognition/worker-messages.ts): `run('detect', args)` resolves with detect's result. The worker's
  * name is in every error, and a worker that stops fails everything it still owed.
  */
-import { answer, type ArgsOf, type OpHandlers, type OpName, type OpReply, type OpRequest, type OpsOf, type ResultOf } from '../../../shared/recognition/worker-messages';
+import {
+  answer,
+  type ArgsOf,
+  type OpHandlers,
+  type OpName,
+  type OpReply,
+  type OpRequest,
+  type OpsOf,
+  type ResultOf,
+} from '../../../shared/recognition/worker-messages';
 
 export class OpsWorker<Ops extends OpsOf<Ops>> {
   private nextId = 1;
@@ -59,7 +68,11 @@ export class OpsWorker<Ops extends OpsOf<Ops>> {
  * The worker's side: answers each request with its operation's handler. `serial`: one request at a time in
  * arrival order (a model swap never interleaves with a recognition).
  */
-export function serveOps<Ops>(scope: { onmessage: unknown; postMessage(message: unknown): void }, handlers: OpHandlers<Ops>, serial = false): void {
+export function serveOps<Ops>(
+  scope: { onmessage: unknown; postMessage(message: unknown): void },
+  handlers: OpHandlers<Ops>,
+  serial = false,
+): void {
   let queue: Promise<void> = Promise.resolve();
   scope.onmessage = (event: MessageEvent<OpRequest<Ops>>) => {
     const reply = () => answer(handlers, event.data).then((r) => scope.postMessage(r));

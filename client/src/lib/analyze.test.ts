@@ -32,11 +32,20 @@ const { browserFaceAnalyzer, choosePlace, decidePlace, faceAnalyzer, markLiveFra
 
 const canvas = () => ({ width: 640, height: 480 }) as HTMLCanvasElement;
 const bitmap = { kind: 'bitmap' };
-const response = { faces: [{ x: 1, y: 2, w: 3, h: 4, label: 'grace', confidence: 90 }], count: 1, detection_method: 'local', recognition_model: 'lbph', trained: true };
+const response = {
+  faces: [{ x: 1, y: 2, w: 3, h: 4, label: 'grace', confidence: 90 }],
+  count: 1,
+  detection_method: 'local',
+  recognition_model: 'lbph',
+  trained: true,
+};
 
 beforeEach(() => {
   vi.clearAllMocks();
-  vi.stubGlobal('createImageBitmap', vi.fn(async () => bitmap));
+  vi.stubGlobal(
+    'createImageBitmap',
+    vi.fn(async () => bitmap),
+  );
   engine.recognize.mockResolvedValue({ ...response, timing: { totalMs: 1 }, roundTripMs: 2 });
 });
 

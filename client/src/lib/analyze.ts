@@ -83,9 +83,18 @@ export const browserFaceAnalyzer: FaceAnalyzer = {
     const engine = await engineWithModels();
     throwIfAborted(signal);
     const model = activeRecognitionModel(serverStatus.ready()?.recognition_model);
-    const { timing: _timing, roundTripMs: _rt, ...response } = await engine.recognize(await enginePixels(frame), { recognition_model: model });
+    const {
+      timing: _timing,
+      roundTripMs: _rt,
+      ...response
+    } = await engine.recognize(await enginePixels(frame), { recognition_model: model });
     throwIfAborted(signal);
-    if (worthKeeping('recognize', response.faces.map((f) => f.label))) {
+    if (
+      worthKeeping(
+        'recognize',
+        response.faces.map((f) => f.label),
+      )
+    ) {
       void recordResult({
         kind: 'recognition',
         engine: 'browser',
@@ -108,8 +117,20 @@ export const browserObjectAnalyzer: ObjectAnalyzer = {
     throwIfAborted(signal);
     const { objects, count, summary } = await engine.detectObjects(await enginePixels(frame), confidence);
     throwIfAborted(signal);
-    if (worthKeeping('objects', objects.map((o) => o.class_name))) {
-      void recordResult({ kind: 'objects', engine: 'browser', backend: backendName(), image_width: frame.width, image_height: frame.height, objects });
+    if (
+      worthKeeping(
+        'objects',
+        objects.map((o) => o.class_name),
+      )
+    ) {
+      void recordResult({
+        kind: 'objects',
+        engine: 'browser',
+        backend: backendName(),
+        image_width: frame.width,
+        image_height: frame.height,
+        objects,
+      });
     }
     return { objects, count, summary };
   },

@@ -98,5 +98,9 @@ export const api = {
   chat: (message: string, image?: string) => call('chat', { body: image ? { message, image } : { message } }),
   /** The streamed reply's raw answer (server-sent events, read by lib/chat-stream.ts). */
   chatEvents: (message: string, image: string | undefined, signal?: AbortSignal) =>
-    send('chat', { body: image ? { message, image, stream: true } : { message, stream: true } }, { signal, headers: { accept: 'text/event-stream' } }),
+    send(
+      'chat',
+      { body: image ? { message, image, stream: true } : { message, stream: true } },
+      { signal, headers: { accept: 'text/event-stream' } },
+    ),
 };

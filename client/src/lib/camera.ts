@@ -11,7 +11,8 @@ export type CameraState = 'off' | 'starting' | 'live' | 'denied' | 'absent' | 'b
 export const CAMERA_MESSAGES: Record<Exclude<CameraState, 'live'>, string> = {
   off: 'The camera is off.',
   starting: 'Starting the camera…',
-  denied: 'Camera access was denied. Allow the camera for this site in your browser settings, then try again. You can also upload a photo instead.',
+  denied:
+    'Camera access was denied. Allow the camera for this site in your browser settings, then try again. You can also upload a photo instead.',
   absent: 'No camera was found on this device. Connect one and try again, or upload a photo instead.',
   busy: 'The camera is in use by another application. Close it and try again.',
   unsupported: 'This browser cannot use a camera here (the page must be opened over https or on localhost). Upload a photo instead.',
@@ -79,7 +80,11 @@ export function createCamera(options: { width?: number; height?: number; facingM
     try {
       const s = await navigator.mediaDevices.getUserMedia({
         audio: false,
-        video: { width: { ideal: options.width ?? 640 }, height: { ideal: options.height ?? 480 }, facingMode: options.facingMode ?? 'user' },
+        video: {
+          width: { ideal: options.width ?? 640 },
+          height: { ideal: options.height ?? 480 },
+          facingMode: options.facingMode ?? 'user',
+        },
       });
       if (mine !== generation) {
         for (const t of s.getTracks()) t.stop();

@@ -37,7 +37,12 @@ export async function readChatEvents(body: ReadableStream<Uint8Array<ArrayBuffer
 }
 
 /** Asks `message` (with a photo as a data URL, if any) and streams the reply to `onEvent`; resolves when it ends. */
-export async function chatStream(message: string, image: string | undefined, onEvent: (e: ChatStreamEvent) => void, signal?: AbortSignal): Promise<void> {
+export async function chatStream(
+  message: string,
+  image: string | undefined,
+  onEvent: (e: ChatStreamEvent) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   const res = await api.chatEvents(message, image, signal);
   if (!res.body) throw new ApiFailure('The server sent an empty reply.', 502, 'llm_bad_gateway');
   await readChatEvents(res.body, onEvent);

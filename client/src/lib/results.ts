@@ -19,7 +19,8 @@ export async function recordResult(rec: ResultToRecord): Promise<string> {
   const record: ResultRecordInput = { ...rec, id: rec.id ?? randomUuid(), captured_at: rec.captured_at ?? new Date().toISOString() };
   try {
     const dropped = await queue.addResult(record);
-    if (dropped > 0) reportProblem(`${dropped} of the oldest unsent results were discarded: this device keeps at most a few thousand waiting.`);
+    if (dropped > 0)
+      reportProblem(`${dropped} of the oldest unsent results were discarded: this device keeps at most a few thousand waiting.`);
     await queuedOne();
     syncSoon();
   } catch (err) {

@@ -35,7 +35,11 @@ export async function uploadTrainingImage(label: string, image: Blob): Promise<U
     try {
       await queue.addCapture({ capture_id: captureId, label: check.label, blob: image, created: Date.now() });
     } catch (storeErr) {
-      throw new ApiFailure(`${UNREACHABLE_MESSAGE} The photo could not be kept on this device either: ${storageProblem(storeErr)}.`, 0, 'network');
+      throw new ApiFailure(
+        `${UNREACHABLE_MESSAGE} The photo could not be kept on this device either: ${storageProblem(storeErr)}.`,
+        0,
+        'network',
+      );
     }
     await queuedOne();
     return { state: 'queued', label: check.label };

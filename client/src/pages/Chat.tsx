@@ -66,14 +66,17 @@ export default function Chat() {
         </button>
       </div>
       <p class="muted chat-intro">
-        Ask about a photo and Lookout describes the people and objects it finds in it. Each question is answered on its own: Lookout does not
-        remember the earlier ones.
+        Ask about a photo and Lookout describes the people and objects it finds in it. Each question is answered on its own: Lookout does
+        not remember the earlier ones.
       </p>
 
       <ChatStatusNotice status={status()} error={statusError()} />
 
       <ol class="chat-log" ref={log} onScroll={onScroll} aria-label="Conversation" tabindex="0" data-testid="chat-log">
-        <Show when={conversation.turns().length > 0} fallback={<li class="chat-empty muted">No messages yet. Write a question below, or attach a photo and ask what is in it.</li>}>
+        <Show
+          when={conversation.turns().length > 0}
+          fallback={<li class="chat-empty muted">No messages yet. Write a question below, or attach a photo and ask what is in it.</li>}
+        >
           <For each={conversation.turns()}>{(turn) => <ChatMessage turn={turn} />}</For>
         </Show>
       </ol>

@@ -39,7 +39,12 @@ export function Dashboard() {
       <Show when={ready()} fallback={<p role="status">{serverStatus.reachable() === false ? 'Waiting for the server…' : 'Loading…'}</p>}>
         {(r) => (
           <section class="indicators" aria-label="Service status">
-            <Indicator name="Model" testId="indicator-trained" value={r().recognizer_trained ? 'Trained' : 'Not trained'} tone={r().recognizer_trained ? 'ok' : 'warn'} />
+            <Indicator
+              name="Model"
+              testId="indicator-trained"
+              value={r().recognizer_trained ? 'Trained' : 'Not trained'}
+              tone={r().recognizer_trained ? 'ok' : 'warn'}
+            />
             <Indicator name="Detection" testId="indicator-detection" value={r().detection_method} tone="ok" />
             <Indicator
               name="Remote"
@@ -51,16 +56,21 @@ export function Dashboard() {
               name="Object detector"
               testId="indicator-objects"
               value={OBJECT_TEXT[r().object_detection]}
-              tone={r().object_detection === 'ready' ? 'ok' : r().object_detection === 'loading' ? 'warn' : r().object_detection === 'error' ? 'error' : 'off'}
+              tone={
+                r().object_detection === 'ready'
+                  ? 'ok'
+                  : r().object_detection === 'loading'
+                    ? 'warn'
+                    : r().object_detection === 'error'
+                      ? 'error'
+                      : 'off'
+              }
             />
           </section>
         )}
       </Show>
       <p class="muted">
-        Recognition model: <strong>{ready()?.recognition_model ?? '…'}</strong>.{' '}
-        <A href="/config">
-          Change models
-        </A>
+        Recognition model: <strong>{ready()?.recognition_model ?? '…'}</strong>. <A href="/config">Change models</A>
       </p>
 
       <h2>People</h2>
@@ -70,11 +80,7 @@ export function Dashboard() {
             when={l().count > 0}
             fallback={
               <p data-testid="labels-empty">
-                Nobody has been added yet.{' '}
-                <A href="/training">
-                  Add a person on the training page
-                </A>
-                .
+                Nobody has been added yet. <A href="/training">Add a person on the training page</A>.
               </p>
             }
           >

@@ -24,11 +24,7 @@ interface Message {
 }
 
 function TrainingLink() {
-  return (
-    <A href="/training">
-      Train on the Training page
-    </A>
-  );
+  return <A href="/training">Train on the Training page</A>;
 }
 
 export default function ModelConfig() {
@@ -117,7 +113,8 @@ export default function ModelConfig() {
             </>
           }
         >
-          Trained{status()!.trained_at ? ` ${formatWhen(status()!.trained_at!)}` : ''} with {status()!.labels} {status()!.labels === 1 ? 'person' : 'people'}.
+          Trained{status()!.trained_at ? ` ${formatWhen(status()!.trained_at!)}` : ''} with {status()!.labels}{' '}
+          {status()!.labels === 1 ? 'person' : 'people'}.
         </Show>
       </span>
     );
@@ -134,18 +131,15 @@ export default function ModelConfig() {
 
   const detectionDetails = (name: DetectionMethod) => {
     const remote = () => available()?.detection_methods.find((m) => m.name === name)?.status;
-    return (
-      <Show when={remote()}>
-        {(s) => <span data-testid="remote-status">Model server: {REMOTE_STATUS_TEXT[s()]}.</span>}
-      </Show>
-    );
+    return <Show when={remote()}>{(s) => <span data-testid="remote-status">Model server: {REMOTE_STATUS_TEXT[s()]}.</span>}</Show>;
   };
 
   return (
     <section class="config-page">
       <h1>Models</h1>
       <p class="muted">
-        Choose how Lookout finds faces in a picture and how it tells people apart. A change applies to the next request at once; nothing restarts.
+        Choose how Lookout finds faces in a picture and how it tells people apart. A change applies to the next request at once; nothing
+        restarts.
       </p>
 
       <Show when={message()}>
@@ -161,7 +155,14 @@ export default function ModelConfig() {
         </Notice>
       </Show>
 
-      <Show when={available() && config()} fallback={<Show when={!loadError()}><p role="status">Loading the model settings…</p></Show>}>
+      <Show
+        when={available() && config()}
+        fallback={
+          <Show when={!loadError()}>
+            <p role="status">Loading the model settings…</p>
+          </Show>
+        }
+      >
         <div class="config-groups">
           <ChoiceGroup
             name="recognition"

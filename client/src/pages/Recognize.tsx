@@ -48,7 +48,8 @@ export default function Recognize() {
 
   // The analyzer is chosen at each frame: switching between browser and server applies at once.
   const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => faceAnalyzer().recognize(frame, signal);
-  const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: RecognizeResponse) => drawFaces(overlay, frame.width, frame.height, r.faces);
+  const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: RecognizeResponse) =>
+    drawFaces(overlay, frame.width, frame.height, r.faces);
   const onResult = (response: RecognizeResponse, frame: HTMLCanvasElement) => {
     setShown({ response, frame });
     setError(null);
@@ -77,11 +78,7 @@ export default function Recognize() {
 
       <Show when={trained() === false}>
         <Notice kind="warn" testId="not-trained">
-          Not trained yet: every face is unknown.{' '}
-          <A href="/training">
-            Train on the Training page
-          </A>
-          .
+          Not trained yet: every face is unknown. <A href="/training">Train on the Training page</A>.
         </Notice>
       </Show>
       <Show when={error()}>
@@ -107,13 +104,26 @@ export default function Recognize() {
               />
             }
           >
-            <AnalysisCamera label="Camera picture with recognised faces" analyze={analyze} draw={draw} onResult={onResult} onError={onError} />
+            <AnalysisCamera
+              label="Camera picture with recognised faces"
+              analyze={analyze}
+              draw={draw}
+              onResult={onResult}
+              onError={onError}
+            />
           </Show>
 
           <h2>
             Faces found <Show when={shown()}>({faces().length})</Show>
           </h2>
-          <Show when={faces().length > 0} fallback={<p class="muted" data-testid="faces-empty">{emptyText()}</p>}>
+          <Show
+            when={faces().length > 0}
+            fallback={
+              <p class="muted" data-testid="faces-empty">
+                {emptyText()}
+              </p>
+            }
+          >
             <FaceList faces={faces()} />
           </Show>
         </div>
@@ -123,20 +133,16 @@ export default function Recognize() {
           <h2>How it was recognised</h2>
           <dl class="facts">
             <dt>Face detection</dt>
-            <dd data-testid="detection-method">{method() ? DETECTION_NAMES[method()!] ?? method() : '…'}</dd>
+            <dd data-testid="detection-method">{method() ? (DETECTION_NAMES[method()!] ?? method()) : '…'}</dd>
             <dt>Recognition model</dt>
-            <dd data-testid="recognition-model">{model() ? MODEL_NAMES[model()!] ?? model() : '…'}</dd>
+            <dd data-testid="recognition-model">{model() ? (MODEL_NAMES[model()!] ?? model()) : '…'}</dd>
             <dt>Model trained</dt>
             <dd>{trained() === null ? '…' : trained() ? 'Yes' : 'No'}</dd>
             <dt>Analysed on</dt>
             <dd data-testid="analysed-on">{faceAnalyzer().where === 'server' ? 'The Lookout server' : 'This device (in the browser)'}</dd>
           </dl>
           <p class="muted small">
-            Recognition model and detection method are chosen on the{' '}
-            <A href="/config">
-              Models
-            </A>{' '}
-            page.
+            Recognition model and detection method are chosen on the <A href="/config">Models</A> page.
           </p>
         </aside>
       </div>

@@ -86,7 +86,10 @@ export default function Training() {
     const failed = captures.items.filter((x) => x.status === 'failed').length;
     const queued = captures.queued().length;
     if (failed > 0) {
-      setSaveMessage({ kind: 'error', text: `${failed} ${failed === 1 ? 'photo was' : 'photos were'} not saved. Retry or remove ${failed === 1 ? 'it' : 'them'} below.` });
+      setSaveMessage({
+        kind: 'error',
+        text: `${failed} ${failed === 1 ? 'photo was' : 'photos were'} not saved. Retry or remove ${failed === 1 ? 'it' : 'them'} below.`,
+      });
     } else if (queued > 0) {
       setSaveMessage({
         kind: 'warn',
@@ -94,7 +97,10 @@ export default function Training() {
       });
     } else {
       const stored = captures.items.filter((x) => x.status === 'stored' && x.label === check.label).length;
-      setSaveMessage({ kind: 'ok', text: `Saved for ${check.label}. ${stored < RECOMMENDED.min ? `Take ${RECOMMENDED.min - stored} more for better results, or train now.` : 'Now train the model.'}` });
+      setSaveMessage({
+        kind: 'ok',
+        text: `Saved for ${check.label}. ${stored < RECOMMENDED.min ? `Take ${RECOMMENDED.min - stored} more for better results, or train now.` : 'Now train the model.'}`,
+      });
     }
     setLabelsVersion((v) => v + 1);
     void refreshStatus(); // the dashboard's counts, and "nothing to train" below
@@ -105,10 +111,12 @@ export default function Training() {
   const prepareTraining = async (): Promise<string | null> => {
     if (unsent() > 0 && !(await save())) {
       if (!checkName(name())?.ok) return 'Enter the person’s name first: the new photos are saved under it.';
-      if (captures.items.some((x) => x.status === 'failed')) return 'Some photos could not be saved (see the photos above). Retry or remove them, then train again.';
+      if (captures.items.some((x) => x.status === 'failed'))
+        return 'Some photos could not be saved (see the photos above). Retry or remove them, then train again.';
     }
     const queued = captures.queued().length;
-    if (queued > 0) return `${queued} ${queued === 1 ? 'photo is' : 'photos are'} still waiting to reach the server. Train once ${queued === 1 ? 'it is' : 'they are'} sent.`;
+    if (queued > 0)
+      return `${queued} ${queued === 1 ? 'photo is' : 'photos are'} still waiting to reach the server. Train once ${queued === 1 ? 'it is' : 'they are'} sent.`;
     return null;
   };
 
@@ -125,8 +133,10 @@ export default function Training() {
 
   const guidance = () => {
     const n = count();
-    if (n === 0) return `No photos yet. Take ${RECOMMENDED.min} to ${RECOMMENDED.max}: look at the camera, then turn your head a little between photos.`;
-    if (n < RECOMMENDED.min) return `${n} of ${RECOMMENDED.min} to ${RECOMMENDED.max} recommended. Take ${RECOMMENDED.min - n} more, turning your head a little.`;
+    if (n === 0)
+      return `No photos yet. Take ${RECOMMENDED.min} to ${RECOMMENDED.max}: look at the camera, then turn your head a little between photos.`;
+    if (n < RECOMMENDED.min)
+      return `${n} of ${RECOMMENDED.min} to ${RECOMMENDED.max} recommended. Take ${RECOMMENDED.min - n} more, turning your head a little.`;
     if (n <= RECOMMENDED.max) return `${n} photos: a good number.`;
     return `${n} photos: ${RECOMMENDED.min} to ${RECOMMENDED.max} are usually enough.`;
   };
@@ -135,7 +145,8 @@ export default function Training() {
     <section class="training-page">
       <h1>Training</h1>
       <p class="muted training-intro">
-        Teach Lookout a face: type the person’s name, take {RECOMMENDED.min} to {RECOMMENDED.max} photos of them, save them, then press “Train the model”.
+        Teach Lookout a face: type the person’s name, take {RECOMMENDED.min} to {RECOMMENDED.max} photos of them, save them, then press
+        “Train the model”.
       </p>
 
       <div class="training-grid">
@@ -160,7 +171,14 @@ export default function Training() {
             <TrainingCamera onCapture={addFromCamera} count={count()} onUploadInstead={() => fileInput?.click()} />
             <div class="field training-files">
               <label for="training-files">Or add photos from files</label>
-              <input id="training-files" ref={fileInput} type="file" accept="image/*" multiple onChange={(e) => void addFiles(e.currentTarget.files)} />
+              <input
+                id="training-files"
+                ref={fileInput}
+                type="file"
+                accept="image/*"
+                multiple
+                onChange={(e) => void addFiles(e.currentTarget.files)}
+              />
               <Show when={fileError()}>
                 <p class="training-field-error" role="alert">
                   {fileError()}
@@ -173,7 +191,10 @@ export default function Training() {
         <div class="training-col">
           <div class="card">
             <h2 class="training-step">
-              3. Check and save <span class="training-count" data-testid="capture-count">({count()} {count() === 1 ? 'photo' : 'photos'})</span>
+              3. Check and save{' '}
+              <span class="training-count" data-testid="capture-count">
+                ({count()} {count() === 1 ? 'photo' : 'photos'})
+              </span>
             </h2>
             <p class="muted training-guidance" aria-live="polite">
               {guidance()}

@@ -52,7 +52,13 @@ function fakeServer() {
 
 const capture = (id: string) => queue.addCapture({ capture_id: id, label: 'grace', blob: new Blob([id]), created: Date.now() });
 const result = (id: string) =>
-  queue.addResult({ id, kind: 'recognition', captured_at: '2026-01-01T00:00:00.000Z', engine: 'browser', faces: [] } as unknown as ResultRecordInput);
+  queue.addResult({
+    id,
+    kind: 'recognition',
+    captured_at: '2026-01-01T00:00:00.000Z',
+    engine: 'browser',
+    faces: [],
+  } as unknown as ResultRecordInput);
 
 async function reset(): Promise<void> {
   await queue.close();

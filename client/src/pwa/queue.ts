@@ -120,7 +120,8 @@ export const queue = {
     }
   },
   /** The next `limit` captures after queue position `seq` (0: from the start), in queue order. */
-  capturesAfter: (seq: number, limit: number) => inTransaction(CAPTURES, 'readonly', (s) => s.getAll(IDBKeyRange.lowerBound(seq, true), limit)),
+  capturesAfter: (seq: number, limit: number) =>
+    inTransaction(CAPTURES, 'readonly', (s) => s.getAll(IDBKeyRange.lowerBound(seq, true), limit)),
   removeCapture: (seq: number) => inTransaction(CAPTURES, 'readwrite', (s) => s.delete(seq)),
   countCaptures: () => inTransaction(CAPTURES, 'readonly', (s) => s.count()),
 

@@ -42,7 +42,8 @@ describe('syncNow', () => {
   });
 
   it('runs once however many times it is asked during a run: each capture is sent once', async () => {
-    for (const id of ['c1', 'c2', 'c3']) await queue.addCapture({ capture_id: id, label: 'grace', blob: new Blob([id]), created: Date.now() });
+    for (const id of ['c1', 'c2', 'c3'])
+      await queue.addCapture({ capture_id: id, label: 'grace', blob: new Blob([id]), created: Date.now() });
     const first = syncNow();
     const second = syncNow();
     expect(second).toBe(first);

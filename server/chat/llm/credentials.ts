@@ -27,7 +27,8 @@ export function parseEndpoint(endpoint: string): Endpoint {
   } catch {
     throw new TypeError('the LLM endpoint (CHAT_ENDPOINT) is not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('the LLM endpoint (CHAT_ENDPOINT) must be an http or https URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError('the LLM endpoint (CHAT_ENDPOINT) must be an http or https URL');
   const basic = url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
   const path = url.pathname
     .replace(/\/+$/, '')
@@ -79,7 +80,10 @@ export class Credentials {
       sig = `${st.mtimeMs}:${st.size}:${st.ino}`;
     } catch (err) {
       if (this.cached) return this.cached.token;
-      throw new ApiError('llm_unavailable', `The LLM token file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+      throw new ApiError(
+        'llm_unavailable',
+        `The LLM token file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}).`,
+      );
     }
     if (this.cached?.sig === sig) return this.cached.token;
     let token: string;
@@ -87,7 +91,10 @@ export class Credentials {
       token = (await fs.readFile(file, 'utf8')).trim();
     } catch (err) {
       if (this.cached) return this.cached.token;
-      throw new ApiError('llm_unavailable', `The LLM token file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+      throw new ApiError(
+        'llm_unavailable',
+        `The LLM token file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}).`,
+      );
     }
     if (!token) throw new ApiError('llm_unavailable', `The LLM token file ${file} is empty.`);
     if (!TOKEN_CHARS.test(token)) throw new ApiError('llm_unavailable', `The LLM token file ${file} does not hold a valid bearer token.`);

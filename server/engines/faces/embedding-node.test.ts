@@ -37,7 +37,8 @@ function iou(a: Rect, b: Rect): number {
 /** The Haar box that best overlaps where the face should be (a photo may hold other, false, detections). */
 function faceNear(boxes: Rect[], expected: Rect, what: string): Rect {
   const best = boxes.reduce<Rect | undefined>((b, r) => (!b || iou(r, expected) > iou(b, expected) ? r : b), undefined);
-  if (!best || iou(best, expected) < 0.3) throw new Error(`${what}: no Haar box near ${JSON.stringify(expected)} in ${JSON.stringify(boxes)}`);
+  if (!best || iou(best, expected) < 0.3)
+    throw new Error(`${what}: no Haar box near ${JSON.stringify(expected)} in ${JSON.stringify(boxes)}`);
   return best;
 }
 
@@ -76,7 +77,8 @@ const VARIANTS: Variant[] = [
   { name: 'x1.5', image: (f, w) => sharp(f).resize(Math.round(w * 1.5)), box: (b) => scale(b, 1.5) },
   {
     name: 'shift',
-    image: (f, w, h) => sharp(f).extract({ left: Math.round(w * 0.06), top: Math.round(h * 0.04), width: Math.round(w * 0.9), height: Math.round(h * 0.92) }),
+    image: (f, w, h) =>
+      sharp(f).extract({ left: Math.round(w * 0.06), top: Math.round(h * 0.04), width: Math.round(w * 0.9), height: Math.round(h * 0.92) }),
     box: (b, w, h) => ({ ...b, x: b.x - Math.round(w * 0.06), y: b.y - Math.round(h * 0.04) }),
   },
   { name: 'jpeg50', image: async (f) => sharp(await sharp(f).jpeg({ quality: 50 }).toBuffer()), box: (b) => b },
@@ -160,7 +162,11 @@ describe('NodeEmbeddingEngine: agreement with face-api', () => {
       // A batch of two (the second a Haar false positive: agreement does not depend on a real face).
       ['sample1.jpg', photo('sample1.jpg'), [OTHERS[0][1], { x: 1472, y: 574, width: 126, height: 126 }]],
       // A face cut by the top edge: the aligned box is clamped there, where face-api's crop limit applies.
-      ['grace_hopper.jpg cut', toRgb(sharp(path.join(FACES, 'grace_hopper.jpg')).extract({ left: 0, top: 130, width: 512, height: 470 })), [{ x: 145, y: 0, width: 239, height: 208 }]],
+      [
+        'grace_hopper.jpg cut',
+        toRgb(sharp(path.join(FACES, 'grace_hopper.jpg')).extract({ left: 0, top: 130, width: 512, height: 470 })),
+        [{ x: 145, y: 0, width: 239, height: 208 }],
+      ],
     ];
     for (const [file, image, boxes] of cases) {
       const rgb = await image;
@@ -201,7 +207,12 @@ describe('NodeEmbeddingEngine: agreement with face-api', () => {
         figures.push(`${file} ${d.toFixed(4)}`);
         expect(d).toBeLessThan(0.1);
         // Flooring the SSD box first removes that difference: then the pipelines agree exactly.
-        const floored = { x: Math.floor(x), y: Math.floor(y), width: Math.floor(x + width) - Math.floor(x), height: Math.floor(y + height) - Math.floor(y) };
+        const floored = {
+          x: Math.floor(x),
+          y: Math.floor(y),
+          width: Math.floor(x + width) - Math.floor(x),
+          height: Math.floor(y + height) - Math.floor(y),
+        };
         const [oursFloored] = await engine.describeFacesDetailed(rgb, [floored]);
         const parent = Promise.resolve({ detection: exactDetection(floored, rgb.width, rgb.height) });
         const refFloored = await new faceapi.DetectSingleFaceLandmarksTask(parent, img, false).withFaceDescriptor();

@@ -52,12 +52,9 @@ export interface FaceServiceOptions {
   log: Logger;
 }
 
-
 /** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
 function transferable(gray: GrayImage): ArrayBuffer[] {
-  return gray.data.byteOffset === 0 && gray.data.byteLength === gray.data.buffer.byteLength
-    ? [gray.data.buffer as ArrayBuffer]
-    : [];
+  return gray.data.byteOffset === 0 && gray.data.byteLength === gray.data.buffer.byteLength ? [gray.data.buffer as ArrayBuffer] : [];
 }
 
 function snapshotOf(files: TrainedFiles, lbph: Trained<unknown> | null, embedding: Trained<unknown> | null): TrainedSnapshot {
@@ -127,7 +124,9 @@ export class FaceService {
     this.snapshot = snapshotOf(files, lbph, embedding);
     if (lbph || embedding) {
       await this.install(lbph, embedding);
-      this.opts.log.info(`loaded models: lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`);
+      this.opts.log.info(
+        `loaded models: lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`,
+      );
     }
   }
 
@@ -301,11 +300,9 @@ export class FaceService {
     if (failure) throw failure;
 
     if (samples.length === 0) {
-      throw new ApiError(
-        'no_faces_found',
-        `no face was found in any of the ${refs.length} training images; the previous model is kept`,
-        { images_skipped: skipped },
-      );
+      throw new ApiError('no_faces_found', `no face was found in any of the ${refs.length} training images; the previous model is kept`, {
+        images_skipped: skipped,
+      });
     }
 
     // Label ids: sorted names, so a retrain over the same labels gives the same ids (shared with the browser).

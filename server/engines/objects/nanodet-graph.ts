@@ -103,7 +103,8 @@ export function optimizeNanoDetGraph(
   for (const spec of artifacts.weightSpecs) {
     const count = spec.shape.reduce((a, b) => a * b, 1);
     const size = count * bytesPer(spec);
-    if (spec.dtype === 'int32' && !spec.quantization) ints.set(spec.name, new Int32Array(artifacts.weightData.slice(offset, offset + size)));
+    if (spec.dtype === 'int32' && !spec.quantization)
+      ints.set(spec.name, new Int32Array(artifacts.weightData.slice(offset, offset + size)));
     offset += size;
   }
   const constInts = (tensor: string | undefined) => (tensor === undefined ? undefined : ints.get(nodeOf(tensor)));
@@ -115,7 +116,11 @@ export function optimizeNanoDetGraph(
   const addConst = (base: string, values: number[], shape: number[]): string => {
     const name = `${base}/nhwc_${counter++}`;
     const dim = shape.map((s) => ({ size: String(s) }));
-    out.push({ name, op: 'Const', attr: { dtype: { type: 'DT_INT32' }, value: { tensor: { dtype: 'DT_INT32', tensorShape: shape.length ? { dim } : {} } } } });
+    out.push({
+      name,
+      op: 'Const',
+      attr: { dtype: { type: 'DT_INT32' }, value: { tensor: { dtype: 'DT_INT32', tensorShape: shape.length ? { dim } : {} } } },
+    });
     const data = Int32Array.from(values);
     newWeights.push({ spec: { name, shape, dtype: 'int32' }, data });
     ints.set(name, data);
@@ -196,7 +201,8 @@ export function optimizeNanoDetGraph(
       }
       case 'Transpose': {
         const perm = perm4(orig[1]);
-        if (same(perm, TO_NHWC) && nhwc.has(orig[0])) alias.set(n.name, ins[0]); // already held NHWC
+        if (same(perm, TO_NHWC) && nhwc.has(orig[0]))
+          alias.set(n.name, ins[0]); // already held NHWC
         else if (same(perm, TO_NCHW) && !nhwc.has(orig[0])) {
           alias.set(n.name, ins[0]); // keep it NHWC
           nhwc.add(n.name);
@@ -288,7 +294,8 @@ export function optimizeNanoDetGraph(
     const add = only(conv.name);
     const bias = add?.input?.find((t) => t !== conv.name);
     const biasNode = bias ? byName.get(nodeOf(bias)) : undefined;
-    if (!add || (add.op !== 'Add' && add.op !== 'AddV2' && add.op !== 'BiasAdd') || add.input?.length !== 2 || biasNode?.op !== 'Const') continue;
+    if (!add || (add.op !== 'Add' && add.op !== 'AddV2' && add.op !== 'BiasAdd') || add.input?.length !== 2 || biasNode?.op !== 'Const')
+      continue;
     const biasSpec = artifacts.weightSpecs.find((s) => s.name === biasNode.name);
     if (biasSpec?.shape.length !== 1) continue;
     const act = only(add.name);
@@ -326,8 +333,18 @@ export function optimizeNanoDetGraph(
     const ch = cat.input!.slice(0, 2).map((t) => convChannels.get(t));
     if (axis?.length !== 1 || axis[0] !== 3 || ch[0] === undefined || ch[1] === undefined) continue;
     const [a, b] = cat.input!;
-    const padA = { name: `${cat.name}/pad_a`, op: 'Pad', input: [a, addConst(cat.name, [0, 0, 0, 0, 0, 0, 0, ch[1]], [4, 2])], attr: { T: { type: 'DT_FLOAT' }, Tpaddings: { type: 'DT_INT32' } } };
-    const padB = { name: `${cat.name}/pad_b`, op: 'Pad', input: [b, addConst(cat.name, [0, 0, 0, 0, 0, 0, ch[0], 0], [4, 2])], attr: { T: { type: 'DT_FLOAT' }, Tpaddings: { type: 'DT_INT32' } } };
+    const padA = {
+      name: `${cat.name}/pad_a`,
+      op: 'Pad',
+      input: [a, addConst(cat.name, [0, 0, 0, 0, 0, 0, 0, ch[1]], [4, 2])],
+      attr: { T: { type: 'DT_FLOAT' }, Tpaddings: { type: 'DT_INT32' } },
+    };
+    const padB = {
+      name: `${cat.name}/pad_b`,
+      op: 'Pad',
+      input: [b, addConst(cat.name, [0, 0, 0, 0, 0, 0, ch[0], 0], [4, 2])],
+      attr: { T: { type: 'DT_FLOAT' }, Tpaddings: { type: 'DT_INT32' } },
+    };
     out.push(padA, padB);
     Object.assign(cat, { op: 'AddV2', input: [padA.name, padB.name], attr: { T: { type: 'DT_FLOAT' } } });
     concats++;

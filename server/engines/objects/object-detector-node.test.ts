@@ -19,7 +19,12 @@ const DATA = path.resolve(root, 'test/fixtures/images');
 async function load(file: string): Promise<RgbImage> {
   // Grey images (basketball1, the negatives) come out as 3 equal channels.
   const { data, info } = await sharp(path.join(DATA, file)).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
-  return { width: info.width, height: info.height, channels: info.channels as 3, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
+  return {
+    width: info.width,
+    height: info.height,
+    channels: info.channels as 3,
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+  };
 }
 
 interface Expected {
@@ -54,7 +59,8 @@ function unmatched(found: DetectedObject[], expected: Expected[]): string[] {
   return misses;
 }
 
-const describeFound = (found: DetectedObject[]) => found.map((o) => `${o.class_name} ${o.confidence} [${o.x},${o.y},${o.w},${o.h}]`).join('; ');
+const describeFound = (found: DetectedObject[]) =>
+  found.map((o) => `${o.class_name} ${o.confidence} [${o.x},${o.y},${o.w},${o.h}]`).join('; ');
 
 const CASES: Record<string, Expected[]> = {
   'objects/coffee.png': [{ cls: 'cup', box: [172, 18, 238, 287], foundAt: 0.25 }],
@@ -200,7 +206,10 @@ describe('NodeObjectDetector (NanoDet, tfjs WASM)', () => {
         const img = await load(file);
         const want = await plain.detect(img, { confidence: 0.2 });
         const got = await detector.detect(img, { confidence: 0.2 });
-        expect(got.map((o) => o.class_name), file).toEqual(want.map((o) => o.class_name));
+        expect(
+          got.map((o) => o.class_name),
+          file,
+        ).toEqual(want.map((o) => o.class_name));
         got.forEach((o, i) => {
           for (const k of ['x', 'y', 'w', 'h'] as const) expect(Math.abs(o[k] - want[i][k]), `${file} ${k}`).toBeLessThanOrEqual(1);
           expect(Math.abs(o.confidence - want[i].confidence), file).toBeLessThanOrEqual(1e-3);
@@ -228,7 +237,10 @@ describe('object worker (WorkerPool)', () => {
     const data: ObjectWorkerData = { model: { kind: 'nanodet', dir: MODEL_DIR }, threads: 2 };
     pool = new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data, size: 1 });
     const status = await pool.run('status', undefined);
-    expect(status).toMatchObject({ available: true, info: { name: 'nanodet', runtime: 'tfjs-wasm', inputSize: 416, classes: 80, threads: 2 } });
+    expect(status).toMatchObject({
+      available: true,
+      info: { name: 'nanodet', runtime: 'tfjs-wasm', inputSize: 416, classes: 80, threads: 2 },
+    });
     const rgb = await load('objects/pexels_double_decker_bus.jpg');
     const result = await pool.run('detect', { rgb, confidence: 0.5 }, [rgb.data.buffer as ArrayBuffer]);
     expect(result.objects.map((o) => o.class_name).sort()).toEqual(['bus', 'car', 'car', 'person']);

@@ -306,7 +306,9 @@ export class NodeObjectDetector {
     try {
       const { tf, threads } = await loadRuntime(this.#wasmDir, this.#threads);
       const rewrite = this.#optimize;
-      const handler = rewrite ? optimizedModelHandler(this.#modelDir, undefined, rewrite === true ? {} : rewrite) : fileModelHandler(this.#modelDir);
+      const handler = rewrite
+        ? optimizedModelHandler(this.#modelDir, undefined, rewrite === true ? {} : rewrite)
+        : fileModelHandler(this.#modelDir);
       const model = await tf.loadGraphModel(handler);
       const runner = createNanoDetRunner(tf, model);
       // The first pass sets up XNNPACK operators (slow); pay it here, not on the first request.

@@ -28,8 +28,6 @@ export interface ObjectServiceOptions {
   log: Logger;
 }
 
-
-
 export class ObjectService {
   private pool: ObjectPool | null = null;
   private state: ObjectDetectorState;
@@ -47,7 +45,10 @@ export class ObjectService {
   start(): void {
     if (!this.opts.enabled) return;
     const data: ObjectWorkerData = {
-      model: this.opts.model === 'nanodet' ? { kind: 'nanodet', dir: this.opts.modelDir } : { kind: 'yolo', file: path.join(this.opts.modelDir, this.opts.model) },
+      model:
+        this.opts.model === 'nanodet'
+          ? { kind: 'nanodet', dir: this.opts.modelDir }
+          : { kind: 'yolo', file: path.join(this.opts.modelDir, this.opts.model) },
     };
     this.pool = new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data, size: this.opts.workers });
     const started = Date.now();

@@ -155,7 +155,10 @@ describe('YoloOnnxDetector (onnxruntime-node)', () => {
   });
 
   it('reports a model that is not for 80 COCO classes', async () => {
-    const file = await modelFile('custom.onnx', { inputShape: [1, 3, 416, 416], output: { dims: [1, 6, 10], data: new Array(60).fill(0) } });
+    const file = await modelFile('custom.onnx', {
+      inputShape: [1, 3, 416, 416],
+      output: { dims: [1, 6, 10], data: new Array(60).fill(0) },
+    });
     const status = await new YoloOnnxDetector({ modelPath: file }).load();
     expect(status.available).toBe(false);
     expect(status.reason).toContain('[1, 6, 10]');

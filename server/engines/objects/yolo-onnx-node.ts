@@ -160,9 +160,7 @@ export class YoloOnnxDetector {
     if (!status.available || !loaded) throw new YoloUnavailableError(status.reason ?? 'not loaded');
     const { Tensor } = ort();
     const input = yoloPreprocess(rgb, loaded.width, loaded.height);
-    const results = await loaded.session.run({ [loaded.inputName]: new Tensor('float32', input.data, input.dims) }, [
-      loaded.outputName,
-    ]);
+    const results = await loaded.session.run({ [loaded.inputName]: new Tensor('float32', input.data, input.dims) }, [loaded.outputName]);
     const out = results[loaded.outputName];
     if (out.type !== 'float32') throw new YoloModelError(`output "${loaded.outputName}" is ${out.type}, expected float32`);
     const dims = out.dims.map(Number);

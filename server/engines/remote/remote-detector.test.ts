@@ -58,7 +58,9 @@ const DESCRIPTOR = {
   inputs: [{ name: 'input.1', datatype: 'FP32', shape: [1, 3, 300, 300] }],
   outputs: [{ name: '527', datatype: 'FP32', shape: [1, 1, 200, 7] }],
 };
-const AVAILABLE = { [MODEL]: { model_version_status: [{ version: '1', state: 'AVAILABLE', status: { error_code: 'OK', error_message: 'OK' } }] } };
+const AVAILABLE = {
+  [MODEL]: { model_version_status: [{ version: '1', state: 'AVAILABLE', status: { error_code: 'OK', error_message: 'OK' } }] },
+};
 
 /** A scripted V2 server on 127.0.0.1 for the failure cases. */
 async function fakeServer(setup: (app: Hono) => void): Promise<{ url: string; close(): Promise<void> }> {
@@ -156,7 +158,9 @@ describe('RemoteDetector against the Lookout model server', () => {
     expect(await other.checkStatus()).toBe('model_not_ready');
     expect(other.statusDetail).toMatch(/does not serve model "person-detection" \(it serves: face-detection-retail-0005\)/);
     const err = await remoteError(other.detect(tiny));
-    expect(err.message).toBe('The remote model server answered HTTP 404 to the descriptor request for model "person-detection": Model with requested name is not found.');
+    expect(err.message).toBe(
+      'The remote model server answered HTTP 404 to the descriptor request for model "person-detection": Model with requested name is not found.',
+    );
   });
 });
 
@@ -164,7 +168,9 @@ describe('RemoteDetector failures', () => {
   it('server down: connection refused', async () => {
     const remote = new RemoteDetector(`http://127.0.0.1:${await closedPort()}`, MODEL, 0.5, 2000);
     const err = await remoteError(remote.detect(tiny));
-    expect(err.message).toMatch(/^The remote model server at http:\/\/127\.0\.0\.1:\d+ refused the connection for the descriptor request .*is it running\?$/);
+    expect(err.message).toMatch(
+      /^The remote model server at http:\/\/127\.0\.0\.1:\d+ refused the connection for the descriptor request .*is it running\?$/,
+    );
     expect(await remote.checkStatus()).toBe('unreachable');
     expect(remote.statusDetail).toMatch(/refused the connection/);
   });
@@ -185,7 +191,9 @@ describe('RemoteDetector failures', () => {
       const t0 = Date.now();
       const err = await remoteError(remote.detect(tiny));
       expect(Date.now() - t0).toBeLessThan(1200);
-      expect(err.message).toBe(`The remote model server at ${slow.url} did not answer the descriptor request for model "${MODEL}" within 200 ms.`);
+      expect(err.message).toBe(
+        `The remote model server at ${slow.url} did not answer the descriptor request for model "${MODEL}" within 200 ms.`,
+      );
       expect(await remote.checkStatus()).toBe('unreachable');
       expect(remote.statusDetail).toMatch(/did not answer the model status request within 200 ms/);
     } finally {
@@ -194,7 +202,10 @@ describe('RemoteDetector failures', () => {
   });
 
   /** A server with a good descriptor and config whose infer answer is scripted. */
-  async function withInfer(answer: (c: import('hono').Context) => Response | Promise<Response>, run: (remote: RemoteDetector) => Promise<void>) {
+  async function withInfer(
+    answer: (c: import('hono').Context) => Response | Promise<Response>,
+    run: (remote: RemoteDetector) => Promise<void>,
+  ) {
     const srv = await fakeServer((app) => {
       app.get('/v2/models/:name', (c) => c.json(DESCRIPTOR));
       app.get('/v1/config', (c) => c.json(AVAILABLE));
@@ -214,13 +225,41 @@ describe('RemoteDetector failures', () => {
   });
 
   it.each([
-    ['malformed JSON', (c: import('hono').Context) => c.body('{"outputs": [', 200, { 'content-type': 'application/json' }), /^The remote model server sent malformed JSON in reply to the inference request for model "face-detection-retail-0005"\.$/],
-    ['an HTTP error', (c: import('hono').Context) => c.json({ error: 'Internal inference error' }, 500), /^The remote model server answered HTTP 500 to the inference request for model "face-detection-retail-0005": Internal inference error\.$/],
-    ['a non-V2 body', (c: import('hono').Context) => c.json({ detections: [] }), /^The remote model server sent an invalid inference response \(/],
-    ['a wrong output shape', (c: import('hono').Context) => c.json(output({ shape: [1, 1, 200, 6], data: new Array(1200).fill(0) })), /output "527" has shape \[1,1,200,6\], expected rows of 7 values/],
-    ['a wrong datatype', (c: import('hono').Context) => c.json(output({ datatype: 'FP16' })), /output "527" has datatype FP16, expected FP32/],
-    ['a short data array', (c: import('hono').Context) => c.json(output({ data: new Array(700).fill(0) })), /output "527" holds 700 values but its shape \[1,1,200,7\] needs 1400/],
-    ['a missing output', (c: import('hono').Context) => c.json(output({ name: 'detection_out' })), /has no output "527" \(got "detection_out"\)/],
+    [
+      'malformed JSON',
+      (c: import('hono').Context) => c.body('{"outputs": [', 200, { 'content-type': 'application/json' }),
+      /^The remote model server sent malformed JSON in reply to the inference request for model "face-detection-retail-0005"\.$/,
+    ],
+    [
+      'an HTTP error',
+      (c: import('hono').Context) => c.json({ error: 'Internal inference error' }, 500),
+      /^The remote model server answered HTTP 500 to the inference request for model "face-detection-retail-0005": Internal inference error\.$/,
+    ],
+    [
+      'a non-V2 body',
+      (c: import('hono').Context) => c.json({ detections: [] }),
+      /^The remote model server sent an invalid inference response \(/,
+    ],
+    [
+      'a wrong output shape',
+      (c: import('hono').Context) => c.json(output({ shape: [1, 1, 200, 6], data: new Array(1200).fill(0) })),
+      /output "527" has shape \[1,1,200,6\], expected rows of 7 values/,
+    ],
+    [
+      'a wrong datatype',
+      (c: import('hono').Context) => c.json(output({ datatype: 'FP16' })),
+      /output "527" has datatype FP16, expected FP32/,
+    ],
+    [
+      'a short data array',
+      (c: import('hono').Context) => c.json(output({ data: new Array(700).fill(0) })),
+      /output "527" holds 700 values but its shape \[1,1,200,7\] needs 1400/,
+    ],
+    [
+      'a missing output',
+      (c: import('hono').Context) => c.json(output({ name: 'detection_out' })),
+      /has no output "527" \(got "detection_out"\)/,
+    ],
   ])('infer answering %s', async (_label, answer, message) => {
     await withInfer(answer, async (remote) => {
       const err = await remoteError(remote.detect(tiny));
@@ -233,9 +272,15 @@ describe('RemoteDetector failures', () => {
     const rows = new Array(1400).fill(0);
     rows.splice(0, 14, 0, 1, 0.9, 0.25, 0.5, 0.75, 1.1, -1, 0, 0, 0, 0, 0, 0);
     const srv = await fakeServer((app) => {
-      app.get('/v2/models/:name', (c) => c.json({ ...DESCRIPTOR, inputs: [{ name: 'data', datatype: 'FP32', shape: [-1, 3, -1, -1] }], outputs: [{ name: 'detection_out', datatype: 'FP32', shape: [1, 1, -1, 7] }] }));
+      app.get('/v2/models/:name', (c) =>
+        c.json({
+          ...DESCRIPTOR,
+          inputs: [{ name: 'data', datatype: 'FP32', shape: [-1, 3, -1, -1] }],
+          outputs: [{ name: 'detection_out', datatype: 'FP32', shape: [1, 1, -1, 7] }],
+        }),
+      );
       app.post('/v2/models/:name/infer', async (c) => {
-        seen = ((await c.req.json()) as { inputs: typeof seen[] }).inputs[0];
+        seen = ((await c.req.json()) as { inputs: (typeof seen)[] }).inputs[0];
         return c.json({ model_name: MODEL, outputs: [{ name: 'detection_out', datatype: 'FP32', shape: [1, 1, 200, 7], data: rows }] });
       });
     });
@@ -255,13 +300,17 @@ describe('RemoteDetector failures', () => {
 
   it('refuses a descriptor that is not an SSD detector', async () => {
     const srv = await fakeServer((app) => {
-      app.get('/v2/models/:name', (c) => c.json({ ...DESCRIPTOR, inputs: [{ name: 'input.1', datatype: 'FP32', shape: [1, 300, 300, 3] }] }));
+      app.get('/v2/models/:name', (c) =>
+        c.json({ ...DESCRIPTOR, inputs: [{ name: 'input.1', datatype: 'FP32', shape: [1, 300, 300, 3] }] }),
+      );
       app.get('/v1/config', (c) => c.json(AVAILABLE));
     });
     try {
       const remote = new RemoteDetector(srv.url, MODEL, 0.5, 2000);
       const err = await remoteError(remote.detect(tiny));
-      expect(err.message).toMatch(/is not an SSD face detector this engine can use: input "input.1" has shape \[1,300,300,3\], expected 3 channels/);
+      expect(err.message).toMatch(
+        /is not an SSD face detector this engine can use: input "input.1" has shape \[1,300,300,3\], expected 3 channels/,
+      );
       expect(await remote.checkStatus()).toBe('model_not_ready');
     } finally {
       await srv.close();

@@ -7,7 +7,14 @@
  */
 import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import { inferResponse, modelConfigStatus, modelMetadata, shapeSize, type ModelMetadata } from '../../../shared/kserve/protocol.js';
-import { parseSsdDetections, ssdContract, ssdInput, SsdContractError, type SsdContract, type SsdDetection } from '../../../shared/vision/ssd-face.js';
+import {
+  parseSsdDetections,
+  ssdContract,
+  ssdInput,
+  SsdContractError,
+  type SsdContract,
+  type SsdDetection,
+} from '../../../shared/vision/ssd-face.js';
 import { ApiError } from '../../http/errors.js';
 
 export type RemoteStatus = 'connected' | 'unreachable' | 'model_not_ready';
@@ -32,7 +39,8 @@ export class RemoteDetector {
     } catch {
       throw new TypeError(`remote model server URL "${url}" is not a valid URL`);
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`remote model server URL "${url}" must be http or https`);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new TypeError(`remote model server URL "${url}" must be http or https`);
     if (!(confidenceThreshold >= 0 && confidenceThreshold <= 1)) throw new RangeError('confidenceThreshold must be between 0 and 1');
     if (!(timeoutMs > 0)) throw new RangeError('timeoutMs must be positive');
     this.url = parsed.href.replace(/\/+$/, '');
@@ -70,7 +78,8 @@ export class RemoteDetector {
     const code = e?.cause?.code;
     if (code === 'ECONNREFUSED') return `The remote model server at ${this.url} refused the connection for ${what}; is it running?`;
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `The remote model server host in ${this.url} cannot be resolved.`;
-    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return `The remote model server at ${this.url} closed the connection during ${what}.`;
+    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET')
+      return `The remote model server at ${this.url} closed the connection during ${what}.`;
     return `The remote model server at ${this.url} could not be reached for ${what} (${code ?? e?.cause?.message ?? e?.message ?? String(err)}).`;
   }
 
@@ -100,13 +109,19 @@ export class RemoteDetector {
     const meta = modelMetadata.safeParse(value);
     if (!meta.success) {
       const issue = meta.error.issues[0];
-      throw new ApiError('remote_unavailable', `The remote model server sent an invalid descriptor for model "${this.modelName}" (${issue.path.join('.') || 'body'}: ${issue.message}).`);
+      throw new ApiError(
+        'remote_unavailable',
+        `The remote model server sent an invalid descriptor for model "${this.modelName}" (${issue.path.join('.') || 'body'}: ${issue.message}).`,
+      );
     }
     try {
       return ssdContract(meta.data as ModelMetadata);
     } catch (err) {
       if (err instanceof SsdContractError) {
-        throw new ApiError('remote_unavailable', `Model "${this.modelName}" on the remote model server is not an SSD face detector this engine can use: ${err.message}.`);
+        throw new ApiError(
+          'remote_unavailable',
+          `Model "${this.modelName}" on the remote model server is not an SSD face detector this engine can use: ${err.message}.`,
+        );
       }
       throw err;
     }
@@ -158,20 +173,35 @@ export class RemoteDetector {
     const res = inferResponse.safeParse(value);
     if (!res.success) {
       const issue = res.error.issues[0];
-      throw new ApiError('remote_unavailable', `The remote model server sent an invalid inference response (${issue.path.join('.') || 'body'}: ${issue.message}).`);
+      throw new ApiError(
+        'remote_unavailable',
+        `The remote model server sent an invalid inference response (${issue.path.join('.') || 'body'}: ${issue.message}).`,
+      );
     }
     const out = res.data.outputs.find((o) => o.name === contract.outputName);
     if (!out) {
-      throw new ApiError('remote_unavailable', `The remote model server's inference response has no output "${contract.outputName}" (got ${res.data.outputs.map((o) => `"${o.name}"`).join(', ')}).`);
+      throw new ApiError(
+        'remote_unavailable',
+        `The remote model server's inference response has no output "${contract.outputName}" (got ${res.data.outputs.map((o) => `"${o.name}"`).join(', ')}).`,
+      );
     }
     if (out.datatype !== 'FP32') {
-      throw new ApiError('remote_unavailable', `The remote model server's output "${out.name}" has datatype ${out.datatype}, expected FP32.`);
+      throw new ApiError(
+        'remote_unavailable',
+        `The remote model server's output "${out.name}" has datatype ${out.datatype}, expected FP32.`,
+      );
     }
     if (out.shape.length < 2 || out.shape[out.shape.length - 1] !== 7 || out.shape.some((d) => d < 0)) {
-      throw new ApiError('remote_unavailable', `The remote model server's output "${out.name}" has shape [${out.shape}], expected rows of 7 values such as [1, 1, 200, 7].`);
+      throw new ApiError(
+        'remote_unavailable',
+        `The remote model server's output "${out.name}" has shape [${out.shape}], expected rows of 7 values such as [1, 1, 200, 7].`,
+      );
     }
     if (out.data.length !== shapeSize(out.shape)) {
-      throw new ApiError('remote_unavailable', `The remote model server's output "${out.name}" holds ${out.data.length} values but its shape [${out.shape}] needs ${shapeSize(out.shape)}.`);
+      throw new ApiError(
+        'remote_unavailable',
+        `The remote model server's output "${out.name}" holds ${out.data.length} values but its shape [${out.shape}] needs ${shapeSize(out.shape)}.`,
+      );
     }
     return out.data;
   }

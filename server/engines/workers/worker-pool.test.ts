@@ -17,7 +17,12 @@ afterEach(async () => {
 });
 
 function visionPool(size: number): VisionPool {
-  return new WorkerPool<VisionOps>({ name: 'vision', script: 'faces/vision-worker', data: { cascadeXml, cascade: CASCADE_DEFAULTS }, size });
+  return new WorkerPool<VisionOps>({
+    name: 'vision',
+    script: 'faces/vision-worker',
+    data: { cascadeXml, cascade: CASCADE_DEFAULTS },
+    size,
+  });
 }
 
 async function gray(rel: string) {
@@ -37,7 +42,15 @@ describe('WorkerPool (vision workers)', () => {
     pool = visionPool(2);
     const image = await gray('faces/grace_hopper.jpg');
     const sample = await pool.run('trainSample', { gray: image });
-    const model = { radius: 1, neighbors: 8, gridX: 8, gridY: 8, threshold: Number.MAX_VALUE, histograms: [sample.histogram!], labels: Int32Array.of(0) };
+    const model = {
+      radius: 1,
+      neighbors: 8,
+      gridX: 8,
+      gridY: 8,
+      threshold: Number.MAX_VALUE,
+      histograms: [sample.histogram!],
+      labels: Int32Array.of(0),
+    };
     await pool.broadcast('setModel', { model, names: new Map([[0, 'grace']]) });
     const slots = (pool as unknown as { slots: { worker: import('node:worker_threads').Worker }[] }).slots;
     const dead = slots[0].worker;
@@ -50,7 +63,9 @@ describe('WorkerPool (vision workers)', () => {
 
   it('names itself in its errors', async () => {
     pool = visionPool(1);
-    await expect(pool.run('recognize', { gray: { width: 1, height: 1, data: new Uint8Array(1) }, window })).resolves.toMatchObject({ faces: [] });
+    await expect(pool.run('recognize', { gray: { width: 1, height: 1, data: new Uint8Array(1) }, window })).resolves.toMatchObject({
+      faces: [],
+    });
     await pool.close();
     await expect(pool.run('detect', { gray: { width: 1, height: 1, data: new Uint8Array(1) } })).rejects.toThrow('vision pool is closed');
     const lost = visionPool(1);

@@ -25,7 +25,9 @@ function rectCorners(c: HaarCascade, L: Layout, f: number, r: number): number[] 
   // CV_TILTED_OFS / CV_SUM_OFS corners, as cells; tilted ones in the tilted plane.
   const corners =
     c.featureTilted[f] !== 0
-      ? [x + pitch * y, x - h + pitch * (y + h), x + w + pitch * (y + w), x + w - h + pitch * (y + w + h)].map((cell) => cell + L.tiltedOffset)
+      ? [x + pitch * y, x - h + pitch * (y + h), x + w + pitch * (y + w), x + w - h + pitch * (y + w + h)].map(
+          (cell) => cell + L.tiltedOffset,
+        )
       : [x + pitch * y, x + w + pitch * y, x + pitch * (y + h), x + w + pitch * (y + h)];
   return corners.map((cell) => cell * 4);
 }

@@ -67,7 +67,11 @@ function generate(c: HaarCascade, L: Layout, withSimd: boolean): Uint8Array {
   const functions: FunctionDef[] = [scalarScan(c, L, EVAL), evalWindow(c, FIRST_STAGE)];
   for (let s = 0; s < c.stageCount; s++) functions.push(stage(c, L, s));
   const hline = functions.length;
-  functions.push(hlineFunction(), { ...resizeFunction(hline), name: 'resize' }, { ...integralsFunction(L.pitch, L.sqOffset), name: 'integrals' });
+  functions.push(
+    hlineFunction(),
+    { ...resizeFunction(hline), name: 'resize' },
+    { ...integralsFunction(L.pitch, L.sqOffset), name: 'integrals' },
+  );
   if (withSimd) {
     const scan4Index = functions.length;
     const eval4Index = scan4Index + 1;
@@ -162,7 +166,24 @@ export class Kernel implements HaarKernel {
       this.cells.set(xt.c1, at.xc1 >> 2);
       this.cells.set(yt.ofs, at.yofs >> 2);
       this.cells.set(yt.c1, at.yc1 >> 2);
-      this.fn.resize(at.src, src.w, src.h, at.level, lw, lh, at.xofs, at.xc1, xt.min, xt.max, at.yofs, at.yc1, yt.min, yt.max, at.bufA, at.bufB);
+      this.fn.resize(
+        at.src,
+        src.w,
+        src.h,
+        at.level,
+        lw,
+        lh,
+        at.xofs,
+        at.xc1,
+        xt.min,
+        xt.max,
+        at.yofs,
+        at.yc1,
+        yt.min,
+        yt.max,
+        at.bufA,
+        at.bufB,
+      );
     }
     this.fn.integrals(at.level, lw, lh);
   }

@@ -49,7 +49,18 @@ export function scalarScan(c: HaarCascade, L: Layout, evalIndex: number): Functi
   const code = new Code();
   const rectSum = (plane: number) => {
     const [a, b, d, e] = corners.map((cell) => (plane + cell) * 4);
-    code.localGet(p).i32Load(a).localGet(p).i32Load(b).op(op.i32Sub).localGet(p).i32Load(d).op(op.i32Sub).localGet(p).i32Load(e).op(op.i32Add);
+    code
+      .localGet(p)
+      .i32Load(a)
+      .localGet(p)
+      .i32Load(b)
+      .op(op.i32Sub)
+      .localGet(p)
+      .i32Load(d)
+      .op(op.i32Sub)
+      .localGet(p)
+      .i32Load(e)
+      .op(op.i32Add);
   };
   code.i32Const(0).localSet(count).i32Const(0).localSet(y);
   code.open(op.block).open(op.loop);
@@ -89,7 +100,15 @@ export function scalarScan(c: HaarCascade, L: Layout, evalIndex: number): Functi
 export function evalWindow(c: HaarCascade, firstStage: number): FunctionDef {
   const code = new Code();
   for (let s = 0; s < c.stageCount; s++) {
-    code.localGet(0).localGet(1).call(firstStage + s).op(op.i32Eqz).open(op.if).i32Const(-s).op(op.return).op(op.end);
+    code
+      .localGet(0)
+      .localGet(1)
+      .call(firstStage + s)
+      .op(op.i32Eqz)
+      .open(op.if)
+      .i32Const(-s)
+      .op(op.return)
+      .op(op.end);
   }
   code.i32Const(1);
   return { params: [I32, F32], results: [I32], locals: [], body: code };

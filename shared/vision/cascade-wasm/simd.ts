@@ -8,7 +8,6 @@ import { Code, I32, op, simd, V128, type FunctionDef } from '../../wasm/builder.
 import type { HaarCascade } from '../cascade/parse.js';
 import { emitCondition, FOUR, links, normRect, type Layout } from './emit.js';
 
-
 // Byte lanes of i8x16.shuffle: the upper two f32/i32 lanes moved down (for the *_low conversions), two f32x4
 // halves [a0 a1 _ _] [b0 b1 _ _] joined, and the low 32 bits of two i64x2 masks joined into one i32x4 mask.
 const UPPER_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
@@ -20,7 +19,16 @@ const JOIN_I64_MASKS = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27
  * four lanes and the leaves chosen by bitselect; a branch no live lane takes is skipped (its lanes get 0, unused).
  * `condLocal(d)` is a v128 local for the condition at depth d.
  */
-function emitTree4(c: HaarCascade, L: Layout, code: Code, tree: number, P: number, VNF4: number, ALIVE: number, condLocal: (depth: number) => number): void {
+function emitTree4(
+  c: HaarCascade,
+  L: Layout,
+  code: Code,
+  tree: number,
+  P: number,
+  VNF4: number,
+  ALIVE: number,
+  condLocal: (depth: number) => number,
+): void {
   const root = c.treeNodeStart[tree];
   const { left, right } = links(c, tree);
   const emit = (link: number, depth: number): void => {
@@ -90,7 +98,14 @@ export function eval4(c: HaarCascade, firstStage4: number): FunctionDef {
   const [P, VNF4, ALIVE] = [0, 1, 2];
   const code = new Code();
   for (let s = 1; s < c.stageCount; s++) {
-    code.localGet(ALIVE).localGet(P).localGet(VNF4).localGet(ALIVE).call(firstStage4 + s).simd(simd.v128And).localTee(ALIVE);
+    code
+      .localGet(ALIVE)
+      .localGet(P)
+      .localGet(VNF4)
+      .localGet(ALIVE)
+      .call(firstStage4 + s)
+      .simd(simd.v128And)
+      .localTee(ALIVE);
     code.simd(simd.v128AnyTrue).op(op.i32Eqz).open(op.if).localGet(ALIVE).op(op.return).op(op.end);
   }
   code.localGet(ALIVE);
@@ -183,7 +198,11 @@ export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4
   for (let k = 0; k < 4; k++) {
     code.localGet(nIn).i32Const(k).op(op.i32LeS).brIf(0);
     code.localGet(carry).open(op.if).i32Const(0).localSet(carry).op(op.else);
-    code.localGet(E).i32Const(1 << k).op(op.i32Or).localSet(E);
+    code
+      .localGet(E)
+      .i32Const(1 << k)
+      .op(op.i32Or)
+      .localSet(E);
     code.localGet(F0).i32Const(k).op(op.i32ShrU).i32Const(1).op(op.i32And).localSet(carry);
     code.op(op.end);
   }
@@ -193,7 +212,11 @@ export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4
   laneMask(bits);
   code.call(eval4Index).simd(simd.i32x4Bitmask).localTee(bits).op(op.i32Eqz).brIf(0);
   for (let k = 0; k < 4; k++) {
-    code.localGet(bits).i32Const(1 << k).op(op.i32And).open(op.if);
+    code
+      .localGet(bits)
+      .i32Const(1 << k)
+      .op(op.i32And)
+      .open(op.if);
     code.localGet(outBase).localGet(count).i32Const(2).op(op.i32Shl).op(op.i32Add);
     code.localGet(rowCell).localGet(x).op(op.i32Add).i32Const(k).op(op.i32Add).i32Store(0);
     code.localGet(count).i32Const(1).op(op.i32Add).localSet(count);

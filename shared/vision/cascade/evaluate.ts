@@ -216,25 +216,75 @@ function walk(I: Int32Array, F: Float64Array, S: Int32Array, node: number, p: nu
 // Per-tree passes over a list of windows (P: integral offsets, V: norm factors, T: stage sums). Each is a small
 // monomorphic loop with the tree's nodes in locals; feature value = float(w0*s0 + w1*s1 [+ w2*s2]) * norm, in float.
 
-function passStump2(S: Int32Array, n: number, P: Int32Array, V: Float64Array, T: Float64Array, I: Int32Array, F: Float64Array, o: number, fo: number, lv: number, rv: number): void {
-  const a0 = I[o], a1 = I[o + 1], a2 = I[o + 2], a3 = I[o + 3];
-  const b0 = I[o + 4], b1 = I[o + 5], b2 = I[o + 6], b3 = I[o + 7];
-  const w0 = F[fo], w1 = F[fo + 1], thr = F[fo + 3];
+function passStump2(
+  S: Int32Array,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+  I: Int32Array,
+  F: Float64Array,
+  o: number,
+  fo: number,
+  lv: number,
+  rv: number,
+): void {
+  const a0 = I[o],
+    a1 = I[o + 1],
+    a2 = I[o + 2],
+    a3 = I[o + 3];
+  const b0 = I[o + 4],
+    b1 = I[o + 5],
+    b2 = I[o + 6],
+    b3 = I[o + 7];
+  const w0 = F[fo],
+    w1 = F[fo + 1],
+    thr = F[fo + 3];
   for (let i = 0; i < n; i++) {
     const p = P[i];
-    const v = fround(fround(w0 * ((S[p + a0] - S[p + a1] - S[p + a2] + S[p + a3]) | 0)) + fround(w1 * ((S[p + b0] - S[p + b1] - S[p + b2] + S[p + b3]) | 0)));
+    const v = fround(
+      fround(w0 * ((S[p + a0] - S[p + a1] - S[p + a2] + S[p + a3]) | 0)) +
+        fround(w1 * ((S[p + b0] - S[p + b1] - S[p + b2] + S[p + b3]) | 0)),
+    );
     T[i] += fround(v * V[i]) < thr ? lv : rv;
   }
 }
 
-function passStump3(S: Int32Array, n: number, P: Int32Array, V: Float64Array, T: Float64Array, I: Int32Array, F: Float64Array, o: number, fo: number, lv: number, rv: number): void {
-  const a0 = I[o], a1 = I[o + 1], a2 = I[o + 2], a3 = I[o + 3];
-  const b0 = I[o + 4], b1 = I[o + 5], b2 = I[o + 6], b3 = I[o + 7];
-  const c0 = I[o + 8], c1 = I[o + 9], c2 = I[o + 10], c3 = I[o + 11];
-  const w0 = F[fo], w1 = F[fo + 1], w2 = F[fo + 2], thr = F[fo + 3];
+function passStump3(
+  S: Int32Array,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+  I: Int32Array,
+  F: Float64Array,
+  o: number,
+  fo: number,
+  lv: number,
+  rv: number,
+): void {
+  const a0 = I[o],
+    a1 = I[o + 1],
+    a2 = I[o + 2],
+    a3 = I[o + 3];
+  const b0 = I[o + 4],
+    b1 = I[o + 5],
+    b2 = I[o + 6],
+    b3 = I[o + 7];
+  const c0 = I[o + 8],
+    c1 = I[o + 9],
+    c2 = I[o + 10],
+    c3 = I[o + 11];
+  const w0 = F[fo],
+    w1 = F[fo + 1],
+    w2 = F[fo + 2],
+    thr = F[fo + 3];
   for (let i = 0; i < n; i++) {
     const p = P[i];
-    let v = fround(fround(w0 * ((S[p + a0] - S[p + a1] - S[p + a2] + S[p + a3]) | 0)) + fround(w1 * ((S[p + b0] - S[p + b1] - S[p + b2] + S[p + b3]) | 0)));
+    let v = fround(
+      fround(w0 * ((S[p + a0] - S[p + a1] - S[p + a2] + S[p + a3]) | 0)) +
+        fround(w1 * ((S[p + b0] - S[p + b1] - S[p + b2] + S[p + b3]) | 0)),
+    );
     v = fround(v + fround(w2 * ((S[p + c0] - S[p + c1] - S[p + c2] + S[p + c3]) | 0)));
     T[i] += fround(v * V[i]) < thr ? lv : rv;
   }
@@ -242,26 +292,69 @@ function passStump3(S: Int32Array, n: number, P: Int32Array, V: Float64Array, T:
 
 /** Root with one leaf and one stump child (every tree of frontalface_alt2). */
 function passChain(
-  S: Int32Array, n: number, P: Int32Array, V: Float64Array, T: Float64Array, I: Int32Array, F: Float64Array,
-  o: number, fo: number, q: number, fq: number, leafOnLeft: boolean, rootLeaf: number, cl: number, cr: number,
+  S: Int32Array,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+  I: Int32Array,
+  F: Float64Array,
+  o: number,
+  fo: number,
+  q: number,
+  fq: number,
+  leafOnLeft: boolean,
+  rootLeaf: number,
+  cl: number,
+  cr: number,
 ): void {
-  const a0 = I[o], a1 = I[o + 1], a2 = I[o + 2], a3 = I[o + 3];
-  const b0 = I[o + 4], b1 = I[o + 5], b2 = I[o + 6], b3 = I[o + 7];
-  const c0 = I[o + 8], c1 = I[o + 9], c2 = I[o + 10], c3 = I[o + 11];
-  const w0 = F[fo], w1 = F[fo + 1], w2 = F[fo + 2], thr = F[fo + 3];
-  const d0 = I[q], d1 = I[q + 1], d2 = I[q + 2], d3 = I[q + 3];
-  const e0 = I[q + 4], e1 = I[q + 5], e2 = I[q + 6], e3 = I[q + 7];
-  const f0 = I[q + 8], f1 = I[q + 9], f2 = I[q + 10], f3 = I[q + 11];
-  const u0 = F[fq], u1 = F[fq + 1], u2 = F[fq + 2], cthr = F[fq + 3];
+  const a0 = I[o],
+    a1 = I[o + 1],
+    a2 = I[o + 2],
+    a3 = I[o + 3];
+  const b0 = I[o + 4],
+    b1 = I[o + 5],
+    b2 = I[o + 6],
+    b3 = I[o + 7];
+  const c0 = I[o + 8],
+    c1 = I[o + 9],
+    c2 = I[o + 10],
+    c3 = I[o + 11];
+  const w0 = F[fo],
+    w1 = F[fo + 1],
+    w2 = F[fo + 2],
+    thr = F[fo + 3];
+  const d0 = I[q],
+    d1 = I[q + 1],
+    d2 = I[q + 2],
+    d3 = I[q + 3];
+  const e0 = I[q + 4],
+    e1 = I[q + 5],
+    e2 = I[q + 6],
+    e3 = I[q + 7];
+  const f0 = I[q + 8],
+    f1 = I[q + 9],
+    f2 = I[q + 10],
+    f3 = I[q + 11];
+  const u0 = F[fq],
+    u1 = F[fq + 1],
+    u2 = F[fq + 2],
+    cthr = F[fq + 3];
   for (let i = 0; i < n; i++) {
     const p = P[i];
     const vnf = V[i];
-    let v = fround(fround(w0 * ((S[p + a0] - S[p + a1] - S[p + a2] + S[p + a3]) | 0)) + fround(w1 * ((S[p + b0] - S[p + b1] - S[p + b2] + S[p + b3]) | 0)));
+    let v = fround(
+      fround(w0 * ((S[p + a0] - S[p + a1] - S[p + a2] + S[p + a3]) | 0)) +
+        fround(w1 * ((S[p + b0] - S[p + b1] - S[p + b2] + S[p + b3]) | 0)),
+    );
     if (w2 !== 0) v = fround(v + fround(w2 * ((S[p + c0] - S[p + c1] - S[p + c2] + S[p + c3]) | 0)));
     if (fround(v * vnf) < thr === leafOnLeft) {
       T[i] += rootLeaf;
     } else {
-      let u = fround(fround(u0 * ((S[p + d0] - S[p + d1] - S[p + d2] + S[p + d3]) | 0)) + fround(u1 * ((S[p + e0] - S[p + e1] - S[p + e2] + S[p + e3]) | 0)));
+      let u = fround(
+        fround(u0 * ((S[p + d0] - S[p + d1] - S[p + d2] + S[p + d3]) | 0)) +
+          fround(u1 * ((S[p + e0] - S[p + e1] - S[p + e2] + S[p + e3]) | 0)),
+      );
       if (u2 !== 0) u = fround(u + fround(u2 * ((S[p + f0] - S[p + f1] - S[p + f2] + S[p + f3]) | 0)));
       T[i] += fround(u * vnf) < cthr ? cl : cr;
     }
@@ -272,11 +365,35 @@ function passChain(
 const pick2 = new Float64Array(2);
 const pick4 = new Float64Array(4);
 
-function passStumpInt(S: Int32Array, n: number, P: Int32Array, V: Float64Array, T: Float64Array, I: Int32Array, F: Float64Array, o: number, fo: number, lv: number, rv: number): void {
-  const a0 = I[o], a1 = I[o + 1], a2 = I[o + 2], a3 = I[o + 3];
-  const b0 = I[o + 4], b1 = I[o + 5], b2 = I[o + 6], b3 = I[o + 7];
-  const c0 = I[o + 8], c1 = I[o + 9], c2 = I[o + 10], c3 = I[o + 11];
-  const w0 = F[fo], w1 = F[fo + 1], w2 = F[fo + 2], thr = F[fo + 3];
+function passStumpInt(
+  S: Int32Array,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+  I: Int32Array,
+  F: Float64Array,
+  o: number,
+  fo: number,
+  lv: number,
+  rv: number,
+): void {
+  const a0 = I[o],
+    a1 = I[o + 1],
+    a2 = I[o + 2],
+    a3 = I[o + 3];
+  const b0 = I[o + 4],
+    b1 = I[o + 5],
+    b2 = I[o + 6],
+    b3 = I[o + 7];
+  const c0 = I[o + 8],
+    c1 = I[o + 9],
+    c2 = I[o + 10],
+    c3 = I[o + 11];
+  const w0 = F[fo],
+    w1 = F[fo + 1],
+    w2 = F[fo + 2],
+    thr = F[fo + 3];
   const pick = pick2;
   pick[1] = lv; // value < threshold
   pick[0] = rv;
@@ -290,17 +407,54 @@ function passStumpInt(S: Int32Array, n: number, P: Int32Array, V: Float64Array, 
 
 /** Root with one leaf and one stump child, both evaluated for every window so the leaf choice needs no branch. */
 function passChainInt(
-  S: Int32Array, n: number, P: Int32Array, V: Float64Array, T: Float64Array, I: Int32Array, F: Float64Array,
-  o: number, fo: number, q: number, fq: number, leafOnLeft: boolean, rootLeaf: number, cl: number, cr: number,
+  S: Int32Array,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+  I: Int32Array,
+  F: Float64Array,
+  o: number,
+  fo: number,
+  q: number,
+  fq: number,
+  leafOnLeft: boolean,
+  rootLeaf: number,
+  cl: number,
+  cr: number,
 ): void {
-  const a0 = I[o], a1 = I[o + 1], a2 = I[o + 2], a3 = I[o + 3];
-  const b0 = I[o + 4], b1 = I[o + 5], b2 = I[o + 6], b3 = I[o + 7];
-  const c0 = I[o + 8], c1 = I[o + 9], c2 = I[o + 10], c3 = I[o + 11];
-  const w0 = F[fo], w1 = F[fo + 1], w2 = F[fo + 2], thr = F[fo + 3];
-  const d0 = I[q], d1 = I[q + 1], d2 = I[q + 2], d3 = I[q + 3];
-  const e0 = I[q + 4], e1 = I[q + 5], e2 = I[q + 6], e3 = I[q + 7];
-  const f0 = I[q + 8], f1 = I[q + 9], f2 = I[q + 10], f3 = I[q + 11];
-  const u0 = F[fq], u1 = F[fq + 1], u2 = F[fq + 2], cthr = F[fq + 3];
+  const a0 = I[o],
+    a1 = I[o + 1],
+    a2 = I[o + 2],
+    a3 = I[o + 3];
+  const b0 = I[o + 4],
+    b1 = I[o + 5],
+    b2 = I[o + 6],
+    b3 = I[o + 7];
+  const c0 = I[o + 8],
+    c1 = I[o + 9],
+    c2 = I[o + 10],
+    c3 = I[o + 11];
+  const w0 = F[fo],
+    w1 = F[fo + 1],
+    w2 = F[fo + 2],
+    thr = F[fo + 3];
+  const d0 = I[q],
+    d1 = I[q + 1],
+    d2 = I[q + 2],
+    d3 = I[q + 3];
+  const e0 = I[q + 4],
+    e1 = I[q + 5],
+    e2 = I[q + 6],
+    e3 = I[q + 7];
+  const f0 = I[q + 8],
+    f1 = I[q + 9],
+    f2 = I[q + 10],
+    f3 = I[q + 11];
+  const u0 = F[fq],
+    u1 = F[fq + 1],
+    u2 = F[fq + 2],
+    cthr = F[fq + 3];
   // Index: (root value < threshold) * 2 + (child value < threshold).
   const pick = pick4;
   pick[leafOnLeft ? 2 : 0] = rootLeaf;
@@ -319,7 +473,17 @@ function passChainInt(
 }
 
 /** Any tree shape. */
-function passGeneric(S: Int32Array, n: number, P: Int32Array, V: Float64Array, T: Float64Array, I: Int32Array, F: Float64Array, root: number, leaves: Float64Array): void {
+function passGeneric(
+  S: Int32Array,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+  I: Int32Array,
+  F: Float64Array,
+  root: number,
+  leaves: Float64Array,
+): void {
   for (let i = 0; i < n; i++) T[i] += leaves[walk(I, F, S, root, P[i], V[i])];
 }
 
@@ -327,7 +491,16 @@ function passGeneric(S: Int32Array, n: number, P: Int32Array, V: Float64Array, T
  * Stage sums of stage `si` for windows P[0..n) into T. Windows go breadth-first, tree by tree; each window still adds
  * its trees in OpenCV's order, so the double sums are identical to the depth-first evaluation.
  */
-function stageSums(c: HaarCascade, k: Compiled, S: Int32Array, si: number, n: number, P: Int32Array, V: Float64Array, T: Float64Array): void {
+function stageSums(
+  c: HaarCascade,
+  k: Compiled,
+  S: Int32Array,
+  si: number,
+  n: number,
+  P: Int32Array,
+  V: Float64Array,
+  T: Float64Array,
+): void {
   const I = k.ints;
   const F = k.floats;
   const leaves = c.leafValues;
@@ -343,12 +516,27 @@ function stageSums(c: HaarCascade, k: Compiled, S: Int32Array, si: number, n: nu
       if (k.integerWeights) passStumpInt(S, n, P, V, T, I, F, o, fo, leaves[~left], leaves[~right]);
       else if (F[fo + 2] === 0) passStump2(S, n, P, V, T, I, F, o, fo, leaves[~left], leaves[~right]);
       else passStump3(S, n, P, V, T, I, F, o, fo, leaves[~left], leaves[~right]);
-    } else if ((left < 0) !== (right < 0) && isStumpNode(I, left < 0 ? right : left)) {
+    } else if (left < 0 !== right < 0 && isStumpNode(I, left < 0 ? right : left)) {
       const leafOnLeft = left < 0;
       const ch = leafOnLeft ? right : left;
       const chain = k.integerWeights ? passChainInt : passChain;
-      chain(S, n, P, V, T, I, F, o, fo, ch * INTS, ch * FLOATS, leafOnLeft, leaves[~(leafOnLeft ? left : right)],
-        leaves[~I[ch * INTS + 12]], leaves[~I[ch * INTS + 13]]);
+      chain(
+        S,
+        n,
+        P,
+        V,
+        T,
+        I,
+        F,
+        o,
+        fo,
+        ch * INTS,
+        ch * FLOATS,
+        leafOnLeft,
+        leaves[~(leafOnLeft ? left : right)],
+        leaves[~I[ch * INTS + 12]],
+        leaves[~I[ch * INTS + 13]],
+      );
     } else {
       passGeneric(S, n, P, V, T, I, F, root, leaves);
     }

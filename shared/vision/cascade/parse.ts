@@ -70,7 +70,10 @@ function textOf(v: unknown, what: string): string {
 }
 
 function numbers(v: unknown, what: string): number[] {
-  const tokens = textOf(v, what).trim().split(/\s+/).filter((t) => t.length > 0);
+  const tokens = textOf(v, what)
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t.length > 0);
   return tokens.map((t) => {
     const n = Number(t);
     if (!Number.isFinite(n)) throw new HaarCascadeParseError(`${what}: "${t}" is not a number`);
@@ -165,7 +168,8 @@ export function parseHaarCascade(xml: string): HaarCascade {
       const inside = tilted
         ? x - h >= 0 && x + w <= windowWidth && y >= 0 && y + w + h <= windowHeight && w >= 0 && h >= 0
         : x >= 0 && y >= 0 && w >= 0 && h >= 0 && x + w <= windowWidth && y + h <= windowHeight;
-      if (!inside) throw new HaarCascadeParseError(`${what} rect ${ri} (${x} ${y} ${w} ${h}) lies outside the ${windowWidth}x${windowHeight} window`);
+      if (!inside)
+        throw new HaarCascadeParseError(`${what} rect ${ri} (${x} ${y} ${w} ${h}) lies outside the ${windowWidth}x${windowHeight} window`);
       featureRects.set([x, y, w, h], fi * 12 + ri * 4);
       featureWeights[fi * 3 + ri] = fround(weight);
     });
@@ -206,7 +210,8 @@ export function parseHaarCascade(xml: string): HaarCascade {
         if (!Number.isInteger(left) || !Number.isInteger(right) || !Number.isInteger(feat)) {
           throw new HaarCascadeParseError(`${what} node ${k}: left, right and featureIdx must be integers`);
         }
-        if (feat < 0 || feat >= nFeatures) throw new HaarCascadeParseError(`${what} node ${k}: feature ${feat} out of range (0..${nFeatures - 1})`);
+        if (feat < 0 || feat >= nFeatures)
+          throw new HaarCascadeParseError(`${what} node ${k}: feature ${feat} out of range (0..${nFeatures - 1})`);
         for (const child of [left, right]) {
           // Children after their parent guarantee the tree walk ends.
           const ok = child > 0 ? child > k && child < nodeCount : -child < leaves.length;

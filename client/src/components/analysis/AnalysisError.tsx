@@ -11,10 +11,7 @@ export function AnalysisError(props: { error: AnalysisFailure; failedTitle: stri
   return (
     <Notice kind="error" title={props.error.unreachable ? 'Server unreachable' : props.failedTitle} testId="analysis-error">
       {props.error.text}
-      <Show when={props.live}>
-        {' '}
-        {props.hasResult ? 'The last result stays on screen; ' : ''}trying again every 2 seconds.
-      </Show>
+      <Show when={props.live}> {props.hasResult ? 'The last result stays on screen; ' : ''}trying again every 2 seconds.</Show>
     </Notice>
   );
 }

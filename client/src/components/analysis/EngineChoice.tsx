@@ -19,11 +19,23 @@ export function EngineChoice(props: { page: AnalysisPage }) {
       <legend>Run the models</legend>
       <div class="row">
         <label class="engine-option">
-          <input type="radio" name={name} value="browser" checked={place() === 'browser'} onChange={() => choosePlace(props.page, 'browser')} />
+          <input
+            type="radio"
+            name={name}
+            value="browser"
+            checked={place() === 'browser'}
+            onChange={() => choosePlace(props.page, 'browser')}
+          />
           In this browser
         </label>
         <label class="engine-option">
-          <input type="radio" name={name} value="server" checked={place() === 'server'} onChange={() => choosePlace(props.page, 'server')} />
+          <input
+            type="radio"
+            name={name}
+            value="server"
+            checked={place() === 'server'}
+            onChange={() => choosePlace(props.page, 'server')}
+          />
           On the server
         </label>
       </div>
@@ -33,7 +45,9 @@ export function EngineChoice(props: { page: AnalysisPage }) {
           <Match when={browserEngine.state() === 'failed'}>
             The models could not run in this browser ({browserEngine.error()}). Choose “On the server”.
           </Match>
-          <Match when={browserEngine.state() === 'ready'}>Running in this browser on {backendLabel(browserEngine.info())}: pictures stay on this device.</Match>
+          <Match when={browserEngine.state() === 'ready'}>
+            Running in this browser on {backendLabel(browserEngine.info())}: pictures stay on this device.
+          </Match>
           <Match when={true}>Loading the models into this browser…</Match>
         </Switch>
       </p>

@@ -86,7 +86,15 @@ export function PhotoAnalysis<T>(props: PhotoAnalysisProps<T>) {
         <input id={`${props.id}-file`} type="file" accept="image/*" onChange={(e) => void choose(e.currentTarget)} />
       </div>
       <div class="stage">
-        <Show when={photo()} keyed fallback={<div class="stage-empty"><p>{props.emptyText}</p></div>}>
+        <Show
+          when={photo()}
+          keyed
+          fallback={
+            <div class="stage-empty">
+              <p>{props.emptyText}</p>
+            </div>
+          }
+        >
           {(canvas) => (
             <div class="analysis-frame">
               {canvas}

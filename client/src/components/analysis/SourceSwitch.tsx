@@ -16,7 +16,13 @@ export function SourceSwitch(props: { name: string; value: Source; onChange: (so
         <For each={OPTIONS}>
           {(o) => (
             <label classList={{ selected: props.value === o.value }}>
-              <input type="radio" name={props.name} value={o.value} checked={props.value === o.value} onChange={() => props.onChange(o.value)} />
+              <input
+                type="radio"
+                name={props.name}
+                value={o.value}
+                checked={props.value === o.value}
+                onChange={() => props.onChange(o.value)}
+              />
               {o.label}
             </label>
           )}

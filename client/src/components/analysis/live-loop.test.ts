@@ -32,7 +32,15 @@ function loop(step: LoopRun<string>['step'], extra: Partial<LoopRun<string>> = {
   const rates: (number | null)[] = [];
   const controller = new AbortController();
   const done = runLoop<string>(
-    { step, onResult: (r) => results.push(r), onError: (e) => errors.push(e), onFps: (f) => rates.push(f), retryMs: 2000, noFrameMs: 100, ...extra },
+    {
+      step,
+      onResult: (r) => results.push(r),
+      onError: (e) => errors.push(e),
+      onFps: (f) => rates.push(f),
+      retryMs: 2000,
+      noFrameMs: 100,
+      ...extra,
+    },
     controller.signal,
   );
   return { results, errors, rates, controller, done };

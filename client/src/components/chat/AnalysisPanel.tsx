@@ -64,10 +64,15 @@ export function AnalysisPanel(props: { analysis: ChatAnalysis; image?: Attachmen
             </ul>
           </Show>
           <h3>Objects</h3>
-          <Show when={props.analysis.objects_unavailable}>
-            {(why) => <p class="muted">Object detection could not run: {why()}</p>}
-          </Show>
-          <Show when={props.analysis.objects.length > 0} fallback={<Show when={!props.analysis.objects_unavailable}><p class="muted">No objects found.</p></Show>}>
+          <Show when={props.analysis.objects_unavailable}>{(why) => <p class="muted">Object detection could not run: {why()}</p>}</Show>
+          <Show
+            when={props.analysis.objects.length > 0}
+            fallback={
+              <Show when={!props.analysis.objects_unavailable}>
+                <p class="muted">No objects found.</p>
+              </Show>
+            }
+          >
             <ul class="chat-analysis-list">
               <For each={countObjects(props.analysis)}>
                 {([name, n]) => (

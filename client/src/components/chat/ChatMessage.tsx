@@ -16,7 +16,13 @@ export function ChatMessage(props: { turn: ChatTurn }) {
     >
       <span class="chat-role">{mine() ? 'You' : 'Lookout'}</span>
       <Show when={mine() && t().image}>
-        {(img) => <img class="chat-photo" src={img().dataUrl} alt={img().source === 'camera' ? 'Photo from the camera' : `Photo ${img().name ?? ''}`.trim()} />}
+        {(img) => (
+          <img
+            class="chat-photo"
+            src={img().dataUrl}
+            alt={img().source === 'camera' ? 'Photo from the camera' : `Photo ${img().name ?? ''}`.trim()}
+          />
+        )}
       </Show>
       <Show when={!mine() && t().analysis}>{(a) => <AnalysisPanel analysis={a()} image={t().analysedImage} />}</Show>
       <Show when={t().text}>

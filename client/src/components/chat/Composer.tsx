@@ -14,7 +14,8 @@ export function Composer(props: { disabled: boolean }) {
   const [reading, setReading] = createSignal(false);
   let input: HTMLTextAreaElement | undefined;
 
-  const canSend = () => !props.disabled && !conversation.busy() && !reading() && (conversation.draft().trim() !== '' || conversation.attachment() !== null);
+  const canSend = () =>
+    !props.disabled && !conversation.busy() && !reading() && (conversation.draft().trim() !== '' || conversation.attachment() !== null);
 
   const send = () => {
     if (!canSend()) return;
@@ -84,9 +85,12 @@ export function Composer(props: { disabled: boolean }) {
       <Show when={conversation.attachment()}>
         {(a) => (
           <figure class="chat-attachment" data-testid="chat-attachment">
-            <img src={a().dataUrl} alt={a().source === 'camera' ? 'Photo from the camera, to send' : `Photo to send: ${a().name ?? 'chosen file'}`} />
+            <img
+              src={a().dataUrl}
+              alt={a().source === 'camera' ? 'Photo from the camera, to send' : `Photo to send: ${a().name ?? 'chosen file'}`}
+            />
             <figcaption>
-              <span>{a().source === 'camera' ? 'Photo from the camera' : a().name ?? 'Photo'}</span>
+              <span>{a().source === 'camera' ? 'Photo from the camera' : (a().name ?? 'Photo')}</span>
               <button type="button" class="secondary" onClick={() => conversation.setAttachment(null)} aria-label="Remove the photo">
                 Remove
               </button>
@@ -108,11 +112,24 @@ export function Composer(props: { disabled: boolean }) {
       </Show>
 
       <div class="row chat-actions">
-        <input id="chat-file" class="chat-sr-only chat-file-input" type="file" accept="image/*" onChange={onFile} disabled={props.disabled} />
+        <input
+          id="chat-file"
+          class="chat-sr-only chat-file-input"
+          type="file"
+          accept="image/*"
+          onChange={onFile}
+          disabled={props.disabled}
+        />
         <label for="chat-file" class="button secondary chat-file-label" classList={{ disabled: props.disabled }}>
           Attach photo
         </label>
-        <button type="button" class="secondary" aria-pressed={useCamera()} onClick={() => setUseCamera(!useCamera())} disabled={props.disabled}>
+        <button
+          type="button"
+          class="secondary"
+          aria-pressed={useCamera()}
+          onClick={() => setUseCamera(!useCamera())}
+          disabled={props.disabled}
+        >
           Use camera
         </button>
         <Show

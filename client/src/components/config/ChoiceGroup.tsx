@@ -42,7 +42,11 @@ export function ChoiceGroup<V extends string>(props: {
       {/* Index, not For: the page polls, and options updated in place keep the keyboard focus. */}
       <Index each={props.choices}>
         {(c) => (
-          <label class="config-option" classList={{ 'config-option-active': c().active, 'config-option-unavailable': !c().available }} data-testid={`option-${props.name}-${c().value}`}>
+          <label
+            class="config-option"
+            classList={{ 'config-option-active': c().active, 'config-option-unavailable': !c().available }}
+            data-testid={`option-${props.name}-${c().value}`}
+          >
             <input
               type="radio"
               name={props.name}
@@ -82,9 +86,7 @@ export function ChoiceGroup<V extends string>(props: {
                     Not available: {ending(c().reason ?? 'no reason was given')}
                   </span>
                 </Show>
-                <Show when={props.details}>
-                  {(render) => <span class="config-option-details">{render()(c().value)}</span>}
-                </Show>
+                <Show when={props.details}>{(render) => <span class="config-option-details">{render()(c().value)}</span>}</Show>
               </span>
             </span>
           </label>

@@ -3,7 +3,10 @@ import type { DetectionMethod, ReadyResponse, RecognitionModel } from '../../../
 
 export const RECOGNITION_TEXT: Record<RecognitionModel, { title: string; description: string }> = {
   lbph: { title: 'LBPH', description: 'Fast and light; the default. Compares local texture patterns of the face.' },
-  embedding: { title: 'Embedding', description: '128-d face descriptors from a neural network: more robust to pose and light, a little slower.' },
+  embedding: {
+    title: 'Embedding',
+    description: '128-d face descriptors from a neural network: more robust to pose and light, a little slower.',
+  },
 };
 
 export const DETECTION_TEXT: Record<DetectionMethod, { title: string; description: string }> = {

@@ -44,7 +44,12 @@ export function CaptureTray(props: { captures: Captures; onRetry: (id: number) =
               </Show>
               <Switch>
                 <Match when={item.status === 'new'}>
-                  <button type="button" class="secondary small" aria-label={`Remove image ${i() + 1}`} onClick={() => props.captures.remove(item.id)}>
+                  <button
+                    type="button"
+                    class="secondary small"
+                    aria-label={`Remove image ${i() + 1}`}
+                    onClick={() => props.captures.remove(item.id)}
+                  >
                     Remove
                   </button>
                 </Match>
@@ -53,7 +58,12 @@ export function CaptureTray(props: { captures: Captures; onRetry: (id: number) =
                     <button type="button" class="small" aria-label={`Retry image ${i() + 1}`} onClick={() => props.onRetry(item.id)}>
                       Retry
                     </button>
-                    <button type="button" class="secondary small" aria-label={`Remove image ${i() + 1}`} onClick={() => props.captures.remove(item.id)}>
+                    <button
+                      type="button"
+                      class="secondary small"
+                      aria-label={`Remove image ${i() + 1}`}
+                      onClick={() => props.captures.remove(item.id)}
+                    >
                       Remove
                     </button>
                   </div>

@@ -12,7 +12,10 @@ import { Notice } from '../Notice';
 const message = (err: unknown) => (err instanceof ApiFailure || err instanceof Error ? err.message : String(err));
 
 export function LabelManager(props: { version: number }) {
-  const [labels, { refetch }] = createResource(() => props.version, () => api.labels());
+  const [labels, { refetch }] = createResource(
+    () => props.version,
+    () => api.labels(),
+  );
   const [deleted, setDeleted] = createSignal<(LabelDeleteResponse & { remaining: number }) | null>(null);
 
   const afterDelete = async (r: LabelDeleteResponse) => {
@@ -82,7 +85,10 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
   const [deleting, setDeleting] = createSignal(false);
   const [error, setError] = createSignal('');
   // Fetched when first opened, and again when the count changes while open.
-  const [images] = createResource(() => (open() ? `${d().label}:${d().images}` : false), () => api.labelImages(d().label));
+  const [images] = createResource(
+    () => (open() ? `${d().label}:${d().images}` : false),
+    () => api.labelImages(d().label),
+  );
   const id = () => `label-${d().label.replace(/[^a-z0-9_-]/gi, '_')}`;
   let deleteButton: HTMLButtonElement | undefined;
 

@@ -65,7 +65,14 @@ export function NameField(props: {
         <Show when={label()}>
           <p class="muted training-field-hint" data-testid="label-preview">
             Saved as <strong class="training-label">{label()}</strong>
-            <Show when={props.counts[label()]}>{(n) => <> — adds to the {n()} {n() === 1 ? 'photo' : 'photos'} already stored for this person</>}</Show>
+            <Show when={props.counts[label()]}>
+              {(n) => (
+                <>
+                  {' '}
+                  — adds to the {n()} {n() === 1 ? 'photo' : 'photos'} already stored for this person
+                </>
+              )}
+            </Show>
           </p>
         </Show>
         <Show when={!problem() && !label()}>

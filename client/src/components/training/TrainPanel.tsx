@@ -168,7 +168,11 @@ function describeFailure(err: unknown): Extract<Phase, { kind: 'error' }> {
   if (!(err instanceof ApiFailure)) return { kind: 'error', title: 'Training failed', message: String(err) };
   if (err.unreachable) return { kind: 'error', title: 'Training did not start', message: err.message };
   if (err.code === 'no_training_data') {
-    return { kind: 'error', title: 'Nothing to train on', message: 'There are no saved photos yet. Enter a name, take 3 to 5 photos and save them first.' };
+    return {
+      kind: 'error',
+      title: 'Nothing to train on',
+      message: 'There are no saved photos yet. Enter a name, take 3 to 5 photos and save them first.',
+    };
   }
   if (err.code === 'no_faces_found') {
     return {
@@ -180,7 +184,11 @@ function describeFailure(err: unknown): Extract<Phase, { kind: 'error' }> {
     };
   }
   if (err.code === 'remote_unavailable') {
-    return { kind: 'error', title: 'Training stopped', message: `${err.message} Switch detection to local on the Models page, or try again later.` };
+    return {
+      kind: 'error',
+      title: 'Training stopped',
+      message: `${err.message} Switch detection to local on the Models page, or try again later.`,
+    };
   }
   return { kind: 'error', title: 'Training failed', message: err.message };
 }
@@ -253,8 +261,12 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean }) {
       </Show>
       <p class="muted">
         Recognition model: {r().recognition_model}
-        {r().recognizers_trained.length > 1 ? ` (also trained: ${r().recognizers_trained.filter((m) => m !== r().recognition_model).join(', ')})` : ''}; face
-        detection: {r().detection_method}.
+        {r().recognizers_trained.length > 1
+          ? ` (also trained: ${r()
+              .recognizers_trained.filter((m) => m !== r().recognition_model)
+              .join(', ')})`
+          : ''}
+        ; face detection: {r().detection_method}.
       </p>
     </div>
   );

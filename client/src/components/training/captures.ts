@@ -48,7 +48,10 @@ export function createCaptures(): Captures {
   let uploading = false;
 
   const patch = (id: number, change: Partial<CaptureItem>) =>
-    setItems((it) => it.id === id, produce((it) => Object.assign(it, change)));
+    setItems(
+      (it) => it.id === id,
+      produce((it) => Object.assign(it, change)),
+    );
 
   onCleanup(() => {
     for (const it of items) URL.revokeObjectURL(it.url);
