@@ -10,6 +10,6 @@
  * JavaScript scan and integrals), detect.ts (detectMultiScale) and group.ts (groupRectangles).
  */
 export { HaarCascadeParseError, parseHaarCascade, type HaarCascade } from './cascade/parse.js';
-export { tiltedIntegral } from './cascade/evaluate.js';
+export { tiltedIntegral } from './cascade/integrals.js';
 export { detectMultiScale, type CascadeScan, type DetectOptions } from './cascade/detect.js';
 export { groupRectangles } from './cascade/group.js';

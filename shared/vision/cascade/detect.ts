@@ -7,7 +7,8 @@
 import { cvRound } from '../../image/ops.js';
 import type { GrayImage, Rect } from '../../image/types.js';
 import { haarKernel, haarWasmUnavailable, type HaarKernel } from '../haar-wasm.js';
-import { scanLevelJs, tiltedIntegral, type LevelScan } from './evaluate.js';
+import { scanLevelJs, type LevelScan } from './evaluate.js';
+import { tiltedIntegral } from './integrals.js';
 import { groupRectangles } from './group.js';
 import type { HaarCascade } from './parse.js';
 
