@@ -9,8 +9,9 @@
 import type { z } from 'zod';
 import type { ErrorBody } from './common.js';
 import type { ErrorCode } from './errors.js';
-import type { ApiRoute } from './route.js';
-import { apiRoutes, type ApiRoutes, type RouteName } from './routes.js';
+import { ENDPOINTS } from './endpoints.js';
+// Types only: the route table's zod schemas stay out of the client's run time (and of a browser bundle).
+import type { ApiRoutes, RouteName } from './routes.js';
 
 type SuccessStatus = 200 | 201 | 202 | 204;
 type Out<M> = M extends { schema: infer S extends z.ZodType } ? z.output<S> : never;
@@ -74,7 +75,7 @@ export function createLookoutClient(options: LookoutClientOptions = {}) {
 
   /** The URL of a route, e.g. for an `<img src>`. */
   function url<N extends RouteName>(name: N, ...[input]: Args<N>): string {
-    const route = apiRoutes[name];
+    const route = ENDPOINTS[name];
     const { params, query } = (input ?? {}) as { params?: Record<string, string>; query?: Record<string, unknown> };
     const path = route.path.replace(/\{([^}]+)\}/g, (_, key: string) => encodeURIComponent(String(params?.[key] ?? '')));
     const search = new URLSearchParams();
@@ -86,11 +87,12 @@ export function createLookoutClient(options: LookoutClientOptions = {}) {
   /** Sends a request; resolves with the Response when it is 2xx or 304, else throws a LookoutError. */
   async function send<N extends RouteName>(name: N, ...args: Args<N>): Promise<Response> {
     const [input, init] = args;
-    const route: ApiRoute = apiRoutes[name];
+    const route = ENDPOINTS[name];
     const body = (input as { body?: unknown } | undefined)?.body;
     const request: RequestInit = { ...init, method: route.method.toUpperCase() };
     if (body instanceof FormData) request.body = body;
-    else if (body !== undefined || route.request?.body) {
+    // Every POST and PUT of the API takes a JSON body; one left out is sent as `{}`.
+    else if (body !== undefined || route.method === 'post' || route.method === 'put') {
       request.headers = { 'content-type': 'application/json', ...(init?.headers as Record<string, string> | undefined) };
       request.body = JSON.stringify(body ?? {});
     }

@@ -11,3 +11,4 @@ export * from './health.js';
 export * from './route.js';
 export * from './routes.js';
 export * from './client.js';
+export * from './endpoints.js';

@@ -32,6 +32,7 @@ import {
 } from './models.js';
 import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
+import { ENDPOINTS, type EndpointName } from './endpoints.js';
 import { defineRoute, type ApiRoute } from './route.js';
 import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
 
@@ -46,16 +47,14 @@ const docsFile = z.string().meta({ description: 'The file.' });
 
 export const apiRoutes = {
   health: defineRoute({
-    method: 'get',
-    path: '/health',
+    ...ENDPOINTS.health,
     summary: 'Liveness: the process answers',
     tags: ['Health'],
     responses: ok(healthResponse, 'The service is up.'),
     errors: [],
   }),
   ready: defineRoute({
-    method: 'get',
-    path: '/ready',
+    ...ENDPOINTS.ready,
     summary: 'Readiness: the local detector runs',
     description: 'The remote engine and the object detector are reported beside it; neither holds readiness back.',
     tags: ['Health'],
@@ -66,8 +65,7 @@ export const apiRoutes = {
     errors: [],
   }),
   recognize: defineRoute({
-    method: 'post',
-    path: '/recognize',
+    ...ENDPOINTS.recognize,
     summary: 'Recognise the faces in one image',
     tags: ['Faces'],
     request: { body: jsonBody(recognizeRequest, { image: EXAMPLE_IMAGE }) },
@@ -75,8 +73,7 @@ export const apiRoutes = {
     errors: ['invalid_image', 'image_too_large', 'remote_unavailable'],
   }),
   uploadImage: defineRoute({
-    method: 'post',
-    path: '/images',
+    ...ENDPOINTS.uploadImage,
     summary: 'Store one training image for a person',
     description:
       'Multipart (parts `label`, `file`, optional `capture_id`) or JSON (`label`, `image`, optional `capture_id`). ' +
@@ -95,8 +92,7 @@ export const apiRoutes = {
     errors: ['invalid_label', 'invalid_image', 'image_too_large'],
   }),
   labelImages: defineRoute({
-    method: 'get',
-    path: '/images/{label}',
+    ...ENDPOINTS.labelImages,
     summary: 'List the stored images of a label',
     tags: ['Faces'],
     request: { params: labelParams },
@@ -104,8 +100,7 @@ export const apiRoutes = {
     errors: ['invalid_label', 'label_not_found'],
   }),
   imageFile: defineRoute({
-    method: 'get',
-    path: '/images/{label}/{filename}',
+    ...ENDPOINTS.imageFile,
     summary: "One stored image's bytes",
     tags: ['Faces'],
     request: { params: imageFileParams },
@@ -118,8 +113,7 @@ export const apiRoutes = {
     errors: ['invalid_label', 'not_found'],
   }),
   deleteLabel: defineRoute({
-    method: 'delete',
-    path: '/images/{label}',
+    ...ENDPOINTS.deleteLabel,
     summary: 'Delete a label and all its images',
     tags: ['Faces'],
     request: { params: labelParams },
@@ -127,16 +121,14 @@ export const apiRoutes = {
     errors: ['invalid_label', 'label_not_found'],
   }),
   labels: defineRoute({
-    method: 'get',
-    path: '/labels',
+    ...ENDPOINTS.labels,
     summary: 'The known persons',
     tags: ['Faces'],
     responses: ok(labelsResponse, 'Labels with image counts and whether the trained model knows each.'),
     errors: [],
   }),
   train: defineRoute({
-    method: 'post',
-    path: '/train',
+    ...ENDPOINTS.train,
     summary: 'Train on every stored image',
     description: 'One run at a time. When no image gives a face, nothing is saved and the previous models stay in use.',
     tags: ['Training'],
@@ -145,24 +137,21 @@ export const apiRoutes = {
     errors: ['training_in_progress', 'no_training_data', 'no_faces_found', 'remote_unavailable'],
   }),
   trainStatus: defineRoute({
-    method: 'get',
-    path: '/train/status',
+    ...ENDPOINTS.trainStatus,
     summary: 'Progress of the running training, and the last one',
     tags: ['Training'],
     responses: ok(trainStatusResponse, 'The training state.'),
     errors: [],
   }),
   modelsConfig: defineRoute({
-    method: 'get',
-    path: '/models/config',
+    ...ENDPOINTS.modelsConfig,
     summary: 'The active recognizer and detection method',
     tags: ['Models'],
     responses: ok(modelsConfigResponse, 'The configuration.'),
     errors: [],
   }),
   setModelsConfig: defineRoute({
-    method: 'put',
-    path: '/models/config',
+    ...ENDPOINTS.setModelsConfig,
     summary: 'Choose the recognizer',
     description: 'Applies to the next request, with no restart.',
     tags: ['Models'],
@@ -171,8 +160,7 @@ export const apiRoutes = {
     errors: ['model_unavailable'],
   }),
   setDetection: defineRoute({
-    method: 'put',
-    path: '/models/detection',
+    ...ENDPOINTS.setDetection,
     summary: 'Choose the detection method',
     tags: ['Models'],
     request: { body: jsonBody(detectionRequest, { detection_method: 'remote' }) },
@@ -180,16 +168,14 @@ export const apiRoutes = {
     errors: ['model_unavailable'],
   }),
   modelsAvailable: defineRoute({
-    method: 'get',
-    path: '/models/available',
+    ...ENDPOINTS.modelsAvailable,
     summary: 'Which recognizers and detection methods can be chosen, and why not',
     tags: ['Models'],
     responses: ok(modelsAvailableResponse, 'The choices.'),
     errors: [],
   }),
   trainedModels: defineRoute({
-    method: 'get',
-    path: '/models/trained',
+    ...ENDPOINTS.trainedModels,
     summary: 'The trained models a browser can download',
     description: "The ETag is the models' version: send it in If-None-Match to get 304 until a training changes them.",
     tags: ['Models'],
@@ -200,8 +186,7 @@ export const apiRoutes = {
     errors: [],
   }),
   trainedLbph: defineRoute({
-    method: 'get',
-    path: '/models/trained/lbph',
+    ...ENDPOINTS.trainedLbph,
     summary: 'The trained LBPH model (OpenCV YAML)',
     tags: ['Models'],
     responses: {
@@ -211,8 +196,7 @@ export const apiRoutes = {
     errors: ['not_trained'],
   }),
   trainedEmbedding: defineRoute({
-    method: 'get',
-    path: '/models/trained/embedding',
+    ...ENDPOINTS.trainedEmbedding,
     summary: 'The trained embedding model (JSON)',
     tags: ['Models'],
     responses: {
@@ -230,8 +214,7 @@ export const apiRoutes = {
     errors: ['not_trained'],
   }),
   detectObjects: defineRoute({
-    method: 'post',
-    path: '/objects/detect',
+    ...ENDPOINTS.detectObjects,
     summary: 'Detect objects (80 COCO classes) in one image',
     tags: ['Objects'],
     request: { body: jsonBody(objectDetectRequest, { image: EXAMPLE_IMAGE, confidence: 0.4 }) },
@@ -239,24 +222,21 @@ export const apiRoutes = {
     errors: ['invalid_image', 'image_too_large', 'detector_unavailable'],
   }),
   objectClasses: defineRoute({
-    method: 'get',
-    path: '/objects/classes',
+    ...ENDPOINTS.objectClasses,
     summary: 'The class names the detector knows',
     tags: ['Objects'],
     responses: ok(objectClassesResponse, 'The classes, index = `class_id`.'),
     errors: [],
   }),
   objectStatus: defineRoute({
-    method: 'get',
-    path: '/objects/status',
+    ...ENDPOINTS.objectStatus,
     summary: "The object detector's state",
     tags: ['Objects'],
     responses: ok(objectStatusResponse, 'The detector.'),
     errors: [],
   }),
   storeResults: defineRoute({
-    method: 'post',
-    path: '/results',
+    ...ENDPOINTS.storeResults,
     summary: 'Store results captured on a device',
     description:
       '1 to 100 records, all or nothing: one invalid record and none is stored. Re-sent records (same `id`) are counted as duplicates.',
@@ -266,8 +246,7 @@ export const apiRoutes = {
     errors: [],
   }),
   results: defineRoute({
-    method: 'get',
-    path: '/results',
+    ...ENDPOINTS.results,
     summary: 'The results history, newest first',
     tags: ['Results'],
     request: { query: resultsQuery },
@@ -275,8 +254,7 @@ export const apiRoutes = {
     errors: [],
   }),
   chat: defineRoute({
-    method: 'post',
-    path: '/chat',
+    ...ENDPOINTS.chat,
     summary: 'Ask about an image',
     description:
       'The server analyses the image (faces and objects) and asks the configured LLM. With `stream: true` the answer is ' +
@@ -310,16 +288,14 @@ export const apiRoutes = {
     ],
   }),
   chatStatus: defineRoute({
-    method: 'get',
-    path: '/chat/status',
+    ...ENDPOINTS.chatStatus,
     summary: 'The chat feature and its LLM endpoint',
     tags: ['Chat'],
     responses: ok(chatStatusResponse, 'The status.'),
     errors: [],
   }),
   openapi: defineRoute({
-    method: 'get',
-    path: '/openapi.json',
+    ...ENDPOINTS.openapi,
     summary: 'This API description (OpenAPI 3.1)',
     tags: ['Docs'],
     responses: {
@@ -328,16 +304,14 @@ export const apiRoutes = {
     errors: [],
   }),
   docs: defineRoute({
-    method: 'get',
-    path: '/docs',
+    ...ENDPOINTS.docs,
     summary: 'The interactive API reference (Swagger UI, served from this server: works offline)',
     tags: ['Docs'],
     responses: { 200: { description: 'The page.', content: { 'text/html': { schema: docsFile } } } },
     errors: [],
   }),
   docsAsset: defineRoute({
-    method: 'get',
-    path: '/docs/{file}',
+    ...ENDPOINTS.docsAsset,
     summary: 'A file of the API reference page (script, style sheet, icon)',
     tags: ['Docs'],
     request: { params: z.object({ file: z.string().meta({ example: 'swagger-ui.css' }) }) },
@@ -353,7 +327,7 @@ export const apiRoutes = {
     },
     errors: ['not_found'],
   }),
-} satisfies Record<string, ApiRoute>;
+} satisfies Record<EndpointName, ApiRoute>;
 
 export type ApiRoutes = typeof apiRoutes;
 export type RouteName = keyof ApiRoutes;

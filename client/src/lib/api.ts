@@ -4,16 +4,10 @@
  * a person can read: the server's own message for a refused request, a plain sentence when the server cannot
  * be reached.
  */
-import {
-  createLookoutClient,
-  LookoutError,
-  type DetectionMethod,
-  type ReadyResponse,
-  type RecognitionModel,
-  type RequestOf,
-  type ResponseOf,
-  type RouteName,
-} from '../../../shared/api/index';
+// The client module itself, not the index: the index's schemas (zod) would come into the app's bundle
+// (shared/api/client-bundle.test.ts).
+import { createLookoutClient, LookoutError, type RequestOf, type ResponseOf } from '../../../shared/api/client';
+import type { DetectionMethod, ReadyResponse, RecognitionModel, RouteName } from '../../../shared/api/index';
 
 export const UNREACHABLE_MESSAGE = 'Cannot reach the Lookout server. Check that it is running and that this device is online.';
 

@@ -1,0 +1,36 @@
+/**
+ * Every endpoint's method and path (relative to /api), and nothing else: the typed client (client.ts) sends
+ * requests with this at run time, so a browser bundle carries no zod schemas. The route table (routes.ts) spreads
+ * each entry into its full definition, so a path is written once.
+ */
+export const ENDPOINTS = {
+  health: { method: 'get', path: '/health' },
+  ready: { method: 'get', path: '/ready' },
+  recognize: { method: 'post', path: '/recognize' },
+  uploadImage: { method: 'post', path: '/images' },
+  labelImages: { method: 'get', path: '/images/{label}' },
+  imageFile: { method: 'get', path: '/images/{label}/{filename}' },
+  deleteLabel: { method: 'delete', path: '/images/{label}' },
+  labels: { method: 'get', path: '/labels' },
+  train: { method: 'post', path: '/train' },
+  trainStatus: { method: 'get', path: '/train/status' },
+  modelsConfig: { method: 'get', path: '/models/config' },
+  setModelsConfig: { method: 'put', path: '/models/config' },
+  setDetection: { method: 'put', path: '/models/detection' },
+  modelsAvailable: { method: 'get', path: '/models/available' },
+  trainedModels: { method: 'get', path: '/models/trained' },
+  trainedLbph: { method: 'get', path: '/models/trained/lbph' },
+  trainedEmbedding: { method: 'get', path: '/models/trained/embedding' },
+  detectObjects: { method: 'post', path: '/objects/detect' },
+  objectClasses: { method: 'get', path: '/objects/classes' },
+  objectStatus: { method: 'get', path: '/objects/status' },
+  storeResults: { method: 'post', path: '/results' },
+  results: { method: 'get', path: '/results' },
+  chat: { method: 'post', path: '/chat' },
+  chatStatus: { method: 'get', path: '/chat/status' },
+  openapi: { method: 'get', path: '/openapi.json' },
+  docs: { method: 'get', path: '/docs' },
+  docsAsset: { method: 'get', path: '/docs/{file}' },
+} as const;
+
+export type EndpointName = keyof typeof ENDPOINTS;
