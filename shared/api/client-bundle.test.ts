@@ -17,6 +17,16 @@ function resolve(from: string, spec: string): string {
   throw new Error(`cannot resolve ${spec} from ${from}`);
 }
 
+/** `{ type A, type B }`: an import that brings nothing at run time either. */
+function typesOnly(names: string): boolean {
+  const list = names.trim();
+  if (!/^\{[^}]*\}$/.test(list)) return false;
+  return list
+    .slice(1, -1)
+    .split(',')
+    .every((n) => !n.trim() || /^\s*type\s/.test(n));
+}
+
 /** Every package a file pulls in at run time, following relative imports; `via` says through which files. */
 function runtimePackages(entry: string): Map<string, string[]> {
   const found = new Map<string, string[]>();
@@ -26,8 +36,7 @@ function runtimePackages(entry: string): Map<string, string[]> {
     seen.add(file);
     const text = fs.readFileSync(file, 'utf8');
     for (const [, names, spec] of text.matchAll(IMPORT)) {
-      // `import { type A, type B } from` brings nothing at run time either.
-      if (/^\{[^}]*\}$/.test(names.trim()) && names.replace(/[{}]/g, '').split(',').every((n) => /^\s*type\s/.test(n) || !n.trim())) continue;
+      if (typesOnly(names)) continue;
       const via = [...chain, path.relative(ROOT, file)];
       if (spec.startsWith('.')) visit(resolve(file, spec), via);
       else if (!found.has(spec)) found.set(spec, via);
