@@ -37,6 +37,9 @@ async function loadOnce(url: string, ready: (page: Page) => Promise<void>, warm:
     if (warm) {
       await page.goto(url);
       await ready(page);
+      // Let the first load settle (the router preloads the page a hovered link leads to): a request still in
+      // flight at the reload would be counted as the warm load's.
+      await page.waitForLoadState('networkidle');
     }
     const bytes = countBytes(page);
     await (warm ? page.reload() : page.goto(url));
