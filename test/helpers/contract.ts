@@ -4,6 +4,7 @@
  * the body against the zod schema documented for that status and type. The test server runs every answer
  * of every API test through this, so the API tests are contract tests too.
  */
+import { createParser } from 'eventsource-parser';
 import { errorBody } from '../../shared/api/common.js';
 import { errorStatusesOf, honoPath, type ApiRoute, type MediaType } from '../../shared/api/route.js';
 import { apiRoutes } from '../../shared/api/routes.js';
@@ -41,18 +42,11 @@ function issues(error: { issues: { path: PropertyKey[]; message: string }[] }): 
     .join('; ');
 }
 
-/** Server-sent events (`event:` + JSON `data:`) as `{ event, data }` objects. */
+/** Server-sent events (`event:` + JSON `data:`) as `{ event, data }` objects, read as the web app reads them. */
 export function parseSse(text: string): { event: string; data: unknown }[] {
   const events: { event: string; data: unknown }[] = [];
-  for (const block of text.split(/\n\n+/)) {
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    if (data.length) events.push({ event, data: JSON.parse(data.join('\n')) });
-  }
+  const parser = createParser({ onEvent: (e) => events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }) });
+  parser.feed(text);
   return events;
 }
 
