@@ -16,6 +16,7 @@ const boolean = z
   .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']))
   .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
 
+const httpUrlOrEmpty = z.union([z.literal(''), z.url({ protocol: /^https?$/ })]);
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const number = (min: number, max: number) => z.coerce.number().min(min).max(max);
 
@@ -314,13 +315,198 @@ export const SETTINGS = {
     default: 'info',
     doc: 'Log level: debug, info, warn, error or silent.',
   },
+  processorUrl: {
+    env: 'PROCESSOR_URL',
+    schema: httpUrlOrEmpty,
+    default: '',
+    doc: "Base URL of the event processor's health server (e.g. `http://127.0.0.1:8090`); when set, the dashboard shows its state.",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
-type SettingKey = keyof typeof SETTINGS;
-export type Settings = { [K in SettingKey]: z.output<(typeof SETTINGS)[K]['schema']> } & {
+/**
+ * The event processor's own settings (`npm run processor`). It reads the table above as well (DATA_DIR, HOST,
+ * LOG_LEVEL, REMOTE_DETECTOR_URL, REMOTE_DETECTOR_MODEL_NAME, REMOTE_DETECTOR_TIMEOUT_MS); the API server does
+ * not read this one, so a processor setting can never stop the API server.
+ */
+export const PROCESSOR_SETTINGS = {
+  processorPort: {
+    env: 'PROCESSOR_PORT',
+    schema: integer(0, 65535),
+    default: '8090',
+    doc: "TCP port of the processor's health server (`/health`, `/ready`), on `HOST`.",
+  },
+  processorBackendUrl: {
+    env: 'PROCESSOR_BACKEND_URL',
+    schema: z.url({ protocol: /^https?$/ }),
+    default: 'http://127.0.0.1:8080',
+    doc: 'Base URL of the Lookout API the processor polls (`/api/labels`, `/api/ready`).',
+  },
+  processorPollIntervalMs: {
+    env: 'PROCESSOR_POLL_INTERVAL_MS',
+    schema: integer(100, 86_400_000),
+    default: '30000',
+    doc: 'Time between two polls of the labels and of the remote model server, in milliseconds.',
+  },
+  processorCameraId: {
+    env: 'PROCESSOR_CAMERA_ID',
+    schema: z.string().trim().min(1),
+    default: 'default',
+    doc: '`camera_id` of every event the processor publishes.',
+  },
+  processorSource: {
+    env: 'PROCESSOR_SOURCE',
+    schema: z.string().trim().min(1),
+    default: 'lookout-processor',
+    doc: '`source` of every event the processor publishes.',
+  },
+  processorStateDir: {
+    env: 'PROCESSOR_STATE_DIR',
+    schema: z.string().trim(),
+    default: '',
+    doc: "The processor's state (labels announced, mail ledger, last mailed model states, the in-process queue); empty: `<DATA_DIR>/processor`. Processors of one consumer group share it.",
+  },
+  processorAnnounceExisting: {
+    env: 'PROCESSOR_ANNOUNCE_EXISTING',
+    schema: boolean,
+    default: 'false',
+    doc: 'On the very first start, announce the labels that already exist (default: record them silently).',
+  },
+  processorExitAfterMails: {
+    env: 'PROCESSOR_EXIT_AFTER_MAILS',
+    schema: integer(0, 1_000_000),
+    default: '0',
+    doc: 'Fault injection for tests: exit (code 70) right after the N-th mail is accepted and recorded, before its offset is committed; 0: off.',
+  },
+  kafkaBrokers: {
+    env: 'KAFKA_BROKERS',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'Kafka bootstrap brokers, comma separated (`host:port,...`); empty: an in-process queue on disk (one processor).',
+  },
+  kafkaClientId: {
+    env: 'KAFKA_CLIENT_ID',
+    schema: z.string().trim().min(1),
+    default: 'lookout-processor',
+    doc: 'Kafka client id.',
+  },
+  kafkaGroupId: {
+    env: 'KAFKA_GROUP_ID',
+    schema: z.string().trim().min(1),
+    default: 'lookout-processor',
+    doc: 'Consumer group of the processors (they share the partitions; one of them polls).',
+  },
+  kafkaTopicFace: {
+    env: 'KAFKA_TOPIC_FACE',
+    schema: z.string().trim().min(1),
+    default: 'cv.face.detections',
+    doc: 'Topic of the face pipeline events.',
+  },
+  kafkaTopicFaceDlq: {
+    env: 'KAFKA_TOPIC_FACE_DLQ',
+    schema: z.string().trim().min(1),
+    default: 'dlq.face-notifications',
+    doc: 'Dead-letter topic: events whose mail failed `MAIL_MAX_ATTEMPTS` times, with the error.',
+  },
+  kafkaSsl: { env: 'KAFKA_SSL', schema: boolean, default: 'false', doc: 'Connect to the brokers over TLS.' },
+  kafkaSslCaFile: {
+    env: 'KAFKA_SSL_CA_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: "PEM file of a private CA to trust for the brokers' certificates (implies TLS).",
+  },
+  kafkaSaslMechanism: {
+    env: 'KAFKA_SASL_MECHANISM',
+    schema: z.enum(['', 'plain', 'scram-sha-256', 'scram-sha-512']),
+    default: '',
+    doc: 'SASL mechanism: `scram-sha-512` (the spec cluster), `scram-sha-256` or `plain`; empty: none.',
+  },
+  kafkaUsername: { env: 'KAFKA_USERNAME', schema: z.string().trim(), default: '', doc: 'SASL user name.' },
+  kafkaPassword: {
+    env: 'KAFKA_PASSWORD',
+    schema: z.string(),
+    default: '',
+    doc: 'SASL password (never logged or returned).',
+  },
+  kafkaPasswordFile: {
+    env: 'KAFKA_PASSWORD_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'File holding the SASL password (e.g. a mounted secret); wins over KAFKA_PASSWORD.',
+  },
+  mailTransport: {
+    env: 'MAIL_TRANSPORT',
+    schema: z.enum(['file', 'mailpit', 'smtp']),
+    default: 'file',
+    doc: '`file` (each mail an `.eml` file in `<DATA_DIR>/outbox/`), `mailpit` (its HTTP send API) or `smtp`.',
+  },
+  mailUrl: {
+    env: 'MAIL_URL',
+    schema: httpUrlOrEmpty,
+    default: '',
+    doc: 'Base URL of Mailpit for `MAIL_TRANSPORT=mailpit` (`/api/v1/send` is appended).',
+  },
+  mailSmtpUrl: {
+    env: 'MAIL_SMTP_URL',
+    schema: z.union([z.literal(''), z.url({ protocol: /^smtps?$/ })]),
+    default: '',
+    doc: 'SMTP server for `MAIL_TRANSPORT=smtp`, e.g. `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://` (never logged).',
+  },
+  mailFrom: {
+    env: 'MAIL_FROM',
+    schema: z.string().trim().min(3),
+    default: 'Lookout <lookout@localhost>',
+    doc: 'Sender of every mail (`Name <address>` or an address).',
+  },
+  mailSecurityTo: {
+    env: 'MAIL_SECURITY_TO',
+    schema: z.string().trim().min(3),
+    default: 'security@localhost',
+    doc: 'Recipient of `person_registered` mails (the security administrators), comma separated.',
+  },
+  mailMlopsTo: {
+    env: 'MAIL_MLOPS_TO',
+    schema: z.string().trim().min(3),
+    default: 'mlops@localhost',
+    doc: 'Recipient of `remote_model_status` mails (ML operations), comma separated.',
+  },
+  mailRemoteStatus: {
+    env: 'MAIL_REMOTE_STATUS',
+    schema: z.enum(['changes', 'every']),
+    default: 'changes',
+    doc: '`changes`: mail a model status only when its state changed since the last mail; `every`: every status event.',
+  },
+  mailMaxAttempts: {
+    env: 'MAIL_MAX_ATTEMPTS',
+    schema: integer(1, 1000),
+    default: '10',
+    doc: 'Tries of one mail before its event goes to the dead-letter topic.',
+  },
+  mailRetryBaseMs: {
+    env: 'MAIL_RETRY_BASE_MS',
+    schema: integer(1, 3_600_000),
+    default: '1000',
+    doc: 'Wait before the second try of a mail, in milliseconds; doubled after each failure.',
+  },
+  mailRetryMaxMs: {
+    env: 'MAIL_RETRY_MAX_MS',
+    schema: integer(1, 3_600_000),
+    default: '60000',
+    doc: 'Longest wait between two tries of a mail, in milliseconds.',
+  },
+  mailTimeoutMs: {
+    env: 'MAIL_TIMEOUT_MS',
+    schema: integer(100, 600_000),
+    default: '10000',
+    doc: 'Timeout of one mail delivery, in milliseconds.',
+  },
+} as const satisfies Record<string, SettingSpec>;
+
+type Parsed<T extends Record<string, SettingSpec>> = { -readonly [K in keyof T]: z.output<T[K]['schema']> };
+export type Settings = Parsed<typeof SETTINGS> & {
   /** Absolute application directory (where `public/` lives). */
   appDir: string;
 };
+export type ProcessorSettings = Settings & Parsed<typeof PROCESSOR_SETTINGS>;
 
 /** Thrown when one or more environment variables are invalid; the message lists each. */
 export class SettingsError extends Error {
@@ -333,16 +519,20 @@ function describe(spec: SettingSpec, issue: z.core.$ZodIssue): string {
   return `${spec.env}: ${issue.message}. ${spec.doc}`;
 }
 
-/** Parses and validates every setting; throws SettingsError naming each bad variable. */
-export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
-  const problems: string[] = [];
-  const out: Record<string, unknown> = { appDir };
-  for (const [key, spec] of Object.entries(SETTINGS) as [SettingKey, SettingSpec][]) {
+function parseTable(table: Record<string, SettingSpec>, env: NodeJS.ProcessEnv, out: Record<string, unknown>, problems: string[]): void {
+  for (const [key, spec] of Object.entries(table)) {
     const raw = env[spec.env] ?? spec.default;
     const result = spec.schema.safeParse(raw);
     if (result.success) out[key] = result.data;
     else problems.push(describe(spec, result.error.issues[0]));
   }
+}
+
+/** Parses and validates every setting; throws SettingsError naming each bad variable. */
+export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = { appDir };
+  parseTable(SETTINGS, env, out, problems);
   if (problems.length === 0) {
     const s = out as Settings;
     if (s.lbphDistanceMin > s.lbphDistanceMax) {
@@ -353,4 +543,31 @@ export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
   }
   if (problems.length) throw new SettingsError(problems);
   return out as Settings;
+}
+
+/** The processor's settings: the common table and its own; throws SettingsError naming each bad variable. */
+export function loadProcessorSettings(env: NodeJS.ProcessEnv, appDir: string): ProcessorSettings {
+  const problems: string[] = [];
+  let common: Settings | null = null;
+  try {
+    common = loadSettings(env, appDir);
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err;
+    problems.push(...err.problems);
+  }
+  const own: Record<string, unknown> = {};
+  parseTable(PROCESSOR_SETTINGS, env, own, problems);
+  if (problems.length === 0) {
+    const s = { ...common, ...own } as ProcessorSettings;
+    if (s.mailTransport === 'mailpit' && !s.mailUrl) problems.push('MAIL_URL: must be set when MAIL_TRANSPORT=mailpit.');
+    if (s.mailTransport === 'smtp' && !s.mailSmtpUrl) problems.push('MAIL_SMTP_URL: must be set when MAIL_TRANSPORT=smtp.');
+    if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');
+    if (s.mailRetryBaseMs > s.mailRetryMaxMs) problems.push('MAIL_RETRY_BASE_MS: must not be larger than MAIL_RETRY_MAX_MS.');
+    const brokers = s.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
+    const bad = brokers.find((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
+    if (bad) problems.push(`KAFKA_BROKERS: "${bad}" is not host:port. ${PROCESSOR_SETTINGS.kafkaBrokers.doc}`);
+    s.processorStateDir = path.resolve(s.processorStateDir || path.join(s.dataDir, 'processor'));
+    if (problems.length === 0) return s;
+  }
+  throw new SettingsError(problems);
 }
