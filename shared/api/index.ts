@@ -8,6 +8,7 @@ export * from './objects.js';
 export * from './chat.js';
 export * from './results.js';
 export * from './health.js';
+export * from './processor.js';
 export * from './route.js';
 export * from './routes.js';
 export * from './client.js';
