@@ -1,0 +1,215 @@
+/**
+ * The event processor's composition root: settings -> broker (Kafka, or the in-process queue on disk), the
+ * poller (only while this member leads its group), the mail router consuming the topic, and the health app.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Hono } from 'hono';
+import type { ProcessorReady } from '../../shared/api/processor.js';
+import type { ProcessorSettings } from '../config/settings.js';
+import type { Logger } from '../logger.js';
+import { FileQueueBus } from './bus/file-queue.js';
+import { KafkaBus } from './bus/kafka-bus.js';
+import type { EventBus } from './bus/types.js';
+import { parseAddress, parseAddressList } from './mail/compose.js';
+import { createMailTransport } from './mail/index.js';
+import type { MailTransport } from './mail/types.js';
+import { MailRouter, type ModelStatesDoc } from './mail-router.js';
+import { describeError, emptyLabelsDoc, type LabelsDoc, Poller } from './poller.js';
+import { JsonState } from './state/json-state.js';
+import { MailLedger } from './state/mail-ledger.js';
+import { ProcessorStats } from './stats.js';
+
+export interface ProcessorOptions {
+  version: string;
+  /** Replaces the transport MAIL_TRANSPORT names (tests). */
+  transport?: MailTransport;
+  /** Called after each accepted and recorded mail, before its commit (the fault-injection hook). */
+  onMailed?: (count: number) => void;
+}
+
+export interface Processor {
+  /** `GET /health`, `GET /ready`. */
+  app: Hono;
+  ready(): ProcessorReady;
+  /** Connects (retrying until the broker answers or close() is called), then consumes and, when leading, polls. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Credentials stripped from a URL, for what the processor shows and publishes. */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
+  } catch {
+    return url.replace(/\/\/[^/@\s]*@/g, '//');
+  }
+}
+
+export async function createProcessor(settings: ProcessorSettings, log: Logger, options: ProcessorOptions): Promise<Processor> {
+  const stateDir = settings.processorStateDir;
+  await fs.mkdir(stateDir, { recursive: true });
+  const startedAt = Date.now();
+  const stats = new ProcessorStats();
+  const brokers = settings.kafkaBrokers
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
+  const bus: EventBus = brokers.length
+    ? new KafkaBus(
+        {
+          brokers,
+          clientId: settings.kafkaClientId,
+          groupId: settings.kafkaGroupId,
+          ssl: settings.kafkaSsl,
+          sslCaFile: settings.kafkaSslCaFile,
+          saslMechanism: settings.kafkaSaslMechanism,
+          username: settings.kafkaUsername,
+          password: settings.kafkaPassword,
+          passwordFile: settings.kafkaPasswordFile,
+          requestTimeoutMs: settings.kafkaRequestTimeoutMs,
+          sessionTimeoutMs: settings.kafkaSessionTimeoutMs,
+        },
+        log,
+      )
+    : new FileQueueBus(path.join(stateDir, 'queue'), log);
+
+  const labels = new JsonState<LabelsDoc>(path.join(stateDir, 'labels.json'), emptyLabelsDoc);
+  const modelStates = new JsonState<ModelStatesDoc>(path.join(stateDir, 'model-states.json'), () => ({}));
+  const ledger = new MailLedger(path.join(stateDir, 'ledger'));
+  await Promise.all([labels.load(), modelStates.load(), ledger.open()]);
+
+  const transport = options.transport ?? createMailTransport(settings);
+  const remoteUrl = settings.remoteDetectorUrl ? withoutCredentials(settings.remoteDetectorUrl) : '';
+  const poller = new Poller(
+    {
+      backendUrl: settings.processorBackendUrl,
+      remoteUrl: settings.remoteDetectorUrl,
+      publicRemoteUrl: remoteUrl,
+      modelName: settings.remoteDetectorModelName,
+      timeoutMs: settings.remoteDetectorTimeoutMs,
+      cameraId: settings.processorCameraId,
+      source: settings.processorSource,
+      topic: settings.kafkaTopicFace,
+      announceExisting: settings.processorAnnounceExisting,
+    },
+    bus,
+    labels,
+    stats,
+    log,
+  );
+  const router = new MailRouter(
+    {
+      from: parseAddress(settings.mailFrom),
+      securityTo: parseAddressList(settings.mailSecurityTo),
+      mlopsTo: parseAddressList(settings.mailMlopsTo),
+      remoteStatus: settings.mailRemoteStatus,
+      maxAttempts: settings.mailMaxAttempts,
+      retryBaseMs: settings.mailRetryBaseMs,
+      retryMaxMs: settings.mailRetryMaxMs,
+      dlqTopic: settings.kafkaTopicFaceDlq,
+    },
+    { transport, ledger, modelStates, bus, stats, log, onMailed: options.onMailed },
+  );
+
+  let closed = false;
+  let consuming = false;
+  let leading = false;
+  let pollTimer: NodeJS.Timeout | null = null;
+  let polling: Promise<void> | null = null;
+
+  // One poll at a time, the next one an interval after the previous one ended, only while leading.
+  const schedulePoll = (delayMs: number) => {
+    if (pollTimer || closed || !leading) return;
+    pollTimer = setTimeout(() => {
+      pollTimer = null;
+      if (closed || !leading) return;
+      polling = poller.pollOnce().finally(() => {
+        polling = null;
+        schedulePoll(settings.processorPollIntervalMs);
+      });
+    }, delayMs);
+  };
+  bus.onLeadership((leader) => {
+    leading = leader;
+    log.info(leader ? 'this processor polls (it leads its group)' : 'this processor stands by (another one polls)');
+    if (leader) schedulePoll(0);
+    else if (pollTimer) {
+      clearTimeout(pollTimer);
+      pollTimer = null;
+    }
+  });
+
+  function ready(): ProcessorReady {
+    const b = bus.state();
+    const ok = b.connected && consuming && !closed;
+    return {
+      status: ok ? 'ready' : 'not_ready',
+      version: options.version,
+      uptime_s: Math.round((Date.now() - startedAt) / 1000),
+      broker: {
+        kind: b.kind,
+        connected: b.connected,
+        brokers: b.brokers,
+        topic: settings.kafkaTopicFace,
+        dlq_topic: settings.kafkaTopicFaceDlq,
+        group_id: settings.kafkaGroupId,
+      },
+      role: closed || !consuming ? 'stopped' : leading ? 'polling' : 'standby',
+      polls: { interval_ms: settings.processorPollIntervalMs, labels: { ...stats.labels }, remote: remoteUrl ? { ...stats.remote } : null },
+      queue: { lag: b.lag, consumed: stats.consumed, unknown_skipped: stats.unknownSkipped, invalid: stats.invalid },
+      mail: {
+        transport: settings.mailTransport,
+        target: transport.target,
+        sent: stats.mailsSent,
+        failed_attempts: stats.mailFailedAttempts,
+        dead_lettered: stats.deadLettered,
+        duplicates_skipped: stats.duplicatesSkipped,
+        unchanged_skipped: stats.unchangedSkipped,
+        last_sent_at: stats.lastSentAt,
+        last_error: stats.lastMailError,
+      },
+    };
+  }
+
+  const app = new Hono();
+  app.get('/health', (c) => c.json({ status: 'ok' as const, version: options.version, uptime_s: Math.round((Date.now() - startedAt) / 1000) }));
+  app.get('/ready', (c) => {
+    const body = ready();
+    return c.json(body, body.status === 'ready' ? 200 : 503);
+  });
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no such endpoint: ${c.req.method} ${c.req.path}` } }, 404));
+
+  async function start(): Promise<void> {
+    const where = brokers.length ? `Kafka at ${brokers.join(',')} (group ${settings.kafkaGroupId})` : `the in-process queue in ${path.join(stateDir, 'queue')}`;
+    if (!brokers.length) log.info('no KAFKA_BROKERS: events go through an in-process queue on disk (one processor; set KAFKA_BROKERS to scale)');
+    for (let attempt = 1; !closed; attempt++) {
+      try {
+        await bus.connect();
+        await bus.consume(settings.kafkaTopicFace, router.handle);
+        consuming = true;
+        log.info(`consuming ${settings.kafkaTopicFace} from ${where}; mails via ${transport.kind} (${transport.target})`);
+        return;
+      } catch (err) {
+        const wait = Math.min(30_000, 1000 * 2 ** Math.min(5, attempt - 1));
+        log.warn(`cannot reach ${where}: ${describeError(err)}; trying again in ${wait} ms`);
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  async function close(): Promise<void> {
+    closed = true;
+    leading = false;
+    if (pollTimer) clearTimeout(pollTimer);
+    router.stop();
+    await polling;
+    await bus.disconnect();
+    await transport.close();
+  }
+
+  return { app, ready, start, close };
+}
