@@ -10,6 +10,7 @@ test.afterAll(async () => {
 });
 
 test('the dashboard shows the four indicators and an empty list of people', async ({ page }) => {
+  const processorStatus = page.waitForResponse((r) => r.url().endsWith('/api/processor/status'));
   await page.goto(lookout.url);
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
   await expect(page.getByTestId('indicator-trained')).toContainText('Not trained');
@@ -17,5 +18,8 @@ test('the dashboard shows the four indicators and an empty list of people', asyn
   await expect(page.getByTestId('indicator-remote')).toContainText('Not configured');
   await expect(page.getByTestId('indicator-objects')).toContainText(/Ready|Loading/);
   await expect(page.getByTestId('labels-empty')).toBeVisible();
+  // No PROCESSOR_URL: the server says so and the dashboard shows no processor card.
+  expect(await (await processorStatus).json()).toMatchObject({ configured: false });
+  await expect(page.getByTestId('processor-card')).toHaveCount(0);
   await screenshot(page, 'dashboard-desktop');
 });

@@ -15,6 +15,7 @@ import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-serve
 import { FaceService } from './engines/faces/face-service.js';
 import { ObjectService } from './engines/objects/object-service.js';
 import { RemoteEngine } from './engines/remote/remote-engine.js';
+import { ProcessorStatus } from './events/processor-status.js';
 import type { EmbeddingOps } from './engines/faces/embedding-protocol.js';
 import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
@@ -30,6 +31,7 @@ import { imageRoutes } from './routes/images.js';
 import { labelRoutes } from './routes/labels.js';
 import { modelRoutes } from './routes/models.js';
 import { objectRoutes } from './routes/objects.js';
+import { processorRoutes } from './routes/processor.js';
 import { recognizeRoutes } from './routes/recognize.js';
 import { resultRoutes } from './routes/results.js';
 import { trainRoutes } from './routes/train.js';
@@ -205,6 +207,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     systemPrompt: settings.chatSystemPrompt,
     limits: { maxPixels: settings.maxImagePixels },
   });
+  const processorStatus = new ProcessorStatus({ url: settings.processorUrl, intervalMs: settings.processorCheckIntervalMs, log });
+  void processorStatus.start();
 
   const ctx: AppContext = {
     settings,
@@ -213,6 +217,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     objects,
     chat,
     chatStatus,
+    processorStatus,
     images,
     results,
     log,
@@ -246,6 +251,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     objectRoutes,
     resultRoutes,
     chatRoutes,
+    processorRoutes,
     docsRoutes,
   ];
   for (const routes of routeModules) api.route('/', routes(ctx));
@@ -269,6 +275,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     close: async () => {
       remote.stop();
       chatStatus.stop();
+      processorStatus.stop();
       await local?.close();
       await Promise.all([pool.close(), embedding?.close(), objects.close()]);
     },

@@ -321,6 +321,12 @@ export const SETTINGS = {
     default: '',
     doc: "Base URL of the event processor's health server (e.g. `http://127.0.0.1:8090`); when set, the dashboard shows its state.",
   },
+  processorCheckIntervalMs: {
+    env: 'PROCESSOR_CHECK_INTERVAL_MS',
+    schema: integer(100, 3_600_000),
+    default: '5000',
+    doc: "How often the event processor's `/ready` is read in the background (PROCESSOR_URL set), in milliseconds.",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 /**
@@ -432,6 +438,18 @@ export const PROCESSOR_SETTINGS = {
     schema: z.string().trim(),
     default: '',
     doc: 'File holding the SASL password (e.g. a mounted secret); wins over KAFKA_PASSWORD.',
+  },
+  kafkaRequestTimeoutMs: {
+    env: 'KAFKA_REQUEST_TIMEOUT_MS',
+    schema: integer(100, 600_000),
+    default: '10000',
+    doc: 'Timeout of one request to a broker, in milliseconds (a publish that times out is tried again at the next poll).',
+  },
+  kafkaSessionTimeoutMs: {
+    env: 'KAFKA_SESSION_TIMEOUT_MS',
+    schema: integer(1000, 600_000),
+    default: '30000',
+    doc: 'Consumer session timeout: how long a silent processor keeps its partitions before the group takes them over.',
   },
   mailTransport: {
     env: 'MAIL_TRANSPORT',
@@ -563,7 +581,10 @@ export function loadProcessorSettings(env: NodeJS.ProcessEnv, appDir: string): P
     if (s.mailTransport === 'smtp' && !s.mailSmtpUrl) problems.push('MAIL_SMTP_URL: must be set when MAIL_TRANSPORT=smtp.');
     if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');
     if (s.mailRetryBaseMs > s.mailRetryMaxMs) problems.push('MAIL_RETRY_BASE_MS: must not be larger than MAIL_RETRY_MAX_MS.');
-    const brokers = s.kafkaBrokers.split(',').map((b) => b.trim()).filter(Boolean);
+    const brokers = s.kafkaBrokers
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean);
     const bad = brokers.find((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
     if (bad) problems.push(`KAFKA_BROKERS: "${bad}" is not host:port. ${PROCESSOR_SETTINGS.kafkaBrokers.doc}`);
     s.processorStateDir = path.resolve(s.processorStateDir || path.join(s.dataDir, 'processor'));

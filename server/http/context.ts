@@ -4,6 +4,7 @@ import type { ChatService } from '../chat/chat-service.js';
 import type { ChatStatus } from '../chat/chat-status.js';
 import type { FaceService } from '../engines/faces/face-service.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
+import type { ProcessorStatus } from '../events/processor-status.js';
 import type { RemoteEngine } from '../engines/remote/remote-engine.js';
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/image-store.js';
@@ -16,6 +17,7 @@ export interface AppContext {
   objects: ObjectService;
   chat: ChatService;
   chatStatus: ChatStatus;
+  processorStatus: ProcessorStatus;
   images: ImageStore;
   results: ResultStore;
   log: Logger;

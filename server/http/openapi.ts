@@ -77,6 +77,7 @@ const TAGS = [
   { name: 'Objects', description: 'Object detection (80 COCO classes).' },
   { name: 'Results', description: 'The results history captured on devices.' },
   { name: 'Chat', description: 'Questions about an image, answered by an LLM.' },
+  { name: 'Events', description: 'The event processor (face events, mails), as the API server sees it.' },
   { name: 'Health', description: 'Probes.' },
   { name: 'Docs', description: 'This description and its reference page.' },
 ];

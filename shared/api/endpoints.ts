@@ -28,6 +28,7 @@ export const ENDPOINTS = {
   results: { method: 'get', path: '/results' },
   chat: { method: 'post', path: '/chat' },
   chatStatus: { method: 'get', path: '/chat/status' },
+  processorStatus: { method: 'get', path: '/processor/status' },
   openapi: { method: 'get', path: '/openapi.json' },
   docs: { method: 'get', path: '/docs' },
   docsAsset: { method: 'get', path: '/docs/{file}' },

@@ -31,6 +31,7 @@ import {
   trainedModelsResponse,
 } from './models.js';
 import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
+import { processorStatusResponse } from './processor.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
 import { ENDPOINTS, type EndpointName } from './endpoints.js';
 import { defineRoute, type ApiRoute } from './route.js';
@@ -292,6 +293,17 @@ export const apiRoutes = {
     summary: 'The chat feature and its LLM endpoint',
     tags: ['Chat'],
     responses: ok(chatStatusResponse, 'The status.'),
+    errors: [],
+  }),
+  processorStatus: defineRoute({
+    ...ENDPOINTS.processorStatus,
+    summary: "The event processor's state, relayed",
+    description:
+      "With PROCESSOR_URL set, the last answer of the processor's `GET /ready` (checked in the background every few seconds, " +
+      'its 503 "not ready" answer included); `configured: false` otherwise. A processor that cannot be reached, or whose ' +
+      'answer is not a ProcessorReady (`error`: `unexpected answer`), is `reachable: false` with `processor: null`.',
+    tags: ['Events'],
+    responses: ok(processorStatusResponse, 'The last check.'),
     errors: [],
   }),
   openapi: defineRoute({

@@ -66,8 +66,11 @@ export interface TopicRecord {
   headers: Record<string, string>;
 }
 
-/** Reads a topic from the start with a fresh consumer group until `count` records came or `ms` passed. */
-export async function readTopic(bootstrap: string, topic: string, count: number, ms = 15_000): Promise<TopicRecord[]> {
+/**
+ * Reads a topic from the start with a fresh consumer group: once the group is joined, until `count` records
+ * came or none came for `idleMs` (so "exactly one" can be asserted), at most 60 s in all.
+ */
+export async function readTopic(bootstrap: string, topic: string, count: number, idleMs = 3000): Promise<TopicRecord[]> {
   const kafka = new Kafka({ clientId: 'test-reader', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: `test-reader-${Math.random().toString(36).slice(2)}`, sessionTimeout: 6000, heartbeatInterval: 500 });
   const records: TopicRecord[] = [];
@@ -75,16 +78,25 @@ export async function readTopic(bootstrap: string, topic: string, count: number,
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const overall = setTimeout(resolve, 60_000);
+      let idle: NodeJS.Timeout | undefined;
+      const quiet = () => {
+        clearTimeout(idle);
+        idle = setTimeout(finish, idleMs);
+      };
+      function finish() {
+        clearTimeout(overall);
+        clearTimeout(idle);
+        resolve();
+      }
+      consumer.on(consumer.events.GROUP_JOIN, quiet);
       void consumer.run({
         eachMessage: async ({ partition, message }) => {
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = String(v);
           records.push({ partition, offset: message.offset, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
-          if (records.length >= count) {
-            clearTimeout(timer);
-            resolve();
-          }
+          if (records.length >= count) finish();
+          else quiet();
         },
       });
     });

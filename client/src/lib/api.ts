@@ -89,6 +89,7 @@ export const api = {
   setRecognitionModel: (recognition_model: RecognitionModel) => call('setModelsConfig', { body: { recognition_model } }),
   setDetectionMethod: (detection_method: DetectionMethod) => call('setDetection', { body: { detection_method } }),
   chatStatus: () => call('chatStatus', undefined),
+  processorStatus: () => call('processorStatus', undefined),
   chat: (message: string, image?: string) => call('chat', { body: image ? { message, image } : { message } }),
   /** The streamed reply's raw answer (server-sent events, read by lib/chat-stream.ts). */
   chatEvents: (message: string, image: string | undefined, signal?: AbortSignal) =>

@@ -1,10 +1,12 @@
 /**
  * The dashboard: the spec's four indicators (Model Trained badge, Detection chip, Remote connected, Object
- * detector ready) and every label with its image count, kept current by the shared status poll.
+ * detector ready), the event processor when the server relays one, and every label with its image count, kept
+ * current by the shared status poll.
  */
 import { For, Show } from 'solid-js';
 import type { ReadyResponse } from '../../../shared/api/index';
 import { A } from '@solidjs/router';
+import { ProcessorCard } from '../components/ProcessorCard';
 import { serverStatus } from '../lib/server-status';
 
 const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
@@ -72,6 +74,7 @@ export function Dashboard() {
       <p class="muted">
         Recognition model: <strong>{ready()?.recognition_model ?? '…'}</strong>. <A href="/config">Change models</A>
       </p>
+      <ProcessorCard />
 
       <h2>People</h2>
       <Show when={labels()} fallback={<p role="status">Loading…</p>}>
