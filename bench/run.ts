@@ -12,6 +12,7 @@ import { benchBrowserEngines } from './browser-engines.bench.js';
 import { benchCascade } from './cascade.bench.js';
 import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
+import { benchEvents } from './events.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchObjects } from './objects.bench.js';
 import { benchRecognize } from './recognize.bench.js';
@@ -44,6 +45,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['remote', () => benchRemote()],
   ['objects', () => benchObjects()],
   ['chat', async () => benchChat(repoRoot, await photo640())],
+  ['events', () => benchEvents(repoRoot)],
   ['app', () => benchAppLoad(repoRoot)],
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
 ];

@@ -11,7 +11,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createLookoutClient, LookoutError } from '../../shared/api/index.js';
-import { EVENT_ID_HEADER, type PersonRegisteredEvent, type RemoteModelStatusEvent, remoteModelState } from '../../shared/events/face-events.js';
+import {
+  EVENT_ID_HEADER,
+  type PersonRegisteredEvent,
+  type RemoteModelStatusEvent,
+  remoteModelState,
+} from '../../shared/events/face-events.js';
 import { modelConfigStatus } from '../../shared/kserve/protocol.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus/types.js';
@@ -75,7 +80,10 @@ export class Poller {
     const s = this.stats.labels;
     try {
       const init = { signal: AbortSignal.timeout(this.opts.timeoutMs) };
-      const [list, config] = await Promise.all([this.client.call('labels', undefined, init), this.client.call('modelsConfig', undefined, init)]);
+      const [list, config] = await Promise.all([
+        this.client.call('labels', undefined, init),
+        this.client.call('modelsConfig', undefined, init),
+      ]);
       const counts = new Map(list.details.map((d) => [d.label, d.images]));
       for (const label of list.labels) if (!counts.has(label)) counts.set(label, 0);
       await this.announce(counts, config.detection_method);
@@ -83,7 +91,8 @@ export class Poller {
       s.error = null;
     } catch (err) {
       s.ok = false;
-      s.error = err instanceof LookoutError && err.code === 'network' ? `backend unreachable (${this.opts.backendUrl})` : describeError(err);
+      s.error =
+        err instanceof LookoutError && err.code === 'network' ? `backend unreachable (${this.opts.backendUrl})` : describeError(err);
       this.log.warn(`labels poll failed: ${s.error}`);
     } finally {
       s.last_at = new Date().toISOString();
@@ -152,18 +161,33 @@ export class Poller {
         throw new Error('the model server answered something other than JSON');
       });
       if (!modelConfigStatus.safeParse(body).success) throw new Error('the model server answered an unexpected /v1/config body');
-      event = { event_type: 'remote_model_status', ...this.common(), model_name: this.opts.modelName, model_server: this.opts.publicRemoteUrl, remote_response: body as Record<string, never> };
+      event = {
+        event_type: 'remote_model_status',
+        ...this.common(),
+        model_name: this.opts.modelName,
+        model_server: this.opts.publicRemoteUrl,
+        remote_response: body as Record<string, never>,
+      };
       s.ok = true;
       s.error = null;
     } catch (err) {
       s.ok = false;
       s.error = describeError(err);
-      event = { event_type: 'remote_model_status', ...this.common(), model_name: this.opts.modelName, model_server: this.opts.publicRemoteUrl, remote_response: {}, reachable: false };
+      event = {
+        event_type: 'remote_model_status',
+        ...this.common(),
+        model_name: this.opts.modelName,
+        model_server: this.opts.publicRemoteUrl,
+        remote_response: {},
+        reachable: false,
+      };
     }
     s.state = remoteModelState(event);
     s.last_at = new Date().toISOString();
     try {
-      await this.bus.publish(this.opts.topic, [{ key: this.opts.modelName, value: JSON.stringify(event), headers: { [EVENT_ID_HEADER]: randomUUID() } }]);
+      await this.bus.publish(this.opts.topic, [
+        { key: this.opts.modelName, value: JSON.stringify(event), headers: { [EVENT_ID_HEADER]: randomUUID() } },
+      ]);
       this.stats.published++;
     } catch (err) {
       // A status is a snapshot: the next poll publishes a fresh one, nothing to keep.

@@ -176,7 +176,9 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   }
 
   const app = new Hono();
-  app.get('/health', (c) => c.json({ status: 'ok' as const, version: options.version, uptime_s: Math.round((Date.now() - startedAt) / 1000) }));
+  app.get('/health', (c) =>
+    c.json({ status: 'ok' as const, version: options.version, uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
+  );
   app.get('/ready', (c) => {
     const body = ready();
     return c.json(body, body.status === 'ready' ? 200 : 503);
@@ -184,8 +186,11 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no such endpoint: ${c.req.method} ${c.req.path}` } }, 404));
 
   async function start(): Promise<void> {
-    const where = brokers.length ? `Kafka at ${brokers.join(',')} (group ${settings.kafkaGroupId})` : `the in-process queue in ${path.join(stateDir, 'queue')}`;
-    if (!brokers.length) log.info('no KAFKA_BROKERS: events go through an in-process queue on disk (one processor; set KAFKA_BROKERS to scale)');
+    const where = brokers.length
+      ? `Kafka at ${brokers.join(',')} (group ${settings.kafkaGroupId})`
+      : `the in-process queue in ${path.join(stateDir, 'queue')}`;
+    if (!brokers.length)
+      log.info('no KAFKA_BROKERS: events go through an in-process queue on disk (one processor; set KAFKA_BROKERS to scale)');
     for (let attempt = 1; !closed; attempt++) {
       try {
         await bus.connect();

@@ -43,7 +43,11 @@ export const processorReady = z
         .meta({ description: 'null when no REMOTE_DETECTOR_URL is set.' }),
     }),
     queue: z.object({
-      lag: z.number().int().nullable().meta({ description: 'Events published and not yet handled by this group (in-process: waiting on disk).' }),
+      lag: z
+        .number()
+        .int()
+        .nullable()
+        .meta({ description: 'Events published and not yet handled by this group (in-process: waiting on disk).' }),
       consumed: z.number().int(),
       unknown_skipped: z.number().int(),
       invalid: z.number().int(),

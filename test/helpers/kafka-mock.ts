@@ -72,7 +72,11 @@ export interface TopicRecord {
  */
 export async function readTopic(bootstrap: string, topic: string, count: number, idleMs = 3000): Promise<TopicRecord[]> {
   const kafka = new Kafka({ clientId: 'test-reader', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `test-reader-${Math.random().toString(36).slice(2)}`, sessionTimeout: 6000, heartbeatInterval: 500 });
+  const consumer = kafka.consumer({
+    groupId: `test-reader-${Math.random().toString(36).slice(2)}`,
+    sessionTimeout: 6000,
+    heartbeatInterval: 500,
+  });
   const records: TopicRecord[] = [];
   await consumer.connect();
   try {
@@ -94,7 +98,13 @@ export async function readTopic(bootstrap: string, topic: string, count: number,
         eachMessage: async ({ partition, message }) => {
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = String(v);
-          records.push({ partition, offset: message.offset, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
+          records.push({
+            partition,
+            offset: message.offset,
+            key: message.key?.toString() ?? '',
+            value: message.value?.toString() ?? '',
+            headers,
+          });
           if (records.length >= count) finish();
           else quiet();
         },

@@ -162,9 +162,24 @@ describe('processor with the embedded defaults (in-process queue, file outbox)',
     expect(message.key).toBe('frank');
     expect(message.headers.event_id).toMatch(/^[0-9a-f-]{36}$/);
     const event = JSON.parse(message.value);
-    expect(Object.keys(event).sort()).toEqual(['camera_id', 'detection_method', 'event_type', 'face_count', 'person_name', 'source', 'timestamp']);
+    expect(Object.keys(event).sort()).toEqual([
+      'camera_id',
+      'detection_method',
+      'event_type',
+      'face_count',
+      'person_name',
+      'source',
+      'timestamp',
+    ]);
     expect(personRegisteredEvent.parse(event)).toEqual(event);
-    expect(event).toMatchObject({ event_type: 'person_registered', person_name: 'frank', face_count: 2, detection_method: 'local', camera_id: 'gate-1', source: 'lookout-processor' });
+    expect(event).toMatchObject({
+      event_type: 'person_registered',
+      person_name: 'frank',
+      face_count: 2,
+      detection_method: 'local',
+      camera_id: 'gate-1',
+      source: 'lookout-processor',
+    });
     expect(new Date(event.timestamp).toISOString()).toBe(event.timestamp);
   });
 

@@ -65,10 +65,14 @@ function envFor(k: KafkaMock, api: TestServer, stateDir: string, sink: MailpitDo
 }
 
 async function polling(p: SpawnedProcessor): Promise<void> {
-  await waitFor('the processor to poll', async () => {
-    const r = await p.ready();
-    return r?.role === 'polling' && r.polls.labels.ok === true;
-  }, 40_000);
+  await waitFor(
+    'the processor to poll',
+    async () => {
+      const r = await p.ready();
+      return r?.role === 'polling' && r.polls.labels.ok === true;
+    },
+    40_000,
+  );
 }
 
 const subjects = (sink: MailpitDouble) => sink.messages.map((m) => m.Subject ?? '');
@@ -85,8 +89,21 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
     expect(records).toHaveLength(1);
     expect(records[0]!.key).toBe('grace');
     const event = JSON.parse(records[0]!.value);
-    expect(Object.keys(event).sort()).toEqual(['camera_id', 'detection_method', 'event_type', 'face_count', 'person_name', 'source', 'timestamp']);
-    expect(personRegisteredEvent.parse(event)).toMatchObject({ person_name: 'grace', face_count: 1, detection_method: 'local', camera_id: 'lobby' });
+    expect(Object.keys(event).sort()).toEqual([
+      'camera_id',
+      'detection_method',
+      'event_type',
+      'face_count',
+      'person_name',
+      'source',
+      'timestamp',
+    ]);
+    expect(personRegisteredEvent.parse(event)).toMatchObject({
+      person_name: 'grace',
+      face_count: 1,
+      detection_method: 'local',
+      camera_id: 'lobby',
+    });
     expect(records[0]!.headers.event_id).toBeTruthy();
 
     await new Promise((r) => setTimeout(r, 1500));
@@ -94,7 +111,11 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
     expect(sink.messages[0]!.Subject).toContain('grace');
     expect(sink.messages[0]!.To[0]!.Email).toBe('security@localhost');
     const ready = await p.ready();
-    expect(ready).toMatchObject({ status: 'ready', role: 'polling', broker: { kind: 'kafka', connected: true, group_id: 'lookout-processor' } });
+    expect(ready).toMatchObject({
+      status: 'ready',
+      role: 'polling',
+      broker: { kind: 'kafka', connected: true, group_id: 'lookout-processor' },
+    });
     expect(ready!.broker.brokers).toHaveLength(3);
   });
 
@@ -146,7 +167,11 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
     await waitFor('the dead letter', async () => (await p.ready())?.mail.dead_lettered === 1, 30_000);
     const [letter] = await readTopic(k.bootstrap, 'dlq.face-notifications', 1);
     const body = JSON.parse(letter!.value);
-    expect(body).toMatchObject({ attempts: 3, event: { event_type: 'person_registered', person_name: 'kim' }, origin: { topic: 'cv.face.detections' } });
+    expect(body).toMatchObject({
+      attempts: 3,
+      event: { event_type: 'person_registered', person_name: 'kim' },
+      origin: { topic: 'cv.face.detections' },
+    });
     expect(body.error).toMatch(/503/);
     sink.setDown(false);
     await uploadImage(api.url, 'leo', face);
@@ -176,10 +201,14 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
     const state = await tempDir();
     const a = await processor(envFor(k, api, state, sink));
     const b = await processor(envFor(k, api, state, sink));
-    const roles = await waitFor('one poller and one stand-by', async () => {
-      const r = [(await a.ready())?.role, (await b.ready())?.role].sort();
-      return r[0] === 'polling' && r[1] === 'standby' ? r : null;
-    }, 40_000);
+    const roles = await waitFor(
+      'one poller and one stand-by',
+      async () => {
+        const r = [(await a.ready())?.role, (await b.ready())?.role].sort();
+        return r[0] === 'polling' && r[1] === 'standby' ? r : null;
+      },
+      40_000,
+    );
     expect(roles).toEqual(['polling', 'standby']);
     const names = ['ned', 'olga', 'pat', 'quinn', 'rita', 'sam', 'tess', 'uma'];
     for (const n of names) await uploadImage(api.url, n, face);
@@ -202,23 +231,37 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
         stdio: 'ignore',
       });
       cleanup.push(async () => child.kill('SIGKILL'));
-      await waitFor('the model server', async () => {
-        try {
-          return (await fetch(`http://127.0.0.1:${port}/v2/models/face-detection-retail-0005/ready`)).ok;
-        } catch {
-          return false;
-        }
-      }, 60_000);
+      await waitFor(
+        'the model server',
+        async () => {
+          try {
+            return (await fetch(`http://127.0.0.1:${port}/v2/models/face-detection-retail-0005/ready`)).ok;
+          } catch {
+            return false;
+          }
+        },
+        60_000,
+      );
       return child;
     };
     let model = await startModelServer();
-    const p = await processor(envFor(k, api, await tempDir(), sink, { REMOTE_DETECTOR_URL: `http://127.0.0.1:${port}`, REMOTE_DETECTOR_TIMEOUT_MS: '1000' }));
+    const p = await processor(
+      envFor(k, api, await tempDir(), sink, { REMOTE_DETECTOR_URL: `http://127.0.0.1:${port}`, REMOTE_DETECTOR_TIMEOUT_MS: '1000' }),
+    );
     await waitFor('the first status mail', () => sink.messages.length === 1, 40_000);
     expect(sink.messages[0]!.To[0]!.Email).toBe('mlops@localhost');
     const [status] = await readTopic(k.bootstrap, 'cv.face.detections', 1);
     expect(status!.key).toBe('face-detection-retail-0005');
     const event = remoteModelStatusEvent.parse(JSON.parse(status!.value));
-    expect(Object.keys(JSON.parse(status!.value)).sort()).toEqual(['camera_id', 'event_type', 'model_name', 'model_server', 'remote_response', 'source', 'timestamp']);
+    expect(Object.keys(JSON.parse(status!.value)).sort()).toEqual([
+      'camera_id',
+      'event_type',
+      'model_name',
+      'model_server',
+      'remote_response',
+      'source',
+      'timestamp',
+    ]);
     expect(event.remote_response).toMatchObject({ 'face-detection-retail-0005': { model_version_status: [{ state: 'AVAILABLE' }] } });
 
     model.kill('SIGTERM');
@@ -232,6 +275,9 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
     expect(subjects(sink).filter((s) => /unreachable/i.test(s))).toHaveLength(1);
     expect(subjects(sink).filter((s) => /back/i.test(s))).toHaveLength(1);
     expect(sink.messages.every((m) => m.To[0]!.Email === 'mlops@localhost')).toBe(true);
+    await waitFor('the remote poll to see the model again', async () => (await p.ready())?.polls.remote?.state === 'AVAILABLE');
+    expect((await p.ready())!.polls.remote).toMatchObject({ ok: true, error: null });
+    model.kill('SIGTERM');
   });
 
   it('delivers over SMTP to a real SMTP server with authentication, the password never in the logs', async () => {

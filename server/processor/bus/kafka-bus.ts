@@ -133,7 +133,14 @@ export class KafkaBus implements EventBus {
           if (v !== undefined) headers[k] = Array.isArray(v) ? String(v[0]) : String(v);
         }
         await handler(
-          { topic: t, partition, offset: message.offset, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers },
+          {
+            topic: t,
+            partition,
+            offset: message.offset,
+            key: message.key?.toString() ?? '',
+            value: message.value?.toString() ?? '',
+            headers,
+          },
           { heartbeat },
         );
         await this.consumer.commitOffsets([{ topic: t, partition, offset: (BigInt(message.offset) + 1n).toString() }]);

@@ -14,7 +14,10 @@ export class MailLedger {
 
   /** File name of an id: ids come from message headers, so never trust them as path segments. */
   private fileOf(eventId: string): string {
-    const safe = /^[A-Za-z0-9._-]{1,100}$/.test(eventId) && !eventId.startsWith('.') ? eventId : `h-${createHash('sha256').update(eventId).digest('hex')}`;
+    const safe =
+      /^[A-Za-z0-9._-]{1,100}$/.test(eventId) && !eventId.startsWith('.')
+        ? eventId
+        : `h-${createHash('sha256').update(eventId).digest('hex')}`;
     return path.join(this.dir, safe);
   }
 
