@@ -345,7 +345,7 @@ export const PROCESSOR_SETTINGS = {
     env: 'PROCESSOR_BACKEND_URL',
     schema: z.url({ protocol: /^https?$/ }),
     default: 'http://127.0.0.1:8080',
-    doc: 'Base URL of the Lookout API the processor polls (`/api/labels`, `/api/ready`).',
+    doc: 'Base URL of the Lookout API the processor polls (`/api/labels`, `/api/models/config`).',
   },
   processorPollIntervalMs: {
     env: 'PROCESSOR_POLL_INTERVAL_MS',
@@ -411,7 +411,7 @@ export const PROCESSOR_SETTINGS = {
     env: 'KAFKA_TOPIC_FACE_DLQ',
     schema: z.string().trim().min(1),
     default: 'dlq.face-notifications',
-    doc: 'Dead-letter topic: events whose mail failed `MAIL_MAX_ATTEMPTS` times, with the error.',
+    doc: 'Dead-letter topic: events whose mail failed `MAIL_MAX_ATTEMPTS` times (or could not be read), with the error; in-process: files in `<state>/queue/<topic>/`.',
   },
   kafkaSsl: { env: 'KAFKA_SSL', schema: boolean, default: 'false', doc: 'Connect to the brokers over TLS.' },
   kafkaSslCaFile: {
