@@ -14,7 +14,7 @@ import type { ProcessorReady } from '../../shared/api/processor.js';
 import { loadProcessorSettings } from '../../server/config/settings.js';
 import { createLogger } from '../../server/logger.js';
 import { createProcessor, type Processor, type ProcessorOptions } from '../../server/processor/processor.js';
-import { REPO_ROOT } from './test-server.js';
+import { REPO_ROOT, startTestServer, type TestServer } from './test-server.js';
 
 export const PROCESSOR_MAIN = path.join(REPO_ROOT, 'dist/server/processor/main.js');
 
@@ -27,6 +27,11 @@ export const FAST = {
   KAFKA_SESSION_TIMEOUT_MS: '6000',
   LOG_LEVEL: 'silent',
 };
+
+/** The real Lookout server as the processor's backend (no object detector or embedding nets: labels are all it reads). */
+export function startBackend(): Promise<TestServer> {
+  return startTestServer({ OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+}
 
 export async function tempDir(prefix = 'lookout-processor-'): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), prefix));
@@ -69,12 +74,16 @@ export interface InProcessProcessor {
   close(): Promise<void>;
 }
 
-/** The processor in this process, with its health server on 127.0.0.1. */
+/**
+ * The processor in this process, with its health server on 127.0.0.1: on `env.PROCESSOR_PORT` when given (so a
+ * processor can come back where the previous one was), else on a free port.
+ */
 export async function startProcessor(env: Record<string, string>, options: Partial<ProcessorOptions> = {}): Promise<InProcessProcessor> {
   const settings = loadProcessorSettings({ ...FAST, ...env }, REPO_ROOT);
   const processor = await createProcessor(settings, createLogger(settings.logLevel), { version: 'test', ...options });
+  const port = env.PROCESSOR_PORT ? settings.processorPort : 0;
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: processor.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    const s = serve({ fetch: processor.app.fetch, port, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   void processor.start();
@@ -98,9 +107,12 @@ export interface SpawnedProcessor {
   stop(): Promise<void>;
 }
 
-/** `node dist/server/processor/main.js` with `env` (and nothing else of this process' environment but PATH). */
+/**
+ * `node dist/server/processor/main.js` with `env` (and nothing else of this process' environment but PATH), its
+ * health server on `env.PROCESSOR_PORT` when given, else on a free port.
+ */
 export async function spawnProcessor(env: Record<string, string>): Promise<SpawnedProcessor> {
-  const port = await freePort();
+  const port = env.PROCESSOR_PORT ? Number(env.PROCESSOR_PORT) : await freePort();
   const child = spawn(process.execPath, [PROCESSOR_MAIN], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', ...FAST, LOG_LEVEL: 'info', PROCESSOR_PORT: String(port), ...env },

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { personRegisteredEvent } from '../../shared/events/face-events.js';
 import { listenModelServer, type RunningModelServer } from '../../server/model-server/app.js';
-import { outbox, startProcessor, tempDir, waitFor, type InProcessProcessor } from '../helpers/processor-harness.js';
-import { readTestImage, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
+import { outbox, startBackend, startProcessor, tempDir, waitFor, type InProcessProcessor } from '../helpers/processor-harness.js';
+import { readTestImage, type TestServer, uploadImage } from '../helpers/test-server.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 async function backend(): Promise<TestServer> {
-  const server = await startTestServer({ OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+  const server = await startBackend();
   cleanup.push(() => server.close());
   return server;
 }

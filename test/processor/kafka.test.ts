@@ -10,9 +10,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { personRegisteredEvent, remoteModelStatusEvent } from '../../shared/events/face-events.js';
 import { type KafkaMock, kcatAvailable, readTopic, startKafkaMock } from '../helpers/kafka-mock.js';
 import { type MailpitDouble, startMailpitDouble } from '../helpers/mailpit-double.js';
-import { freePort, type SpawnedProcessor, spawnProcessor, tempDir, waitFor } from '../helpers/processor-harness.js';
+import { freePort, type SpawnedProcessor, spawnProcessor, startBackend, tempDir, waitFor } from '../helpers/processor-harness.js';
 import { SINK_PASS, SINK_USER, startSmtpSink } from '../helpers/smtp-sink.js';
-import { REPO_ROOT, readTestImage, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
+import { REPO_ROOT, readTestImage, type TestServer, uploadImage } from '../helpers/test-server.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -35,7 +35,7 @@ async function kafka(): Promise<KafkaMock> {
 }
 
 async function backend(): Promise<TestServer> {
-  const server = await startTestServer({ OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false' });
+  const server = await startBackend();
   cleanup.push(() => server.close());
   return server;
 }

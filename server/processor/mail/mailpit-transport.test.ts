@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MailpitDouble, startMailpitDouble } from '../../../test/helpers/mailpit-double.js';
 import { createMailpitTransport } from './mailpit-transport.js';
-import { MailError, type MailMessage } from './types.js';
+import type { MailMessage } from './types.js';
+import { mailFailure } from '../../../test/helpers/mail-failure.js';
 
 const message: MailMessage = {
   from: { email: 'lookout@localhost', name: 'Lookout' },
@@ -14,15 +15,6 @@ const message: MailMessage = {
   text: 'alice',
   eventId: 'evt-42',
 };
-
-async function failure(promise: Promise<unknown>): Promise<MailError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(MailError);
-  return err as MailError;
-}
 
 describe('Mailpit transport', () => {
   let mailpit: MailpitDouble;
@@ -74,7 +66,7 @@ describe('Mailpit transport', () => {
     expect(mailpit.authorizations).toEqual([`Basic ${Buffer.from('ops:p@ss:w0rd').toString('base64')}`]);
 
     const wrong = createMailpitTransport(mailpit.url.replace('http://', 'http://ops:nope@'), 2000);
-    const err = await failure(wrong.send(message));
+    const err = await mailFailure(wrong.send(message));
     expect(err.permanent).toBe(true);
     expect(err.message).toContain('401');
     expect(err.message).not.toContain('nope');
@@ -83,7 +75,7 @@ describe('Mailpit transport', () => {
   it('treats 503 (down) as temporary and sends once it is back', async () => {
     const transport = createMailpitTransport(mailpit.url, 2000);
     mailpit.setDown(true);
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(err.permanent).toBe(false);
     expect(err.message).toMatch(/HTTP 503/);
     mailpit.setDown(false);
@@ -94,20 +86,20 @@ describe('Mailpit transport', () => {
   it('treats 400 as permanent, 429 and 500 as temporary, and quotes the body', async () => {
     const transport = createMailpitTransport(mailpit.url, 2000);
     mailpit.failNext(1, 400);
-    const bad = await failure(transport.send(message));
+    const bad = await mailFailure(transport.send(message));
     expect(bad.permanent).toBe(true);
     expect(bad.message).toContain('HTTP 400');
     expect(bad.message).toContain('double: failing with 400');
     mailpit.failNext(1, 429);
-    expect((await failure(transport.send(message))).permanent).toBe(false);
+    expect((await mailFailure(transport.send(message))).permanent).toBe(false);
     mailpit.failNext(1, 500);
-    expect((await failure(transport.send(message))).permanent).toBe(false);
+    expect((await mailFailure(transport.send(message))).permanent).toBe(false);
     expect(mailpit.messages).toHaveLength(0);
   });
 
   it("gets a real 400 from the double's validation for a message without recipients", async () => {
     const transport = createMailpitTransport(mailpit.url, 2000);
-    const err = await failure(transport.send({ ...message, to: [] }));
+    const err = await mailFailure(transport.send({ ...message, to: [] }));
     expect(err.permanent).toBe(true);
     expect(err.message).toMatch(/HTTP 400: \{"Error":"error building message: no recipients/);
   });
@@ -116,7 +108,7 @@ describe('Mailpit transport', () => {
     const transport = createMailpitTransport(mailpit.url, 200);
     mailpit.setDelay(2000);
     const started = Date.now();
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(Date.now() - started).toBeLessThan(1500);
     expect(err.permanent).toBe(false);
     expect(err.message).toContain('no answer within 200 ms');
@@ -125,7 +117,7 @@ describe('Mailpit transport', () => {
   it('treats a refused connection as temporary', async () => {
     const url = mailpit.url;
     await mailpit.close();
-    const err = await failure(createMailpitTransport(url, 2000).send(message));
+    const err = await mailFailure(createMailpitTransport(url, 2000).send(message));
     expect(err.permanent).toBe(false);
     expect(err.message).toContain('ECONNREFUSED');
     mailpit = await startMailpitDouble();

@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateSelfSignedCert, parseMime, SINK_PASS, SINK_USER, type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp-sink.js';
 import { composePersonRegisteredMail } from './compose.js';
 import { createSmtpTransport, isPermanentSmtpError } from './smtp-transport.js';
-import { MailError, type MailMessage, type MailTransport } from './types.js';
+import type { MailMessage, MailTransport } from './types.js';
+import { mailFailure } from '../../../test/helpers/mail-failure.js';
 
 const from = { email: 'lookout@localhost', name: 'Lookout' };
 const to = [
@@ -23,15 +24,6 @@ const message: MailMessage = composePersonRegisteredMail(
   },
   { from, to, eventId: 'evt-smtp-1' },
 );
-
-async function failure(promise: Promise<unknown>): Promise<MailError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(MailError);
-  return err as MailError;
-}
 
 const url = (port: number, pass = SINK_PASS) => `smtp://${SINK_USER}:${encodeURIComponent(pass)}@127.0.0.1:${port}`;
 
@@ -76,7 +68,7 @@ describe('SMTP transport (plain, AUTH required)', () => {
   it('fails permanently (535) on a wrong password, without the password in the message', async () => {
     const secret = 'Wr0ng-Secret:pa55';
     transport = createSmtpTransport(url(sink.port, secret), 5000);
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(err.permanent).toBe(true);
     expect(err.message).toContain('535');
     expect(err.message).toContain(`smtp://127.0.0.1:${sink.port}`);
@@ -90,9 +82,9 @@ describe('SMTP transport (plain, AUTH required)', () => {
   it('maps refusals after DATA by reply code: 451 temporary, 550 permanent', async () => {
     transport = createSmtpTransport(url(sink.port), 5000);
     sink.failNext(1, 451);
-    expect((await failure(transport.send(message))).permanent).toBe(false);
+    expect((await mailFailure(transport.send(message))).permanent).toBe(false);
     sink.failNext(1, 550);
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(err.permanent).toBe(true);
     expect(err.message).toContain('550');
   });
@@ -115,7 +107,7 @@ describe('SMTP transport failures', () => {
     const port = sink.port;
     await sink.close();
     const transport = createSmtpTransport(url(port), 2000);
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(err.permanent).toBe(false);
     expect(err.message).toContain(`smtp://127.0.0.1:${port}`);
     expect(err.message).not.toContain(SINK_PASS);
@@ -129,7 +121,7 @@ describe('SMTP transport failures', () => {
     const { port } = silent.address() as import('node:net').AddressInfo;
     const transport = createSmtpTransport(url(port), 300);
     const started = Date.now();
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(Date.now() - started).toBeLessThan(3000);
     expect(err.permanent).toBe(false);
     await transport.close();
@@ -162,7 +154,7 @@ describe('SMTP transport over STARTTLS', () => {
 
   it('refuses an untrusted certificate rather than sending in the clear (temporary)', async () => {
     const transport = createSmtpTransport(url(sink.port), 5000);
-    const err = await failure(transport.send(message));
+    const err = await mailFailure(transport.send(message));
     expect(err.permanent).toBe(false);
     expect(err.message).not.toContain(SINK_PASS);
     await transport.close();
