@@ -303,4 +303,24 @@ describe('processor on Kafka (3-broker mock cluster)', () => {
     expect(JSON.stringify(ready)).not.toContain(SINK_PASS);
     expect(p.output()).not.toContain(SINK_PASS);
   });
+
+  it('keeps the SASL password out of its logs and answers when the brokers refuse it', async () => {
+    const [k, api] = await Promise.all([kafka(), backend()]);
+    const secret = 'k4fka-Secr3t-value';
+    const p = await processor({
+      KAFKA_BROKERS: k.bootstrap,
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_USERNAME: 'lookout',
+      KAFKA_PASSWORD: secret,
+      PROCESSOR_BACKEND_URL: api.url,
+      DATA_DIR: await tempDir(),
+      LOG_LEVEL: 'debug',
+    });
+    // The mock cluster has no such user (or no SASL at all): the processor keeps trying, not ready, and says why.
+    await waitFor('a failed connection in the log', () => /cannot reach Kafka/.test(p.output()), 30_000);
+    const ready = await p.ready();
+    expect(ready).toMatchObject({ status: 'not_ready', broker: { connected: false }, role: 'stopped' });
+    expect(JSON.stringify(ready)).not.toContain(secret);
+    expect(p.output()).not.toContain(secret);
+  });
 });
