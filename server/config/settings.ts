@@ -585,8 +585,9 @@ export function loadProcessorSettings(env: NodeJS.ProcessEnv, appDir: string): P
       .split(',')
       .map((b) => b.trim())
       .filter(Boolean);
-    const bad = brokers.find((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
-    if (bad) problems.push(`KAFKA_BROKERS: "${bad}" is not host:port. ${PROCESSOR_SETTINGS.kafkaBrokers.doc}`);
+    // The entry is not echoed: a mistaken `user:password@host:port` must not reach the log.
+    const bad = brokers.findIndex((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
+    if (bad >= 0) problems.push(`KAFKA_BROKERS: entry ${bad + 1} is not host:port. ${PROCESSOR_SETTINGS.kafkaBrokers.doc}`);
     s.processorStateDir = path.resolve(s.processorStateDir || path.join(s.dataDir, 'processor'));
     if (problems.length === 0) return s;
   }

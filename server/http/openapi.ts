@@ -1,11 +1,13 @@
 /**
- * The OpenAPI 3.1 document of the API, generated from the route table (shared/api/routes.ts) with
- * @hono/zod-openapi's generator: the same zod schemas the server validates with and the client is typed from.
+ * The OpenAPI 3.1 documents, generated from route tables with @hono/zod-openapi's generator: the API's (shared/api/routes.ts,
+ * under /api) and the event processor's (`processorRoutes` of shared/api/processor.ts, at its root), from the same zod
+ * schemas the servers answer with and the client is typed from.
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import { errorBody } from '../../shared/api/common.js';
 import type { ErrorCode } from '../../shared/api/errors.js';
 import { errorStatusesOf, type ApiRoute } from '../../shared/api/route.js';
+import { processorRoutes } from '../../shared/api/processor.js';
 import { apiRoutes } from '../../shared/api/routes.js';
 
 /** A typical message per code, for the examples (the real ones say what exactly was wrong). */
@@ -53,14 +55,14 @@ function errorResponse(codes: ErrorCode[]) {
   };
 }
 
-/** One table entry as @hono/zod-openapi's route config, with its error answers added. */
-export function routeConfig(name: string, route: ApiRoute): RouteConfig {
+/** One table entry as @hono/zod-openapi's route config, with its error answers added; `prefix` goes before its path. */
+export function routeConfig(name: string, route: ApiRoute, prefix = '/api'): RouteConfig {
   const responses: RouteConfig['responses'] = {};
   for (const [status, res] of Object.entries(route.responses)) responses[status] = res;
   for (const [status, codes] of errorStatusesOf(route)) responses[status] = errorResponse(codes);
   return createRoute({
     method: route.method,
-    path: `/api${route.path}`,
+    path: `${prefix}${route.path}`,
     operationId: name,
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
@@ -82,19 +84,57 @@ const TAGS = [
   { name: 'Docs', description: 'This description and its reference page.' },
 ];
 
-export function openApiDocument(version: string): Record<string, unknown> {
+const ERROR_BODY_NOTE =
+  'Every error answers `{ "error": { "code", "message" } }` with the status its code implies; codes are stable identifiers ' +
+  'for programs, messages are sentences for people.';
+
+interface DocumentSpec {
+  routes: Record<string, ApiRoute>;
+  /** Before every path of the table: `/api` for the API, `` for the processor. */
+  prefix: string;
+  title: string;
+  description: string;
+  tags: { name: string; description: string }[];
+}
+
+function buildDocument(spec: DocumentSpec, version: string): Record<string, unknown> {
   const app = new OpenAPIHono();
-  for (const [name, route] of Object.entries(apiRoutes)) app.openAPIRegistry.registerPath(routeConfig(name, route));
+  for (const [name, route] of Object.entries(spec.routes)) app.openAPIRegistry.registerPath(routeConfig(name, route, spec.prefix));
   return app.getOpenAPI31Document({
     openapi: '3.1.0',
-    info: {
-      title: 'Lookout API',
-      version,
-      description:
-        'Face recognition and object detection. Every error answers `{ "error": { "code", "message" } }` with the status ' +
-        'its code implies; codes are stable identifiers for programs, messages are sentences for people.',
-      license: { name: 'MIT' },
-    },
-    tags: TAGS,
+    info: { title: spec.title, version, description: spec.description, license: { name: 'MIT' } },
+    tags: spec.tags,
   }) as unknown as Record<string, unknown>;
+}
+
+export function openApiDocument(version: string): Record<string, unknown> {
+  return buildDocument(
+    {
+      routes: apiRoutes,
+      prefix: '/api',
+      title: 'Lookout API',
+      description: `Face recognition and object detection. ${ERROR_BODY_NOTE}`,
+      tags: TAGS,
+    },
+    version,
+  );
+}
+
+/** The event processor's own document (`npm run processor`, its `GET /openapi.json`): its probes, at its root. */
+export function processorOpenApiDocument(version: string): Record<string, unknown> {
+  return buildDocument(
+    {
+      routes: processorRoutes,
+      prefix: '',
+      title: 'Lookout event processor',
+      description:
+        "The event processor's health server: liveness, readiness (what the API server relays as `GET /api/processor/status`) " +
+        `and this description. ${ERROR_BODY_NOTE} Any other path answers 404 \`not_found\`.`,
+      tags: [
+        { name: 'Health', description: 'Probes.' },
+        { name: 'Docs', description: 'This description.' },
+      ],
+    },
+    version,
+  );
 }

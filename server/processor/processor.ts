@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Hono } from 'hono';
 import type { ProcessorReady } from '../../shared/api/processor.js';
 import type { ProcessorSettings } from '../config/settings.js';
+import { processorOpenApiDocument } from '../http/openapi.js';
 import type { Logger } from '../logger.js';
 import { FileQueueBus } from './bus/file-queue.js';
 import { KafkaBus } from './bus/kafka-bus.js';
@@ -29,7 +30,7 @@ export interface ProcessorOptions {
 }
 
 export interface Processor {
-  /** `GET /health`, `GET /ready`. */
+  /** `GET /health`, `GET /ready`, `GET /openapi.json` (processorRoutes of shared/api/processor.ts). */
   app: Hono;
   ready(): ProcessorReady;
   /** Connects (retrying until the broker answers or close() is called), then consumes and, when leading, polls. */
@@ -182,6 +183,15 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   app.get('/ready', (c) => {
     const body = ready();
     return c.json(body, body.status === 'ready' ? 200 : 503);
+  });
+  let openApi: string | null = null;
+  app.get('/openapi.json', (c) => {
+    openApi ??= JSON.stringify(processorOpenApiDocument(options.version));
+    return c.body(openApi, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' });
+  });
+  app.onError((err, c) => {
+    log.error(`processor ${c.req.method} ${c.req.path} failed: ${describeError(err)}`);
+    return c.json({ error: { code: 'internal_error', message: 'the processor failed to answer; it has been logged' } }, 500);
   });
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no such endpoint: ${c.req.method} ${c.req.path}` } }, 404));
 

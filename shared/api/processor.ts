@@ -1,8 +1,12 @@
 /**
  * The event processor's state (`npm run processor`): its own `GET /ready` answers `ProcessorReady`, and the API
  * server relays it as `GET /api/processor/status` when PROCESSOR_URL is set, so the dashboard can show it.
+ * `processorRoutes` is the table of the processor's own endpoints (at its root, not under /api), which its
+ * `GET /openapi.json` publishes.
  */
 import { z } from 'zod';
+import { healthResponse } from './health.js';
+import { defineRoute } from './route.js';
 
 const isoTime = z.string().meta({ description: 'ISO 8601 UTC time.' });
 
@@ -77,3 +81,42 @@ export const processorStatusResponse = z
   })
   .meta({ id: 'ProcessorStatusResponse' });
 export type ProcessorStatusResponse = z.infer<typeof processorStatusResponse>;
+
+const json = <S extends z.ZodType>(schema: S) => ({ 'application/json': { schema } });
+
+/** The processor's endpoints (paths relative to its root), documented by its `GET /openapi.json`. */
+export const processorRoutes = {
+  health: defineRoute({
+    method: 'get',
+    path: '/health',
+    summary: 'Liveness: the process answers',
+    tags: ['Health'],
+    responses: { 200: { description: 'The processor is up.', content: json(healthResponse) } },
+    errors: [],
+  }),
+  ready: defineRoute({
+    method: 'get',
+    path: '/ready',
+    summary: 'Readiness: connected to the broker and consuming',
+    description: 'With the broker, the poller, the queue and the mails beside it; the API server relays it as `GET /api/processor/status`.',
+    tags: ['Health'],
+    responses: {
+      200: { description: 'Ready.', content: json(processorReady) },
+      503: {
+        description: 'Not ready (broker unreachable, not consuming yet, or stopping); the same body says what.',
+        content: json(processorReady),
+      },
+    },
+    errors: [],
+  }),
+  openapi: defineRoute({
+    method: 'get',
+    path: '/openapi.json',
+    summary: "This processor's description (OpenAPI 3.1)",
+    tags: ['Docs'],
+    responses: {
+      200: { description: 'The OpenAPI document.', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    },
+    errors: [],
+  }),
+};

@@ -23,7 +23,7 @@ export interface ApiResponse {
 
 export interface ApiRoute {
   method: HttpMethod;
-  /** OpenAPI style, relative to /api: `/images/{label}`. */
+  /** OpenAPI style, relative to the table's root (/api for routes.ts, / for the processor's): `/images/{label}`. */
   path: string;
   summary: string;
   description?: string;
