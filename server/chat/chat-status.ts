@@ -5,6 +5,7 @@
 import type { ChatStatusBody } from '../../shared/api/index.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
+import { PeriodicCheck } from '../periodic-check.js';
 import type { LlmClient } from './llm-client.js';
 
 export interface ChatStatusOptions {
@@ -24,8 +25,7 @@ export class ChatStatus {
   private reason: string;
   private models: string[] | undefined;
   private checkedAt: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private checking: Promise<void> | null = null;
+  private readonly periodic: PeriodicCheck;
 
   constructor(private readonly opts: ChatStatusOptions) {
     this.reason = !opts.enabled
@@ -33,6 +33,7 @@ export class ChatStatus {
       : !opts.client
         ? 'no LLM endpoint is configured (set CHAT_ENDPOINT)'
         : 'not checked yet';
+    this.periodic = new PeriodicCheck(opts.intervalMs, () => this.checkOnce());
   }
 
   private get active(): boolean {
@@ -41,44 +42,37 @@ export class ChatStatus {
 
   /** Checks now and then every `intervalMs`; resolves after the first check (it never rejects). */
   start(): Promise<void> {
-    if (!this.active) return Promise.resolve();
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.check(), this.opts.intervalMs);
-      this.timer.unref();
-    }
-    return this.check();
+    return this.active ? this.periodic.start() : Promise.resolve();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.periodic.stop();
   }
 
   /** Checks now (one check at a time; concurrent callers share it). Never rejects. */
   check(): Promise<void> {
+    return this.active ? this.periodic.now() : Promise.resolve();
+  }
+
+  private async checkOnce(): Promise<void> {
     const client = this.opts.client;
-    if (!this.active || !client) return Promise.resolve();
-    this.checking ??= (async () => {
-      const before = this.reachable;
-      const timeoutMs = this.opts.checkTimeoutMs ?? Math.min(5000, client.timeoutMs);
-      try {
-        this.models = await client.listModels({ timeoutMs });
-        this.reachable = true;
-        this.reason = '';
-      } catch (err) {
-        this.reachable = false;
-        this.models = undefined;
-        this.reason = err instanceof Error ? client.redact(err.message) : 'the check failed';
-      }
-      this.checkedAt = new Date().toISOString();
-      if (before !== this.reachable) {
-        const what = this.reachable ? 'reachable' : `unreachable (${this.reason})`;
-        this.opts.log?.[this.reachable ? 'info' : 'warn'](`chat: LLM endpoint ${client.endpoint} is ${what}`);
-      }
-    })().finally(() => {
-      this.checking = null;
-    });
-    return this.checking;
+    if (!client) return;
+    const before = this.reachable;
+    const timeoutMs = this.opts.checkTimeoutMs ?? Math.min(5000, client.timeoutMs);
+    try {
+      this.models = await client.listModels({ timeoutMs });
+      this.reachable = true;
+      this.reason = '';
+    } catch (err) {
+      this.reachable = false;
+      this.models = undefined;
+      this.reason = err instanceof Error ? client.redact(err.message) : 'the check failed';
+    }
+    this.checkedAt = new Date().toISOString();
+    if (before !== this.reachable) {
+      const what = this.reachable ? 'reachable' : `unreachable (${this.reason})`;
+      this.opts.log?.[this.reachable ? 'info' : 'warn'](`chat: LLM endpoint ${client.endpoint} is ${what}`);
+    }
   }
 
   /** The body of `GET /api/chat/status`. */

@@ -4,6 +4,7 @@
  */
 import { processorReady, type ProcessorReady, type ProcessorStatusResponse } from '../../shared/api/index.js';
 import type { Logger } from '../logger.js';
+import { PeriodicCheck } from '../periodic-check.js';
 
 export interface ProcessorStatusOptions {
   /** PROCESSOR_URL; empty: not configured. */
@@ -64,12 +65,12 @@ export class ProcessorStatus {
   private error: string | null = null;
   private processor: ProcessorReady | null = null;
   private checkedAt: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private checking: Promise<void> | null = null;
+  private readonly periodic: PeriodicCheck;
 
   constructor(private readonly opts: ProcessorStatusOptions) {
     this.target = parseTarget(opts.url);
     this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.periodic = new PeriodicCheck(opts.intervalMs, () => this.checkOnce());
   }
 
   get configured(): boolean {
@@ -78,44 +79,37 @@ export class ProcessorStatus {
 
   /** Checks now and then every `intervalMs`; resolves after the first check (it never rejects). */
   start(): Promise<void> {
-    if (!this.target) return Promise.resolve();
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.check(), this.opts.intervalMs);
-      this.timer.unref();
-    }
-    return this.check();
+    return this.target ? this.periodic.start() : Promise.resolve();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.periodic.stop();
   }
 
   /** Checks now (one check at a time; concurrent callers share it). Never rejects. */
   check(): Promise<void> {
+    return this.target ? this.periodic.now() : Promise.resolve();
+  }
+
+  private async checkOnce(): Promise<void> {
     const target = this.target;
-    if (!target) return Promise.resolve();
-    this.checking ??= (async () => {
-      const first = this.checkedAt === null;
-      const before = this.reachable;
-      try {
-        this.processor = await this.read(target);
-        this.reachable = true;
-        this.error = null;
-      } catch (err) {
-        this.reachable = false;
-        this.processor = null;
-        this.error = this.redact(err instanceof Error ? err.message : String(err), target);
-      }
-      this.checkedAt = new Date().toISOString();
-      if (first || before !== this.reachable) {
-        const what = this.reachable ? 'reachable' : `not readable: ${this.error}`;
-        this.opts.log?.[this.reachable ? 'info' : 'warn'](`event processor at ${target.display} is ${what}`);
-      }
-    })().finally(() => {
-      this.checking = null;
-    });
-    return this.checking;
+    if (!target) return;
+    const first = this.checkedAt === null;
+    const before = this.reachable;
+    try {
+      this.processor = await this.read(target);
+      this.reachable = true;
+      this.error = null;
+    } catch (err) {
+      this.reachable = false;
+      this.processor = null;
+      this.error = this.redact(err instanceof Error ? err.message : String(err), target);
+    }
+    this.checkedAt = new Date().toISOString();
+    if (first || before !== this.reachable) {
+      const what = this.reachable ? 'reachable' : `not readable: ${this.error}`;
+      this.opts.log?.[this.reachable ? 'info' : 'warn'](`event processor at ${target.display} is ${what}`);
+    }
   }
 
   /** The processor's /ready body; throws with a message fit to show when it cannot be read. */

@@ -5,6 +5,7 @@
 import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import { ApiError } from '../../http/errors.js';
 import type { Logger } from '../../logger.js';
+import { PeriodicCheck } from '../../periodic-check.js';
 import { RemoteDetector, type RemoteStatus } from './remote-detector.js';
 
 export type RemoteEngineStatus = RemoteStatus | 'disabled';
@@ -23,8 +24,7 @@ export class RemoteEngine {
   private readonly detector: RemoteDetector | null;
   private current: RemoteEngineStatus;
   private detail: string;
-  private timer: NodeJS.Timeout | null = null;
-  private checking: Promise<void> | null = null;
+  private readonly periodic: PeriodicCheck;
 
   constructor(private readonly opts: RemoteEngineOptions) {
     if (!opts.enabled) {
@@ -40,19 +40,16 @@ export class RemoteEngine {
       this.current = 'unreachable';
       this.detail = 'not checked yet';
     }
+    this.periodic = new PeriodicCheck(opts.checkIntervalMs, () => this.checkOnce());
   }
 
   /** Checks once now, then keeps checking in the background. */
   async start(): Promise<void> {
-    if (!this.detector) return;
-    await this.check();
-    this.timer = setInterval(() => void this.check(), this.opts.checkIntervalMs);
-    this.timer.unref();
+    if (this.detector) await this.periodic.start();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.periodic.stop();
   }
 
   get status(): RemoteEngineStatus {
@@ -66,22 +63,21 @@ export class RemoteEngine {
 
   /** Checks now (one check at a time; concurrent callers share it). */
   check(): Promise<void> {
-    if (!this.detector) return Promise.resolve();
-    this.checking ??= (async () => {
-      const before = this.current;
-      const status = await this.detector!.checkStatus();
-      this.current = status;
-      this.detail =
-        status === 'connected'
-          ? 'connected'
-          : status === 'model_not_ready'
-            ? `model "${this.opts.modelName}" is not ready on ${this.opts.url}${this.detector!.statusDetail ? `: ${this.detector!.statusDetail}` : ''}`
-            : `the remote model server at ${this.opts.url} cannot be reached${this.detector!.statusDetail ? `: ${this.detector!.statusDetail}` : ''}`;
-      if (status !== before) this.opts.log.info(`remote model server: ${before} -> ${status} (${this.detail})`);
-    })().finally(() => {
-      this.checking = null;
-    });
-    return this.checking;
+    return this.detector ? this.periodic.now() : Promise.resolve();
+  }
+
+  private async checkOnce(): Promise<void> {
+    if (!this.detector) return;
+    const before = this.current;
+    const status = await this.detector!.checkStatus();
+    this.current = status;
+    this.detail =
+      status === 'connected'
+        ? 'connected'
+        : status === 'model_not_ready'
+          ? `model "${this.opts.modelName}" is not ready on ${this.opts.url}${this.detector!.statusDetail ? `: ${this.detector!.statusDetail}` : ''}`
+          : `the remote model server at ${this.opts.url} cannot be reached${this.detector!.statusDetail ? `: ${this.detector!.statusDetail}` : ''}`;
+    if (status !== before) this.opts.log.info(`remote model server: ${before} -> ${status} (${this.detail})`);
   }
 
   /** Face boxes from the remote server; 503 `remote_unavailable` on any failure. */
