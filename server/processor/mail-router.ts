@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import type { EventBus, HandlerContext, IncomingMessage } from './bus/types.js';
 import { composePersonRegisteredMail, composeRemoteStatusMail } from './mail/compose.js';
 import { type MailAddress, MailError, type MailMessage, type MailTransport } from './mail/types.js';
-import { describeError } from './poller.js';
+import { describeError } from './safe-text.js';
 import type { JsonState } from './state/json-state.js';
 import type { MailLedger } from './state/mail-ledger.js';
 import type { ProcessorStats } from './stats.js';

@@ -20,6 +20,7 @@ import {
 import { modelConfigStatus } from '../../shared/kserve/protocol.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus/types.js';
+import { describeError } from './safe-text.js';
 import type { JsonState } from './state/json-state.js';
 import type { ProcessorStats } from './stats.js';
 
@@ -44,14 +45,6 @@ export interface PollerOptions {
   source: string;
   topic: string;
   announceExisting: boolean;
-}
-
-/** An error's message for logs and /ready: what failed, never a URL's credentials. */
-export function describeError(err: unknown): string {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
-  const cause = e?.cause?.code ?? e?.cause?.message;
-  return `${e?.message ?? String(err)}${cause ? ` (${cause})` : ''}`.replace(/\/\/[^/@\s]*@/g, '//');
 }
 
 export class Poller {

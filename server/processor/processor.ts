@@ -16,7 +16,8 @@ import { parseAddress, parseAddressList } from './mail/compose.js';
 import { createMailTransport } from './mail/index.js';
 import type { MailTransport } from './mail/types.js';
 import { MailRouter, type ModelStatesDoc } from './mail-router.js';
-import { describeError, emptyLabelsDoc, type LabelsDoc, Poller } from './poller.js';
+import { emptyLabelsDoc, type LabelsDoc, Poller } from './poller.js';
+import { describeError, withoutCredentials } from './safe-text.js';
 import { JsonState } from './state/json-state.js';
 import { MailLedger } from './state/mail-ledger.js';
 import { ProcessorStats } from './stats.js';
@@ -36,18 +37,6 @@ export interface Processor {
   /** Connects (retrying until the broker answers or close() is called), then consumes and, when leading, polls. */
   start(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Credentials stripped from a URL, for what the processor shows and publishes. */
-export function withoutCredentials(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
-  } catch {
-    return url.replace(/\/\/[^/@\s]*@/g, '//');
-  }
 }
 
 export async function createProcessor(settings: ProcessorSettings, log: Logger, options: ProcessorOptions): Promise<Processor> {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { safeEventId } from '../safe-text.js';
 import type { PersonRegisteredEvent, RemoteModelStatusEvent } from '../../../shared/events/face-events.js';
 import {
   composePersonRegisteredMail,
@@ -8,7 +9,6 @@ import {
   mimeFields,
   parseAddress,
   parseAddressList,
-  safeEventId,
   sanitizeSubject,
 } from './compose.js';
 

@@ -4,9 +4,9 @@
  * drop <style> blocks) and a plain-text part with the same facts. Every value taken from an event is escaped in
  * the HTML, and subjects carry no line breaks, so an event cannot inject markup or mail headers.
  */
-import { createHash } from 'node:crypto';
 import { type PersonRegisteredEvent, type RemoteModelStatusEvent, remoteModelState } from '../../../shared/events/face-events.js';
 import type { SendMailOptions } from 'nodemailer';
+import { safeEventId, withoutCredentials } from '../safe-text.js';
 import type { MailAddress, MailMessage } from './types.js';
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -87,17 +87,6 @@ export function messageIdFor(eventId: string): string {
   return `<${safeEventId(eventId)}@lookout>`;
 }
 
-/** The event id reduced to `[A-Za-z0-9._-]` (for file names and Message-IDs), hashed where it had to change. */
-export function safeEventId(eventId: string): string {
-  if (/^[A-Za-z0-9._-]{1,120}$/.test(eventId) && !eventId.startsWith('.')) return eventId;
-  const hash = createHash('sha256').update(eventId).digest('hex').slice(0, 12);
-  const readable = eventId
-    .replace(/[^A-Za-z0-9._-]+/g, '_')
-    .replace(/^[._]+/, '')
-    .slice(0, 80);
-  return readable ? `${readable}-${hash}` : hash;
-}
-
 type Row = [label: string, value: string];
 
 const FONT = 'font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif';
@@ -163,19 +152,6 @@ export function remoteStatusSubject(model: string, state: string, previousState:
   if (previousState === null || previousState === state) return `Model ${model}: ${state}`;
   if (previousState === 'unreachable') return `Model server back: ${model} is ${state}`;
   return `Model ${model}: ${previousState} -> ${state}`;
-}
-
-/** A URL without its user name and password (an event's server URL could carry them; a mail must not). */
-function withoutCredentials(value: string): string {
-  try {
-    const url = new URL(value);
-    if (!url.username && !url.password) return value;
-    url.username = '';
-    url.password = '';
-    return url.toString();
-  } catch {
-    return value;
-  }
 }
 
 const MAX_JSON_CHARS = 20_000;

@@ -7,7 +7,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { writeFileAtomic } from '../../storage/atomic.js';
-import { mimeFields, safeEventId } from './compose.js';
+import { safeEventId } from '../safe-text.js';
+import { mimeFields } from './compose.js';
 import { MailError, type MailMessage, type MailTransport } from './types.js';
 
 // `2024-05-01T10-20-30.123Z-<safe event id>.eml`: toISOString with ':' replaced (Windows and Samba refuse it).

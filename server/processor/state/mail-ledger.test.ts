@@ -44,7 +44,7 @@ describe('MailLedger', () => {
   });
 
   it('survives a restart', async () => {
-    await (await opened()).record('evt-1', 'not_mailed');
+    await (await opened()).record('evt-1', 'dead_lettered');
     expect(await (await opened()).has('evt-1')).toBe(true);
   });
 

@@ -3,22 +3,18 @@
  * so a redelivered event (a restart before its offset was committed, a rebalance) is never mailed twice, even
  * by another processor sharing the state directory. Entries older than `keepDays` are pruned at start.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { safeEventId } from '../safe-text.js';
 
-export type LedgerOutcome = 'mailed' | 'not_mailed' | 'dead_lettered';
+export type LedgerOutcome = 'mailed' | 'dead_lettered';
 
 export class MailLedger {
   constructor(private readonly dir: string) {}
 
   /** File name of an id: ids come from message headers, so never trust them as path segments. */
   private fileOf(eventId: string): string {
-    const safe =
-      /^[A-Za-z0-9._-]{1,100}$/.test(eventId) && !eventId.startsWith('.')
-        ? eventId
-        : `h-${createHash('sha256').update(eventId).digest('hex')}`;
-    return path.join(this.dir, safe);
+    return path.join(this.dir, safeEventId(eventId));
   }
 
   async open(keepDays = 30): Promise<void> {
