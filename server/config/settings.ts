@@ -469,6 +469,12 @@ export const PROCESSOR_SETTINGS = {
     default: '',
     doc: 'SMTP server for `MAIL_TRANSPORT=smtp`, e.g. `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://` (never logged).',
   },
+  mailSmtpCaFile: {
+    env: 'MAIL_SMTP_CA_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: "PEM file of a private CA to trust for the SMTP server's certificate (STARTTLS or smtps://).",
+  },
   mailFrom: {
     env: 'MAIL_FROM',
     schema: z.string().trim().min(3),

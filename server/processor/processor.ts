@@ -72,7 +72,8 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   const ledger = new MailLedger(path.join(stateDir, 'ledger'));
   await Promise.all([labels.load(), modelStates.load(), ledger.open()]);
 
-  const transport = options.transport ?? createMailTransport(settings);
+  const smtpTls = settings.mailSmtpCaFile ? { tls: { ca: await fs.readFile(settings.mailSmtpCaFile, 'utf8') } } : {};
+  const transport = options.transport ?? createMailTransport(settings, smtpTls);
   const remoteUrl = settings.remoteDetectorUrl ? withoutCredentials(settings.remoteDetectorUrl) : '';
   const poller = new Poller(
     {

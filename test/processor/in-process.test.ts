@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { personRegisteredEvent } from '../../shared/events/face-events.js';
 import { listenModelServer, type RunningModelServer } from '../../server/model-server/app.js';
+import { generateSelfSignedCert, SINK_PASS, SINK_USER, startSmtpSink } from '../helpers/smtp-sink.js';
 import { outbox, startBackend, startProcessor, tempDir, waitFor, type InProcessProcessor } from '../helpers/processor-harness.js';
 import { readTestImage, type TestServer, uploadImage } from '../helpers/test-server.js';
 
@@ -217,5 +218,27 @@ describe('processor with the embedded defaults (in-process queue, file outbox)',
     expect(ready.polls.remote).toMatchObject({ ok: true, state: 'AVAILABLE' });
     expect(ready.mail.unchanged_skipped).toBeGreaterThan(3);
     expect((await outbox(data)).every((m) => headerOf(m.raw, 'To').includes('mlops@example.test'))).toBe(true);
+  });
+
+  it('mails over SMTP with STARTTLS, trusting the private CA of MAIL_SMTP_CA_FILE', async () => {
+    const api = await backend();
+    const cert = await generateSelfSignedCert();
+    cleanup.push(() => fs.rm(cert.dir, { recursive: true, force: true }));
+    const smtp = await startSmtpSink({ tls: { key: cert.key, cert: cert.cert } });
+    cleanup.push(() => smtp.close());
+    const data = await tempDir();
+    const p = await processor({
+      DATA_DIR: data,
+      PROCESSOR_BACKEND_URL: api.url,
+      MAIL_TRANSPORT: 'smtp',
+      MAIL_SMTP_URL: `smtp://${SINK_USER}:${SINK_PASS}@127.0.0.1:${smtp.port}`,
+      MAIL_SMTP_CA_FILE: path.join(cert.dir, 'cert.pem'),
+    });
+    await polls(p, 1);
+    await uploadImage(api.url, 'wendy', await readTestImage('faces/grace_hopper.jpg'));
+    await waitFor('the SMTP mail', () => smtp.messages.length === 1);
+    expect(smtp.messages[0]).toMatchObject({ secure: true, user: SINK_USER, to: ['security@localhost'] });
+    expect(smtp.messages[0]!.raw).toContain('wendy');
+    expect((await p.ready()).mail).toMatchObject({ transport: 'smtp', sent: 1, target: `smtp://127.0.0.1:${smtp.port}` });
   });
 });
