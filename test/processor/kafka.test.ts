@@ -77,7 +77,8 @@ async function polling(p: SpawnedProcessor): Promise<void> {
 
 const subjects = (sink: MailpitDouble) => sink.messages.map((m) => m.Subject ?? '');
 
-describe('processor on Kafka (3-broker mock cluster)', () => {
+// Group joins and session expiries on the mock cluster take seconds each; a test here restarts processors several times.
+describe('processor on Kafka (3-broker mock cluster)', { timeout: 180_000 }, () => {
   it('a new label gives exactly one event with every spec field, and exactly one mail naming the person', async () => {
     const [k, api, sink] = await Promise.all([kafka(), backend(), mailpit()]);
     const p = await processor(envFor(k, api, await tempDir(), sink, { PROCESSOR_CAMERA_ID: 'lobby' }));
