@@ -25,7 +25,7 @@ describe('loadProcessorSettings', () => {
     expect(s.kafkaTopicFace).toBe('cv.face.detections');
     expect(s.kafkaTopicFaceDlq).toBe('dlq.face-notifications');
     expect(s.kafkaGroupId).toBe('lookout-processor');
-    expect(s.kafkaClientId).toBe('lookout-processor');
+    expect(s.kafkaClientId).toBe('lookout');
     expect(s.kafkaSsl).toBe(false);
     expect(s.kafkaSaslMechanism).toBe('');
     expect(s.mailTransport).toBe('file');

@@ -315,6 +315,125 @@ export const SETTINGS = {
     default: 'info',
     doc: 'Log level: debug, info, warn, error or silent.',
   },
+  kafkaBrokers: {
+    env: 'KAFKA_BROKERS',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'Kafka bootstrap brokers, comma separated (`host:port,...`); empty: the processor uses an in-process queue on disk (one processor) and PPE checks stay in the local history.',
+  },
+  kafkaClientId: {
+    env: 'KAFKA_CLIENT_ID',
+    schema: z.string().trim().min(1),
+    default: 'lookout',
+    doc: 'Kafka client id (the API server publishes PPE checks, the processor face events).',
+  },
+  kafkaSsl: { env: 'KAFKA_SSL', schema: boolean, default: 'false', doc: 'Connect to the brokers over TLS.' },
+  kafkaSslCaFile: {
+    env: 'KAFKA_SSL_CA_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: "PEM file of a private CA to trust for the brokers' certificates (implies TLS).",
+  },
+  kafkaSaslMechanism: {
+    env: 'KAFKA_SASL_MECHANISM',
+    schema: z.enum(['', 'plain', 'scram-sha-256', 'scram-sha-512']),
+    default: '',
+    doc: 'SASL mechanism: `scram-sha-512` (the spec cluster), `scram-sha-256` or `plain`; empty: none.',
+  },
+  kafkaUsername: { env: 'KAFKA_USERNAME', schema: z.string().trim(), default: '', doc: 'SASL user name.' },
+  kafkaPassword: {
+    env: 'KAFKA_PASSWORD',
+    schema: z.string(),
+    default: '',
+    doc: 'SASL password (never logged or returned).',
+  },
+  kafkaPasswordFile: {
+    env: 'KAFKA_PASSWORD_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'File holding the SASL password (e.g. a mounted secret); wins over KAFKA_PASSWORD.',
+  },
+  kafkaRequestTimeoutMs: {
+    env: 'KAFKA_REQUEST_TIMEOUT_MS',
+    schema: integer(100, 600_000),
+    default: '10000',
+    doc: 'Timeout of one request to a broker, in milliseconds (a publish that times out is tried again at the next poll).',
+  },
+  ppeEnabled: {
+    env: 'PPE_ENABLED',
+    schema: boolean,
+    default: 'false',
+    doc: 'Enables PPE compliance checks (`/api/ppe/*`, the Safety page).',
+  },
+  ppeEndpoint: {
+    env: 'PPE_ENDPOINT',
+    schema: httpUrlOrEmpty,
+    default: '',
+    doc: 'Base URL of the PPE detector (`/v1/predict` is appended), e.g. `npm run ppe-server` on `http://127.0.0.1:9100`.',
+  },
+  ppeConfidence: {
+    env: 'PPE_CONFIDENCE',
+    schema: number(0, 1),
+    default: '0.5',
+    doc: 'Default lowest detector confidence of a PPE check, 0 to 1 (a request may send its own `confidence`).',
+  },
+  ppeTimeoutMs: {
+    env: 'PPE_TIMEOUT_MS',
+    schema: integer(100, 600_000),
+    default: '10000',
+    doc: 'Timeout of one call to the PPE detector, in milliseconds (past it: 504).',
+  },
+  ppeExpected: {
+    env: 'PPE_EXPECTED',
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'a comma-separated list of item names such as hardhat,safety-vest,goggles'),
+    default: 'hardhat,safety-vest,goggles',
+    doc: 'The protective items every person must wear.',
+  },
+  ppeClassAliases: {
+    env: 'PPE_CLASS_ALIASES',
+    schema: z.string().trim(),
+    default: 'Hardhat=hardhat,helmet=hardhat,hard-hat=hardhat,Safety Vest=safety-vest,vest=safety-vest,Goggles=goggles,glasses=goggles',
+    doc: 'Detector class name -> expected item, `name=item` comma separated (case-insensitive); `NO-<name>` classes mark the item missing.',
+  },
+  ppeLlmTimeoutMs: {
+    env: 'PPE_LLM_TIMEOUT_MS',
+    schema: integer(100, 600_000),
+    default: '20000',
+    doc: "Budget of the LLM's safety analysis on a violation, in milliseconds; past it the check completes without one (and a dead letter says so).",
+  },
+  ppeHistoryMax: {
+    env: 'PPE_HISTORY_MAX',
+    schema: integer(1, 100_000),
+    default: '1000',
+    doc: 'PPE checks kept in `DATA_DIR/ppe/` for `GET /api/ppe/events` and the charts, oldest dropped first.',
+  },
+  ppeDatasetDir: {
+    env: 'PPE_DATASET_DIR',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'When set, each checked frame is saved there with a YOLO-format label file (training data for the next model).',
+  },
+  ppeCheckIntervalMs: {
+    env: 'PPE_CHECK_INTERVAL_MS',
+    schema: integer(200, 3_600_000),
+    default: '10000',
+    doc: "How often the PPE detector's `/health` is checked in the background, in milliseconds.",
+  },
+  kafkaTopicPpe: {
+    env: 'KAFKA_TOPIC_PPE',
+    schema: z.string().trim().min(1),
+    default: 'cv.ppe.detections',
+    doc: 'Topic of the PPE compliance checks.',
+  },
+  kafkaTopicPpeDlq: {
+    env: 'KAFKA_TOPIC_PPE_DLQ',
+    schema: z.string().trim().min(1),
+    default: 'dlq.ppe-errors',
+    doc: 'Dead-letter topic of failed PPE checks (`ppe_processing_failed`).',
+  },
   processorUrl: {
     env: 'PROCESSOR_URL',
     schema: httpUrlOrEmpty,
@@ -383,18 +502,6 @@ export const PROCESSOR_SETTINGS = {
     default: '0',
     doc: 'Fault injection for tests: exit (code 70) right after the N-th mail is accepted and recorded, before its offset is committed; 0: off.',
   },
-  kafkaBrokers: {
-    env: 'KAFKA_BROKERS',
-    schema: z.string().trim(),
-    default: '',
-    doc: 'Kafka bootstrap brokers, comma separated (`host:port,...`); empty: an in-process queue on disk (one processor).',
-  },
-  kafkaClientId: {
-    env: 'KAFKA_CLIENT_ID',
-    schema: z.string().trim().min(1),
-    default: 'lookout-processor',
-    doc: 'Kafka client id.',
-  },
   kafkaGroupId: {
     env: 'KAFKA_GROUP_ID',
     schema: z.string().trim().min(1),
@@ -412,38 +519,6 @@ export const PROCESSOR_SETTINGS = {
     schema: z.string().trim().min(1),
     default: 'dlq.face-notifications',
     doc: 'Dead-letter topic: events whose mail failed `MAIL_MAX_ATTEMPTS` times (or could not be read), with the error; in-process: files in `<state>/queue/<topic>/`.',
-  },
-  kafkaSsl: { env: 'KAFKA_SSL', schema: boolean, default: 'false', doc: 'Connect to the brokers over TLS.' },
-  kafkaSslCaFile: {
-    env: 'KAFKA_SSL_CA_FILE',
-    schema: z.string().trim(),
-    default: '',
-    doc: "PEM file of a private CA to trust for the brokers' certificates (implies TLS).",
-  },
-  kafkaSaslMechanism: {
-    env: 'KAFKA_SASL_MECHANISM',
-    schema: z.enum(['', 'plain', 'scram-sha-256', 'scram-sha-512']),
-    default: '',
-    doc: 'SASL mechanism: `scram-sha-512` (the spec cluster), `scram-sha-256` or `plain`; empty: none.',
-  },
-  kafkaUsername: { env: 'KAFKA_USERNAME', schema: z.string().trim(), default: '', doc: 'SASL user name.' },
-  kafkaPassword: {
-    env: 'KAFKA_PASSWORD',
-    schema: z.string(),
-    default: '',
-    doc: 'SASL password (never logged or returned).',
-  },
-  kafkaPasswordFile: {
-    env: 'KAFKA_PASSWORD_FILE',
-    schema: z.string().trim(),
-    default: '',
-    doc: 'File holding the SASL password (e.g. a mounted secret); wins over KAFKA_PASSWORD.',
-  },
-  kafkaRequestTimeoutMs: {
-    env: 'KAFKA_REQUEST_TIMEOUT_MS',
-    schema: integer(100, 600_000),
-    default: '10000',
-    doc: 'Timeout of one request to a broker, in milliseconds (a publish that times out is tried again at the next poll).',
   },
   kafkaSessionTimeoutMs: {
     env: 'KAFKA_SESSION_TIMEOUT_MS',
@@ -562,11 +637,23 @@ export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
     if (s.lbphDistanceMin > s.lbphDistanceMax) {
       problems.push('LBPH_DISTANCE_MIN: must not be larger than LBPH_DISTANCE_MAX.');
     }
+    if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');
+    // The entry is not echoed: a mistaken `user:password@host:port` must not reach the log.
+    const bad = kafkaBrokerList(s).findIndex((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
+    if (bad >= 0) problems.push(`KAFKA_BROKERS: entry ${bad + 1} is not host:port. ${SETTINGS.kafkaBrokers.doc}`);
     s.dataDir = path.resolve(s.dataDir);
     s.cascadeFile = path.resolve(appDir, s.cascadeFile);
   }
   if (problems.length) throw new SettingsError(problems);
   return out as Settings;
+}
+
+/** KAFKA_BROKERS as a list (empty: no Kafka). */
+export function kafkaBrokerList(s: Pick<Settings, 'kafkaBrokers'>): string[] {
+  return s.kafkaBrokers
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
 }
 
 /** The processor's settings: the common table and its own; throws SettingsError naming each bad variable. */
@@ -585,15 +672,7 @@ export function loadProcessorSettings(env: NodeJS.ProcessEnv, appDir: string): P
     const s = { ...common, ...own } as ProcessorSettings;
     if (s.mailTransport === 'mailpit' && !s.mailUrl) problems.push('MAIL_URL: must be set when MAIL_TRANSPORT=mailpit.');
     if (s.mailTransport === 'smtp' && !s.mailSmtpUrl) problems.push('MAIL_SMTP_URL: must be set when MAIL_TRANSPORT=smtp.');
-    if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');
     if (s.mailRetryBaseMs > s.mailRetryMaxMs) problems.push('MAIL_RETRY_BASE_MS: must not be larger than MAIL_RETRY_MAX_MS.');
-    const brokers = s.kafkaBrokers
-      .split(',')
-      .map((b) => b.trim())
-      .filter(Boolean);
-    // The entry is not echoed: a mistaken `user:password@host:port` must not reach the log.
-    const bad = brokers.findIndex((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
-    if (bad >= 0) problems.push(`KAFKA_BROKERS: entry ${bad + 1} is not host:port. ${PROCESSOR_SETTINGS.kafkaBrokers.doc}`);
     s.processorStateDir = path.resolve(s.processorStateDir || path.join(s.dataDir, 'processor'));
     if (problems.length === 0) return s;
   }

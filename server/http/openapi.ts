@@ -35,6 +35,12 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   llm_timeout: 'the LLM did not answer within 60000 ms',
   llm_busy: 'the offline model is answering another question; try again in a moment',
   detector_unavailable: 'the object detector is not available',
+  ppe_disabled: 'PPE checks are switched off on this server (PPE_ENABLED=false)',
+  ppe_not_configured: 'PPE checks need a PPE detector; none is configured (set PPE_ENDPOINT)',
+  ppe_detector_unavailable: 'the PPE detector at http://ppe:9100 cannot be reached',
+  ppe_detector_failed: 'the PPE detector answered 500: model not loaded',
+  ppe_detector_timeout: 'the PPE detector did not answer within 10000 ms',
+  dataset_disabled: 'no PPE training set is kept (set PPE_DATASET_DIR)',
   internal_error: 'the server failed to handle this request; it has been logged',
 };
 
@@ -79,6 +85,7 @@ const TAGS = [
   { name: 'Objects', description: 'Object detection (80 COCO classes).' },
   { name: 'Results', description: 'The results history captured on devices.' },
   { name: 'Chat', description: 'Questions about an image, answered by an LLM.' },
+  { name: 'PPE', description: 'Protective-equipment compliance, checked per person.' },
   { name: 'Events', description: 'The event processor (face events, mails), as the API server sees it.' },
   { name: 'Health', description: 'Probes.' },
   { name: 'Docs', description: 'This description and its reference page.' },

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Hono } from 'hono';
 import type { ProcessorReady } from '../../shared/api/processor.js';
-import type { ProcessorSettings } from '../config/settings.js';
+import { kafkaBrokerList, type ProcessorSettings } from '../config/settings.js';
 import { processorOpenApiDocument } from '../http/openapi.js';
 import type { Logger } from '../logger.js';
 import { FileQueueBus } from './bus/file-queue.js';
@@ -44,10 +44,7 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   await fs.mkdir(stateDir, { recursive: true });
   const startedAt = Date.now();
   const stats = new ProcessorStats();
-  const brokers = settings.kafkaBrokers
-    .split(',')
-    .map((b) => b.trim())
-    .filter(Boolean);
+  const brokers = kafkaBrokerList(settings);
   const bus: EventBus = brokers.length
     ? new KafkaBus(
         {

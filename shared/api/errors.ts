@@ -28,6 +28,12 @@ export const ERROR_CODES = {
   llm_busy: 429,
   not_ready: 503,
   detector_unavailable: 503,
+  ppe_disabled: 503,
+  ppe_not_configured: 503,
+  ppe_detector_unavailable: 503,
+  ppe_detector_failed: 502,
+  ppe_detector_timeout: 504,
+  dataset_disabled: 404,
   internal_error: 500,
 } as const;
 

@@ -9,6 +9,7 @@ export * from './chat.js';
 export * from './results.js';
 export * from './health.js';
 export * from './processor.js';
+export * from './ppe.js';
 export * from './route.js';
 export * from './routes.js';
 export * from './client.js';

@@ -31,6 +31,7 @@ import {
   trainedModelsResponse,
 } from './models.js';
 import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
+import { ppeDetectRequest, ppeDetectResponse, ppeEventsQuery, ppeEventsResponse, ppeStatusResponse } from './ppe.js';
 import { processorStatusResponse } from './processor.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
 import { ENDPOINTS, type EndpointName } from './endpoints.js';
@@ -305,6 +306,56 @@ export const apiRoutes = {
     tags: ['Events'],
     responses: ok(processorStatusResponse, 'The last check.'),
     errors: [],
+  }),
+  ppeDetect: defineRoute({
+    ...ENDPOINTS.ppeDetect,
+    summary: 'Check one frame for protective equipment, person by person',
+    description:
+      'The frame goes to the PPE detector as JPEG (`POST {PPE_ENDPOINT}/v1/predict`). Each person must wear every item of ' +
+      'PPE_EXPECTED; items belong to the person whose box holds most of them (hardhat and goggles on the head, the vest on ' +
+      'the torso). On a violation the chat LLM adds a safety analysis. Every check is published as `ppe_compliance_check` ' +
+      '(Kafka when KAFKA_BROKERS is set) and kept in the local history; a failed stage puts `ppe_processing_failed` on ' +
+      'the dead-letter topic.',
+    tags: ['PPE'],
+    request: { body: jsonBody(ppeDetectRequest, { image: EXAMPLE_IMAGE, confidence: 0.5 }) },
+    responses: ok(ppeDetectResponse, 'The verdict, per person and for the frame.'),
+    errors: [
+      'invalid_image',
+      'image_too_large',
+      'ppe_disabled',
+      'ppe_not_configured',
+      'ppe_detector_unavailable',
+      'ppe_detector_failed',
+      'ppe_detector_timeout',
+    ],
+  }),
+  ppeStatus: defineRoute({
+    ...ENDPOINTS.ppeStatus,
+    summary: 'Whether PPE checks can run, and how they are configured',
+    tags: ['PPE'],
+    responses: ok(ppeStatusResponse, 'The status.'),
+    errors: [],
+  }),
+  ppeEvents: defineRoute({
+    ...ENDPOINTS.ppeEvents,
+    summary: 'The history of PPE checks, newest first',
+    description: 'The last PPE_HISTORY_MAX checks kept in DATA_DIR/ppe/ (with or without Kafka), optionally of one status.',
+    tags: ['PPE'],
+    request: { query: ppeEventsQuery },
+    responses: ok(ppeEventsResponse, 'The matching checks.'),
+    errors: [],
+  }),
+  ppeDataset: defineRoute({
+    ...ENDPOINTS.ppeDataset,
+    summary: 'The frames checked so far with YOLO labels, as a zip (training data for the next model)',
+    tags: ['PPE'],
+    responses: {
+      200: {
+        description: 'A zip: images/, labels/ (YOLO format) and classes.txt.',
+        content: { 'application/zip': { schema: binaryBody } },
+      },
+    },
+    errors: ['dataset_disabled'],
   }),
   openapi: defineRoute({
     ...ENDPOINTS.openapi,
