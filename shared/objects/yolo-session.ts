@@ -5,10 +5,11 @@
  */
 import {
   YOLO_DEFAULT_INPUT_SIZE,
-  YOLO_SUPPORTED_OUTPUTS,
+  YOLO_NUM_CLASSES,
   YoloModelError,
   resolveYoloInputSize,
   yoloLayoutOf,
+  yoloSupportedOutputs,
   type YoloDim,
   type YoloLayout,
 } from './yolo.js';
@@ -41,8 +42,16 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** One float32 image input `[1, 3, H, W]` and a float32 output in a supported layout; `name` is for messages. */
-export function checkYoloSession(session: YoloSessionInfo, name: string, defaultInputSize: number = YOLO_DEFAULT_INPUT_SIZE): YoloIo {
+/**
+ * One float32 image input `[1, 3, H, W]` and a float32 output in a supported layout for `numClasses` classes
+ * (default COCO's 80); `name` is for messages.
+ */
+export function checkYoloSession(
+  session: YoloSessionInfo,
+  name: string,
+  defaultInputSize: number = YOLO_DEFAULT_INPUT_SIZE,
+  numClasses: number = YOLO_NUM_CLASSES,
+): YoloIo {
   const inputs = session.inputMetadata;
   if (inputs.length !== 1) {
     throw new YoloModelError(
@@ -68,11 +77,11 @@ export function checkYoloSession(session: YoloSessionInfo, name: string, default
     if (!output.isTensor || output.type !== 'float32') continue;
     let layout: YoloLayout | undefined;
     try {
-      layout = yoloLayoutOf(shape);
+      layout = yoloLayoutOf(shape, numClasses);
     } catch {
       continue;
     }
     return { inputName: input.name, outputName: output.name, ...size, ...(layout ? { layout } : {}) };
   }
-  throw new YoloModelError(`${name}: unsupported YOLO output: found ${found.join(', ')}; ${YOLO_SUPPORTED_OUTPUTS}, float32`);
+  throw new YoloModelError(`${name}: unsupported YOLO output: found ${found.join(', ')}; ${yoloSupportedOutputs(numClasses)}, float32`);
 }

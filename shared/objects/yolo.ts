@@ -10,7 +10,8 @@
  *
  * Output layouts (ultralytics/ultralytics#751): YOLOv5 `[1, N, 85]`, rows of cx, cy, w, h (input pixels),
  * objectness, 80 class scores, score = objectness · class score; YOLOv8 `[1, 84, N]`, the same box then 80
- * class scores, transposed, no objectness.
+ * class scores, transposed, no objectness. The class count defaults to COCO's 80; custom models (e.g. a PPE
+ * detector, `[1, 4 + nc, N]`) pass theirs as `numClasses` and use `decodeYoloBoxes`, which names no class.
  */
 import { resizeRgbBilinear } from '../image/resize-rgb.js';
 import type { RgbImage } from '../image/types.js';
@@ -42,10 +43,17 @@ export class YoloModelError extends Error {
   }
 }
 
-/** The output layouts this module decodes, in words (for error messages). */
-export const YOLO_SUPPORTED_OUTPUTS =
-  'supported: [1, N, 85] (YOLOv5: cx, cy, w, h, objectness, 80 COCO class scores) or ' +
-  '[1, 84, N] (YOLOv8: cx, cy, w, h, 80 COCO class scores)';
+/** The output layouts this module decodes for `numClasses` classes, in words (for error messages). */
+export function yoloSupportedOutputs(numClasses: number = YOLO_NUM_CLASSES): string {
+  const scores = numClasses === YOLO_NUM_CLASSES ? `${numClasses} COCO class scores` : `${numClasses} class scores`;
+  return (
+    `supported: [1, N, ${5 + numClasses}] (YOLOv5: cx, cy, w, h, objectness, ${scores}) or ` +
+    `[1, ${4 + numClasses}, N] (YOLOv8: cx, cy, w, h, ${scores})`
+  );
+}
+
+/** The output layouts this module decodes for the 80 COCO classes, in words (for error messages). */
+export const YOLO_SUPPORTED_OUTPUTS = yoloSupportedOutputs();
 
 function formatShape(shape: readonly YoloDim[]): string {
   return `[${shape.map((d) => (typeof d === 'string' ? JSON.stringify(d) : String(d))).join(', ')}]`;
@@ -73,20 +81,20 @@ export function resolveYoloInputSize(
 }
 
 /**
- * Which layout an output shape is. Symbolic dimensions are allowed where they do not decide the layout;
- * returns undefined when they do (checked again on the real output). Throws YoloModelError when no
- * supported layout can match.
+ * Which layout an output shape is, for a model of `numClasses` classes (default COCO's 80). Symbolic
+ * dimensions are allowed where they do not decide the layout; returns undefined when they do (checked again
+ * on the real output). Throws YoloModelError when no supported layout can match.
  */
-export function yoloLayoutOf(shape: readonly YoloDim[]): YoloLayout | undefined {
+export function yoloLayoutOf(shape: readonly YoloDim[], numClasses: number = YOLO_NUM_CLASSES): YoloLayout | undefined {
   if (shape.length === 0) return undefined; // shape not declared
   const batch = known(shape[0]);
-  const bad = () => new YoloModelError(`unsupported YOLO output shape ${formatShape(shape)}; ${YOLO_SUPPORTED_OUTPUTS}`);
+  const bad = () => new YoloModelError(`unsupported YOLO output shape ${formatShape(shape)}; ${yoloSupportedOutputs(numClasses)}`);
   if (shape.length !== 3 || (batch !== undefined && batch !== 1)) throw bad();
   const rows = known(shape[1]);
   const cols = known(shape[2]);
   // [1, 84, 85] would fit both; real exports have thousands of candidates, so prefer the current (v8) layout.
-  if (rows === 4 + YOLO_NUM_CLASSES) return 'v8';
-  if (cols === 5 + YOLO_NUM_CLASSES) return 'v5';
+  if (rows === 4 + numClasses) return 'v8';
+  if (cols === 5 + numClasses) return 'v5';
   if (rows !== undefined && cols !== undefined) throw bad();
   return undefined;
 }
@@ -166,28 +174,48 @@ export interface YoloDecodeOptions {
   maxDetections?: number;
 }
 
+export interface YoloBoxDecodeOptions extends YoloDecodeOptions {
+  /** Classes the model scores (the output has 4 + numClasses rows for YOLOv8); default COCO's 80. */
+  numClasses?: number;
+}
+
+/** A decoded detection without a class name: integer box in the submitted image's pixels, clipped to it. */
+export interface YoloBox {
+  /** Index of the model's class. */
+  class_id: number;
+  /** Score, 0..1. */
+  confidence: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
 /**
- * Decodes a YOLOv5/v8 output (layout detected from `dims`) into detections in the submitted image's pixels:
- * best class per candidate, confidence threshold, box mapped back through the letterbox and clipped,
- * per-class NMS, rounded to whole pixels. Sorted by confidence, best first.
+ * Decodes a YOLOv5/v8 output (layout detected from `dims`) of a model with `numClasses` classes into
+ * detections in the submitted image's pixels: best class per candidate, confidence threshold, box mapped back
+ * through the letterbox and clipped, per-class NMS, rounded to whole pixels. Sorted by confidence, best first.
  */
-export function decodeYolo(
+export function decodeYoloBoxes(
   output: ArrayLike<number>,
   dims: readonly number[],
   box: Letterbox,
-  options: YoloDecodeOptions = {},
-): DetectedObject[] {
-  const layout = yoloLayoutOf(dims);
+  options: YoloBoxDecodeOptions = {},
+): YoloBox[] {
+  const numClasses = options.numClasses ?? YOLO_NUM_CLASSES;
+  const layout = yoloLayoutOf(dims, numClasses);
   const n = layout === 'v8' ? dims[2] : layout === 'v5' ? dims[1] : -1;
   if (layout === undefined || !(n >= 0) || output.length !== dims.reduce((a, b) => a * b, 1)) {
-    throw new YoloModelError(`unsupported YOLO output: shape ${formatShape(dims)} with ${output.length} values; ${YOLO_SUPPORTED_OUTPUTS}`);
+    throw new YoloModelError(
+      `unsupported YOLO output: shape ${formatShape(dims)} with ${output.length} values; ${yoloSupportedOutputs(numClasses)}`,
+    );
   }
   const confidence = options.confidence ?? YOLO_DEFAULT_CONFIDENCE;
   const iou = options.iou ?? YOLO_DEFAULT_IOU;
   const maxDetections = options.maxDetections ?? YOLO_DEFAULT_MAX_DETECTIONS;
-  // v5 rows are contiguous (stride 85 per candidate); v8 attributes are planes of n values.
+  // v5 rows are contiguous (stride 5 + numClasses per candidate); v8 attributes are planes of n values.
   const attrStride = layout === 'v8' ? n : 1;
-  const candStride = layout === 'v8' ? 1 : 5 + YOLO_NUM_CLASSES;
+  const candStride = layout === 'v8' ? 1 : 5 + numClasses;
   const firstClass = layout === 'v8' ? 4 : 5;
 
   const candidates: Candidate[] = [];
@@ -198,7 +226,7 @@ export function decodeYolo(
     if (!(objectness > confidence)) continue;
     let best = -1;
     let bestScore = -Infinity;
-    for (let c = 0; c < YOLO_NUM_CLASSES; c++) {
+    for (let c = 0; c < numClasses; c++) {
       const s = output[base + (firstClass + c) * attrStride];
       if (s > bestScore) {
         bestScore = s;
@@ -218,16 +246,26 @@ export function decodeYolo(
   return nmsPerClass(candidates, iou, maxDetections).map((c) => {
     const x = Math.round(c.x);
     const y = Math.round(c.y);
-    return {
-      class_id: c.class_id,
-      class_name: OBJECT_CLASSES[c.class_id],
-      confidence: c.confidence,
-      x,
-      y,
-      w: Math.round(c.x + c.w) - x,
-      h: Math.round(c.y + c.h) - y,
-    };
+    return { class_id: c.class_id, confidence: c.confidence, x, y, w: Math.round(c.x + c.w) - x, h: Math.round(c.y + c.h) - y };
   });
+}
+
+/** `decodeYoloBoxes` for a COCO model (80 classes), each detection named from OBJECT_CLASSES. */
+export function decodeYolo(
+  output: ArrayLike<number>,
+  dims: readonly number[],
+  box: Letterbox,
+  options: YoloDecodeOptions = {},
+): DetectedObject[] {
+  return decodeYoloBoxes(output, dims, box, { ...options, numClasses: YOLO_NUM_CLASSES }).map((b) => ({
+    class_id: b.class_id,
+    class_name: OBJECT_CLASSES[b.class_id],
+    confidence: b.confidence,
+    x: b.x,
+    y: b.y,
+    w: b.w,
+    h: b.h,
+  }));
 }
 
 interface Candidate {

@@ -4,7 +4,8 @@
  * so the YOLO tests run such models through onnxruntime to exercise the real session path.
  *
  * Field numbers used (onnx.proto):
- *   ModelProto: ir_version 1, producer_name 2, graph 7, opset_import 8
+ *   ModelProto: ir_version 1, producer_name 2, graph 7, opset_import 8, metadata_props 14
+ *   StringStringEntryProto: key 1, value 2
  *   OperatorSetIdProto: domain 1, version 2
  *   GraphProto: node 1, name 2, initializer 5, input 11, output 12
  *   NodeProto: input 1, output 2, name 3, op_type 4, attribute 5
@@ -114,6 +115,8 @@ export interface GraphSpec {
   initializers?: Record<string, TensorSpec>;
   irVersion?: number;
   opset?: number;
+  /** ModelProto.metadata_props, e.g. Ultralytics' `names`: `{0: 'person', 1: 'Hardhat'}`. */
+  metadata?: Record<string, string>;
 }
 
 function tensorBytes(t: TensorSpec): Uint8Array {
@@ -190,6 +193,7 @@ export function buildModel(spec: GraphSpec): Uint8Array {
     for (const v of spec.outputs) g.message(12, (vi) => writeValueInfo(vi, v));
   });
   w.message(8, (o) => o.string(1, '').int(2, spec.opset ?? 13));
+  for (const [key, value] of Object.entries(spec.metadata ?? {})) w.message(14, (e) => e.string(1, key).string(2, value));
   return w.finish();
 }
 
@@ -209,6 +213,8 @@ export interface ConstantOutputModel {
    * With 0 the output is the constant, but still computed from the input, so onnxruntime keeps the input.
    */
   inputMeanGain?: number | ArrayLike<number>;
+  /** ModelProto.metadata_props (see GraphSpec.metadata). */
+  metadata?: Record<string, string>;
 }
 
 /**
@@ -220,6 +226,7 @@ export function buildConstantOutputModel(spec: ConstantOutputModel): Uint8Array 
   const input = spec.inputName ?? 'images';
   const output = spec.outputName ?? 'output0';
   return buildModel({
+    metadata: spec.metadata,
     inputs: [{ name: input, shape: spec.inputShape }],
     outputs: [{ name: output, shape: spec.declaredOutputShape ?? spec.output.dims }],
     initializers: {
@@ -252,11 +259,12 @@ export interface YoloCandidate {
 
 /**
  * The raw output tensor a YOLO export would give for these candidates: YOLOv5 `[1, N, 85]` rows of
- * (cx, cy, w, h, objectness, 80 scores), or YOLOv8 `[1, 84, N]`, (cx, cy, w, h, 80 scores) per column.
+ * (cx, cy, w, h, objectness, 80 scores), or YOLOv8 `[1, 84, N]`, (cx, cy, w, h, 80 scores) per column;
+ * `numClasses` other than COCO's 80 gives `[1, N, 5 + nc]` / `[1, 4 + nc, N]`.
  */
-export function yoloOutput(layout: 'v5' | 'v8', candidates: readonly YoloCandidate[]): { dims: number[]; data: number[] } {
+export function yoloOutput(layout: 'v5' | 'v8', candidates: readonly YoloCandidate[], numClasses = 80): { dims: number[]; data: number[] } {
   const n = candidates.length;
-  const attrs = layout === 'v5' ? 85 : 84;
+  const attrs = (layout === 'v5' ? 5 : 4) + numClasses;
   // Plain numbers (doubles) so decoder tests can sit exactly on a threshold; models store them as float32.
   const data = new Array<number>(n * attrs).fill(0);
   const at = (i: number, a: number) => (layout === 'v5' ? i * attrs + a : a * n + i);
