@@ -22,6 +22,7 @@ export const PAGES: PageEntry[] = [
   { path: '/training', title: 'Training', component: lazy(() => import('./pages/Training')) },
   { path: '/recognize', title: 'Live recognition', component: lazy(() => import('./pages/Recognize')) },
   { path: '/objects', title: 'Objects', component: lazy(() => import('./pages/Objects')) },
+  { path: '/safety', title: 'Safety', component: lazy(() => import('./pages/Safety')) },
   { path: '/chat', title: 'Chat', component: lazy(() => import('./pages/Chat')) },
   { path: '/config', title: 'Models', component: lazy(() => import('./pages/ModelConfig')) },
 ];

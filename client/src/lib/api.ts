@@ -89,6 +89,13 @@ export const api = {
   setRecognitionModel: (recognition_model: RecognitionModel) => call('setModelsConfig', { body: { recognition_model } }),
   setDetectionMethod: (detection_method: DetectionMethod) => call('setDetection', { body: { detection_method } }),
   chatStatus: () => call('chatStatus', undefined),
+  ppeStatus: () => call('ppeStatus', undefined),
+  ppeDetect: (image: string, confidence?: number, signal?: AbortSignal) =>
+    call('ppeDetect', { body: confidence === undefined ? { image } : { image, confidence } }, { signal }),
+  /** The history of PPE checks, newest first. */
+  ppeEvents: (limit: number, signal?: AbortSignal) => call('ppeEvents', { query: { limit } }, { signal }),
+  /** The frames checked so far with YOLO labels (a zip), for a download link. */
+  ppeDatasetUrl: () => client.url('ppeDataset'),
   processorStatus: () => call('processorStatus', undefined),
   chat: (message: string, image?: string) => call('chat', { body: image ? { message, image } : { message } }),
   /** The streamed reply's raw answer (server-sent events, read by lib/chat-stream.ts). */

@@ -11,23 +11,30 @@ export function classColor(classId: number): string {
   return `hsl(${Math.round((classId * 137.508) % 360)} 85% 50%)`;
 }
 
-function label(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string, scale: number): void {
-  const size = Math.max(12, Math.round(14 * scale));
-  ctx.font = `600 ${size}px system-ui, sans-serif`;
-  const w = ctx.measureText(text).width + 8 * scale;
-  const h = size + 6 * scale;
-  const top = y - h < 0 ? y : y - h;
-  // Keep the label inside the canvas: a box at the right edge would otherwise cut its name off.
+/**
+ * A filled tag with white text above the point (below it at the top edge, or when asked), kept inside the canvas
+ * so a box at an edge does not cut its name off.
+ */
+export function tag(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string, px: number, below = false): void {
+  ctx.font = `600 ${px}px system-ui, sans-serif`;
+  const pad = Math.round(px / 3);
+  const w = Math.min(ctx.canvas.width, ctx.measureText(text).width + 2 * pad);
+  const h = px + pad;
+  const top = Math.min(ctx.canvas.height - h, below || y - h < 0 ? y : y - h);
   const left = Math.max(0, Math.min(x, ctx.canvas.width - w));
   ctx.fillStyle = color;
   ctx.fillRect(left, top, w, h);
   ctx.fillStyle = '#fff';
   ctx.textBaseline = 'middle';
-  ctx.fillText(text, left + 4 * scale, top + h / 2);
+  ctx.fillText(text, left + pad, top + h / 2, w - 2 * pad);
+}
+
+function label(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string, scale: number): void {
+  tag(ctx, text, x, y, color, Math.max(12, Math.round(14 * scale)));
 }
 
 /** Line width and font scale for an image of this size, so boxes read the same on a phone photo and a webcam frame. */
-function scaleFor(width: number): number {
+export function scaleFor(width: number): number {
   return Math.max(1, width / 640);
 }
 

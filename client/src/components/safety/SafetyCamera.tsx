@@ -1,0 +1,91 @@
+/**
+ * The Safety page's live camera: a frame is checked every `intervalMs` (not as fast as the server answers, as
+ * on the objects page), still with one request in flight at most: the loop is the analysis pages' own
+ * (live-loop.ts), whose step here first waits out the rest of the interval, then takes the frame. A new
+ * interval applies to the wait already running. Nothing is sent while `ready` is false (the detector cannot
+ * be reached); the picture shows either way.
+ */
+import { createSignal, onMount, Show } from 'solid-js';
+import { createCamera } from '../../lib/camera';
+import { CameraView } from '../CameraView';
+import { createLiveLoop } from '../analysis/live-loop';
+
+/** The wait before a check is taken in slices this long, so a changed interval or a stop applies soon. */
+const SLICE_MS = 200;
+
+export interface SafetyCameraProps<T> {
+  label: string;
+  intervalMs: number;
+  ready: boolean;
+  analyze: (frame: HTMLCanvasElement, signal: AbortSignal) => Promise<T>;
+  draw: (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, result: T) => void;
+  onResult: (result: T, frame: HTMLCanvasElement) => void;
+  onError: (err: unknown) => void;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function SafetyCamera<T>(props: SafetyCameraProps<T>) {
+  const camera = createCamera({ facingMode: 'environment' });
+  const [overlay, setOverlay] = createSignal<HTMLCanvasElement>();
+  const [lastCheck, setLastCheck] = createSignal<Date | null>(null);
+  onMount(() => void camera.start());
+
+  // When the last frame was taken (performance.now()); the next one is due an interval later.
+  let takenAt = Number.NEGATIVE_INFINITY;
+  const loop = createLiveLoop<{ result: T; frame: HTMLCanvasElement }>({
+    active: () => camera.state() === 'live' && props.ready,
+    step: async (signal) => {
+      for (;;) {
+        const wait = takenAt + props.intervalMs - performance.now();
+        if (wait <= 0 || signal.aborted) break;
+        await pause(Math.min(wait, SLICE_MS), signal);
+      }
+      if (signal.aborted) return null;
+      const frame = camera.capture();
+      if (!frame) return null;
+      takenAt = performance.now();
+      return { result: await props.analyze(frame.canvas, signal), frame: frame.canvas };
+    },
+    onResult: ({ result, frame }) => {
+      const o = overlay();
+      if (o) props.draw(o, frame, result);
+      setLastCheck(new Date());
+      props.onResult(result, frame);
+    },
+    onError: (err) => props.onError(err),
+  });
+
+  return (
+    <div class="analysis-camera">
+      <CameraView camera={camera} label={props.label}>
+        {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
+        <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
+      </CameraView>
+      <Show when={camera.state() === 'live'}>
+        <p class="live-bar">
+          <span class="live-dot" classList={{ paused: !loop.running() }} aria-hidden="true" />
+          <span>
+            {loop.running() ? `Live: a check every ${props.intervalMs / 1000} s` : props.ready ? 'Paused' : 'Waiting for the detector'}
+          </span>
+          <Show when={lastCheck()}>
+            {(t) => (
+              <span data-testid="last-check" class="muted">
+                last at {t().toLocaleTimeString()}
+              </span>
+            )}
+          </Show>
+        </p>
+      </Show>
+    </div>
+  );
+}
