@@ -24,6 +24,7 @@ import { ApiError, errorBody, sendError } from './http/errors.js';
 import { isolationHeaders } from './http/headers.js';
 import { staticFiles } from './http/static-files.js';
 import type { Logger } from './logger.js';
+import { PpeService } from './ppe/ppe-service.js';
 import { chatRoutes } from './routes/chat.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
@@ -31,6 +32,7 @@ import { imageRoutes } from './routes/images.js';
 import { labelRoutes } from './routes/labels.js';
 import { modelRoutes } from './routes/models.js';
 import { objectRoutes } from './routes/objects.js';
+import { ppeRoutes } from './routes/ppe.js';
 import { processorRoutes } from './routes/processor.js';
 import { recognizeRoutes } from './routes/recognize.js';
 import { resultRoutes } from './routes/results.js';
@@ -209,6 +211,20 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   const processorStatus = new ProcessorStatus({ url: settings.processorUrl, intervalMs: settings.processorCheckIntervalMs, log });
   void processorStatus.start();
+  // PPE checks: the detector's health in the background, the history in DATA_DIR/ppe/, events to Kafka when set.
+  let ppe: PpeService;
+  try {
+    ppe = new PpeService({ settings, objects, chat, chatStatus, log });
+    await ppe.init();
+  } catch (err) {
+    remote.stop();
+    chatStatus.stop();
+    processorStatus.stop();
+    await local?.close();
+    await Promise.all([pool.close(), embedding?.close(), objects.close()]);
+    throw err;
+  }
+  void ppe.start();
 
   const ctx: AppContext = {
     settings,
@@ -217,6 +233,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     objects,
     chat,
     chatStatus,
+    ppe,
     processorStatus,
     images,
     results,
@@ -251,6 +268,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     objectRoutes,
     resultRoutes,
     chatRoutes,
+    ppeRoutes,
     processorRoutes,
     docsRoutes,
   ];
@@ -276,6 +294,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
       remote.stop();
       chatStatus.stop();
       processorStatus.stop();
+      await ppe.close();
       await local?.close();
       await Promise.all([pool.close(), embedding?.close(), objects.close()]);
     },

@@ -7,6 +7,7 @@ import type { ObjectService } from '../engines/objects/object-service.js';
 import type { ProcessorStatus } from '../events/processor-status.js';
 import type { RemoteEngine } from '../engines/remote/remote-engine.js';
 import type { Logger } from '../logger.js';
+import type { PpeService } from '../ppe/ppe-service.js';
 import type { ImageStore } from '../storage/image-store.js';
 import type { ResultStore } from '../storage/result-store.js';
 
@@ -17,6 +18,7 @@ export interface AppContext {
   objects: ObjectService;
   chat: ChatService;
   chatStatus: ChatStatus;
+  ppe: PpeService;
   processorStatus: ProcessorStatus;
   images: ImageStore;
   results: ResultStore;

@@ -22,7 +22,7 @@ export function healthRoutes(ctx: AppContext): Hono {
   }));
 
   // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
-  // engine and the object detector are reported beside it; neither holds readiness back.
+  // engine, the object detector and the PPE detector are reported beside it; none holds readiness back.
   mountRoute(app, 'ready', (c) => {
     const body: ReadyResponse = {
       status: ctx.workers > 0 ? 'ready' : 'not_ready',
@@ -33,6 +33,7 @@ export function healthRoutes(ctx: AppContext): Hono {
       remote_status: ctx.remote.status,
       object_detection: OBJECT_READINESS[ctx.objects.readiness],
       workers: ctx.workers,
+      ppe: ctx.ppe.readiness(),
     };
     return c.json(body, body.status === 'ready' ? 200 : 503);
   });

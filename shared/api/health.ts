@@ -25,6 +25,9 @@ export const readyResponse = z
     remote_status: remoteStatus,
     object_detection: z.enum(['ready', 'loading', 'unavailable', 'error']),
     workers: z.number().int(),
+    ppe: z.enum(['ready', 'unreachable', 'not_configured', 'disabled']).meta({
+      description: 'The PPE detector: `ready` when its /health answers; reported only, it never holds readiness back.',
+    }),
   })
   .meta({
     id: 'ReadyResponse',
@@ -37,6 +40,7 @@ export const readyResponse = z
       remote_status: 'disabled',
       object_detection: 'ready',
       workers: 2,
+      ppe: 'disabled',
     },
   });
 export type ReadyResponse = z.infer<typeof readyResponse>;

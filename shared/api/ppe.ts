@@ -74,6 +74,7 @@ export const ppeStatusResponse = z
         .meta({ description: 'Where checks go: Kafka when KAFKA_BROKERS is set, else only the local history.' }),
       topic: z.string(),
       dlq_topic: z.string(),
+      dead_letters: z.string().meta({ description: 'Where dead letters go: `kafka topic <name>` or `file <path>` (without Kafka).' }),
     }),
     history_size: z.number().int(),
     dataset: z.object({ enabled: z.boolean(), images: z.number().int() }),

@@ -49,7 +49,7 @@ export async function startKafkaMock(brokers = 3): Promise<KafkaMock> {
     pause: () => child.kill('SIGSTOP'),
     resume: () => child.kill('SIGCONT'),
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGCONT');
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGKILL');

@@ -22,8 +22,15 @@ export interface KafkaBusOptions {
   sessionTimeoutMs: number;
 }
 
+/** What a client needs to reach the brokers (no consumer group): the API server's PPE producer uses it too. */
+export type KafkaConnectionOptions = Omit<KafkaBusOptions, 'groupId' | 'sessionTimeoutMs'>;
+
 /** kafkajs' client options from ours: TLS with an optional private CA, SASL with the password from a file or the setting. */
-export function kafkaClientConfig(opts: KafkaBusOptions, log: Logger, readFile = (f: string) => fs.readFileSync(f, 'utf8')): KafkaConfig {
+export function kafkaClientConfig(
+  opts: KafkaConnectionOptions,
+  log: Logger,
+  readFile = (f: string) => fs.readFileSync(f, 'utf8'),
+): KafkaConfig {
   let sasl: SASLOptions | undefined;
   if (opts.saslMechanism) {
     const password = opts.passwordFile ? readFile(opts.passwordFile).trim() : opts.password;
