@@ -15,6 +15,7 @@ import { benchEmbedding } from './embedding.bench.js';
 import { benchEvents } from './events.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchObjects } from './objects.bench.js';
+import { benchPpe } from './ppe.bench.js';
 import { benchRecognize } from './recognize.bench.js';
 import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
@@ -46,6 +47,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['objects', () => benchObjects()],
   ['chat', async () => benchChat(repoRoot, await photo640())],
   ['events', () => benchEvents(repoRoot)],
+  ['ppe', () => benchPpe(repoRoot)],
   ['app', () => benchAppLoad(repoRoot)],
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
 ];
