@@ -11,22 +11,11 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { startPpeDetectorDouble } from '../test/helpers/ppe-detector-double.js';
 import { startBenchServer } from './browser.js';
-import { median, type BenchRow } from './types.js';
+import { type BenchRow, timeRuns } from './types.js';
 
 const WARMUP = 5;
 const RUNS = 40;
 const CONCURRENT_REQUESTS = 80;
-
-async function timeOne(fn: () => Promise<void>): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
 
 /** Requests per second with `concurrency` in flight until `total` are done. */
 async function rate(fn: () => Promise<void>, concurrency: number, total: number): Promise<number> {
@@ -67,8 +56,8 @@ export async function benchPpe(repoRoot: string): Promise<BenchRow[]> {
       if (!res.ok) throw new Error(`bench: the detector answered ${res.status}`);
       await res.arrayBuffer();
     };
-    const lookoutMs = await timeOne(check);
-    const bareMs = await timeOne(bare);
+    const lookoutMs = await timeRuns(check, WARMUP, RUNS);
+    const bareMs = await timeRuns(bare, WARMUP, RUNS);
     const lookoutRate = await rate(check, 4, CONCURRENT_REQUESTS);
     const bareRate = await rate(bare, 4, CONCURRENT_REQUESTS);
     return [

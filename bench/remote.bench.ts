@@ -13,22 +13,11 @@ import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascad
 import { ssdInput } from '../shared/vision/ssd-face.js';
 import { RemoteDetector } from '../server/engines/remote/remote-detector.js';
 import { listenModelServer } from '../server/model-server/app.js';
-import { median, type BenchRow } from './types.js';
+import { type BenchRow, timeRuns } from './types.js';
 
 const WARMUP = 5;
 const RUNS = 25;
 const MODEL = 'face-detection-retail-0005';
-
-async function timeRuns(fn: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
 
 export async function benchRemote(): Promise<BenchRow[]> {
   const photo = resolve(process.cwd(), 'test/fixtures/images/faces/sample1.jpg');
@@ -40,26 +29,30 @@ export async function benchRemote(): Promise<BenchRow[]> {
     if (!(await srv.server.loaded)) throw new Error('the model server failed to load FaceBoxes');
     const remote = new RemoteDetector(srv.url, MODEL, 0.5, 30_000);
     const faces = (await remote.detect(rgb)).length;
-    const detect = await timeRuns(() => remote.detect(rgb));
+    const detect = await timeRuns(() => remote.detect(rgb), WARMUP, RUNS);
 
     const body = JSON.stringify({
       inputs: [
         { name: 'input.1', shape: [1, 3, 300, 300], datatype: 'FP32', data: Array.from(ssdInput(rgb, { width: 300, height: 300 })) },
       ],
     });
-    const infer = await timeRuns(async () => {
-      const res = await fetch(`${srv.url}/v2/models/${MODEL}/infer`, {
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json' },
-      });
-      await res.arrayBuffer();
-    });
+    const infer = await timeRuns(
+      async () => {
+        const res = await fetch(`${srv.url}/v2/models/${MODEL}/infer`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
+        await res.arrayBuffer();
+      },
+      WARMUP,
+      RUNS,
+    );
     // Local vs remote on the same image: the Haar cascade (same thread, no HTTP) against the remote call.
     const cascade = parseHaarCascade(await readFile(resolve(process.cwd(), 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
     const gray = rgbToGray(rgb);
     const localFaces = detectMultiScale(cascade, gray).length;
-    const local = await timeRuns(async () => detectMultiScale(cascade, gray));
+    const local = await timeRuns(async () => detectMultiScale(cascade, gray), WARMUP, RUNS);
     return [
       {
         name: `local vs remote detection, same 640x480 image (local Haar: ${localFaces} faces, remote FaceBoxes: ${faces})`,

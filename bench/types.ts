@@ -22,3 +22,15 @@ export function median(values: number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
+
+/** Median wall time of `runs` calls of `fn` after `warmup` untimed ones, in milliseconds. */
+export async function timeRuns(fn: () => Promise<unknown>, warmup: number, runs: number): Promise<number> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve, type ServerType } from '@hono/node-server';
+import { listen } from '../http/listen.js';
 import { Hono, type Context } from 'hono';
 import { shapeSize, type ModelConfigStatus, type ModelMetadata, type V2Error } from '../../shared/kserve/protocol.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -299,24 +299,13 @@ export interface RunningModelServer {
 /** Starts a model server listening on host:port (port 0 picks a free one). */
 export async function listenModelServer(options: ModelServerOptions & { port?: number; host?: string } = {}): Promise<RunningModelServer> {
   const server = createModelServer(options);
-  const host = options.host ?? '127.0.0.1';
-  let http: ServerType | undefined;
-  const port = await new Promise<number>((resolve, reject) => {
-    http = serve({ fetch: server.app.fetch, port: options.port ?? 0, hostname: host }, (info) => resolve(info.port));
-    http.once('error', reject);
-  });
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const http = await listen(server.app.fetch, options.host ?? '127.0.0.1', options.port ?? 0);
   return {
     server,
-    url: `http://${urlHost}:${port}`,
-    port,
+    url: http.url,
+    port: http.port,
     async close() {
-      await new Promise<void>((resolve) => {
-        if (!http) return resolve();
-        http.close(() => resolve());
-        // Keep-alive sockets would hold close() open.
-        (http as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
+      await http.close();
       await server.close();
     },
   };

@@ -17,7 +17,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
+import { listen, type Listening } from '../http/listen.js';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
@@ -628,30 +628,19 @@ export interface RunningPpeServer {
 /** Starts a PPE server listening on host:port (port 0 picks a free one); the model loads in the background. */
 export async function listenPpeServer(options: PpeServerOptions & { port?: number; host?: string }): Promise<RunningPpeServer> {
   const server = createPpeServer(options);
-  const host = options.host ?? '127.0.0.1';
-  let http: ServerType | undefined;
-  let port: number;
+  let http: Listening;
   try {
-    port = await new Promise<number>((resolve, reject) => {
-      http = serve({ fetch: server.app.fetch, port: options.port ?? 0, hostname: host }, (info) => resolve(info.port));
-      http.once('error', reject);
-    });
+    http = await listen(server.app.fetch, options.host ?? '127.0.0.1', options.port ?? 0);
   } catch (err) {
     await server.close();
     throw err;
   }
-  const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     server,
-    url: `http://${urlHost}:${port}`,
-    port,
+    url: http.url,
+    port: http.port,
     async close() {
-      await new Promise<void>((resolve) => {
-        if (!http) return resolve();
-        http.close(() => resolve());
-        // Keep-alive sockets would hold close() open.
-        (http as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
+      await http.close();
       await server.close();
     },
   };
