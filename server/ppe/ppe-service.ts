@@ -37,6 +37,7 @@ import type { Logger } from '../logger.js';
 import { PpeDataset } from './dataset.js';
 import { PpeDetectorClient } from './detector-client.js';
 import { PpeHistory, type PpeHistoryQuery } from './ppe-history.js';
+import { kafkaConnection } from '../processor/bus/kafka-bus.js';
 import { DEAD_LETTER_FILE, KafkaPpePublisher, LocalPpePublisher, type PpePublisher } from './ppe-publisher.js';
 import { buildSafetyMessages } from './safety-prompt.js';
 
@@ -108,17 +109,7 @@ export class PpeService {
     if (s.ppeEnabled && brokers.length) {
       try {
         this.publisher = new KafkaPpePublisher({
-          connection: {
-            brokers,
-            clientId: s.kafkaClientId,
-            ssl: s.kafkaSsl,
-            sslCaFile: s.kafkaSslCaFile,
-            saslMechanism: s.kafkaSaslMechanism,
-            username: s.kafkaUsername,
-            password: s.kafkaPassword,
-            passwordFile: s.kafkaPasswordFile,
-            requestTimeoutMs: s.kafkaRequestTimeoutMs,
-          },
+          connection: kafkaConnection(s),
           topic: s.kafkaTopicPpe,
           dlqTopic: s.kafkaTopicPpeDlq,
           log: opts.log,

@@ -10,7 +10,7 @@ import { kafkaBrokerList, type ProcessorSettings } from '../config/settings.js';
 import { processorOpenApiDocument } from '../http/openapi.js';
 import type { Logger } from '../logger.js';
 import { FileQueueBus } from './bus/file-queue.js';
-import { KafkaBus } from './bus/kafka-bus.js';
+import { KafkaBus, kafkaConnection } from './bus/kafka-bus.js';
 import type { EventBus } from './bus/types.js';
 import { parseAddress, parseAddressList } from './mail/compose.js';
 import { createMailTransport } from './mail/index.js';
@@ -46,22 +46,7 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   const stats = new ProcessorStats();
   const brokers = kafkaBrokerList(settings);
   const bus: EventBus = brokers.length
-    ? new KafkaBus(
-        {
-          brokers,
-          clientId: settings.kafkaClientId,
-          groupId: settings.kafkaGroupId,
-          ssl: settings.kafkaSsl,
-          sslCaFile: settings.kafkaSslCaFile,
-          saslMechanism: settings.kafkaSaslMechanism,
-          username: settings.kafkaUsername,
-          password: settings.kafkaPassword,
-          passwordFile: settings.kafkaPasswordFile,
-          requestTimeoutMs: settings.kafkaRequestTimeoutMs,
-          sessionTimeoutMs: settings.kafkaSessionTimeoutMs,
-        },
-        log,
-      )
+    ? new KafkaBus({ ...kafkaConnection(settings), groupId: settings.kafkaGroupId, sessionTimeoutMs: settings.kafkaSessionTimeoutMs }, log)
     : new FileQueueBus(path.join(stateDir, 'queue'), log);
 
   const labels = new JsonState<LabelsDoc>(path.join(stateDir, 'labels.json'), emptyLabelsDoc);

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import { Kafka, type KafkaConfig, logLevel, Partitioners, type Consumer, type Producer, type SASLOptions } from 'kafkajs';
+import { kafkaBrokerList, type Settings } from '../../config/settings.js';
 import type { Logger } from '../../logger.js';
 import type { BusState, EventBus, MessageHandler, OutgoingMessage } from './types.js';
 
@@ -24,6 +25,21 @@ export interface KafkaBusOptions {
 
 /** What a client needs to reach the brokers (no consumer group): the API server's PPE producer uses it too. */
 export type KafkaConnectionOptions = Omit<KafkaBusOptions, 'groupId' | 'sessionTimeoutMs'>;
+
+/** The connection the KAFKA_* settings describe (shared by the processor and the API server's PPE events). */
+export function kafkaConnection(s: Settings): KafkaConnectionOptions {
+  return {
+    brokers: kafkaBrokerList(s),
+    clientId: s.kafkaClientId,
+    ssl: s.kafkaSsl,
+    sslCaFile: s.kafkaSslCaFile,
+    saslMechanism: s.kafkaSaslMechanism,
+    username: s.kafkaUsername,
+    password: s.kafkaPassword,
+    passwordFile: s.kafkaPasswordFile,
+    requestTimeoutMs: s.kafkaRequestTimeoutMs,
+  };
+}
 
 /** kafkajs' client options from ours: TLS with an optional private CA, SASL with the password from a file or the setting. */
 export function kafkaClientConfig(
