@@ -63,7 +63,7 @@ export async function probeImage(bytes: Uint8Array, limits: DecodeLimits): Promi
   return { format, width, height };
 }
 
-/** Decodes a whole image (first frame of an animation) to RGB and OpenCV-equivalent grayscale. */
+/** Decodes a whole image (first frame of an animation) to RGB, and OpenCV-equivalent grayscale on first use. */
 export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedImage> {
   const { format } = await probeImage(bytes, limits);
   try {
@@ -79,7 +79,16 @@ export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Prom
       channels: 3,
       data: new Uint8Array(data.buffer, data.byteOffset, data.length),
     };
-    return { format, rgb, gray: rgbToGray(rgb) };
+    // Grayscale only when asked for: the face engines want it, object detection and PPE checks do not.
+    let gray: GrayImage | undefined;
+    return {
+      format,
+      rgb,
+      get gray() {
+        gray ??= rgbToGray(rgb);
+        return gray;
+      },
+    };
   } catch (err) {
     const why = err instanceof Error ? err.message.replace(/^Vips\w*:\s*/, '') : String(err);
     throw new ApiError('invalid_image', `the image could not be decoded (${why.split('\n')[0]})`);
