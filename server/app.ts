@@ -20,10 +20,12 @@ import type { EmbeddingOps } from './engines/faces/embedding-protocol.js';
 import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
-import { ApiError, errorBody, sendError } from './http/errors.js';
+import { ApiError, errorBody, sendError, sendInternalError } from './http/errors.js';
 import { isolationHeaders } from './http/headers.js';
+import { ApiMetrics, requestContext } from './http/observability.js';
 import { staticFiles } from './http/static-files.js';
 import type { Logger } from './logger.js';
+import { metricsResponse } from './metrics.js';
 import { PpeService } from './ppe/ppe-service.js';
 import { chatRoutes } from './routes/chat.js';
 import { docsRoutes } from './routes/docs.js';
@@ -166,6 +168,13 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     log,
   });
   objects.start();
+  // Prometheus metrics (GET /metrics): one registry per service; the pools' queues are read at each scrape.
+  const metrics = new ApiMetrics({
+    queues: () => ({ vision: pool.queueLength, embedding: embedding?.queueLength ?? 0, object: objects.queueLength }),
+    lastTraining: () => faces.trainStatus().last,
+  });
+  const engineOf: Record<string, 'detect' | 'embed'> = { detect: 'detect', describe: 'embed' };
+  for (const p of [pool, embedding]) p?.onJob((op, seconds) => engineOf[op] && metrics.engine.observe({ engine: engineOf[op] }, seconds));
 
   // Offline chat: the GGUF model is served in-process behind the same OpenAI interface on 127.0.0.1.
   let local: LocalLlmServer | null = null;
@@ -214,7 +223,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // PPE checks: the detector's health in the background, the history in DATA_DIR/ppe/, events to Kafka when set.
   let ppe: PpeService;
   try {
-    ppe = new PpeService({ settings, objects, chat, chatStatus, log });
+    ppe = new PpeService({ settings, objects, chat, chatStatus, log, onUpstreamError: (u) => metrics.upstreamError(u) });
     await ppe.init();
   } catch (err) {
     remote.stop();
@@ -277,20 +286,27 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   api.all('*', (c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
 
   const app = new Hono();
+  app.use('*', requestContext(log, metrics));
   app.use('*', isolationHeaders());
   app.route('/api', api);
+  app.get('/metrics', (c) => metricsResponse(c, metrics.registry));
   mountStatic(app, settings.appDir);
   app.onError((err, c) => {
     if (err instanceof ApiError) return sendError(c, err);
-    log.error(`${c.req.method} ${c.req.path} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return c.json(errorBody('internal_error', 'the server failed to handle this request; it has been logged'), 500);
+    log.error(`${c.req.method} ${c.req.path} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, {
+      request_id: c.get('requestId'),
+    });
+    return sendInternalError(c);
   });
   app.notFound((c) => c.json(errorBody('not_found', `no page ${c.req.path}`), 404));
+  // API replicas on one DATA_DIR: a training saved by another one is loaded here within about this interval.
+  faces.watchModels(500);
 
   return {
     app,
     ctx,
     close: async () => {
+      faces.stopWatching();
       remote.stop();
       chatStatus.stop();
       processorStatus.stop();

@@ -27,7 +27,7 @@ function settingsOrExit(): Settings {
 }
 
 const settings = settingsOrExit();
-const log = createLogger(settings.logLevel);
+const log = createLogger(settings.logLevel, undefined, settings.logFormat);
 
 let tempDir: string | null = null;
 if (!settings.persistenceEnabled) {

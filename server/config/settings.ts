@@ -315,6 +315,12 @@ export const SETTINGS = {
     default: 'info',
     doc: 'Log level: debug, info, warn, error or silent.',
   },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    schema: z.enum(['text', 'json']),
+    default: 'text',
+    doc: '`text`: readable lines (`time LEVEL message key=value`); `json`: one JSON object per line (`time`, `level`, `msg` and fields such as `request_id`).',
+  },
   kafkaBrokers: {
     env: 'KAFKA_BROKERS',
     schema: z.string().trim(),
@@ -450,7 +456,7 @@ export const SETTINGS = {
 
 /**
  * The event processor's own settings (`npm run processor`). It reads the table above as well (DATA_DIR, HOST,
- * LOG_LEVEL, REMOTE_DETECTOR_URL, REMOTE_DETECTOR_MODEL_NAME, REMOTE_DETECTOR_TIMEOUT_MS); the API server does
+ * LOG_LEVEL, LOG_FORMAT, REMOTE_DETECTOR_URL, REMOTE_DETECTOR_MODEL_NAME, REMOTE_DETECTOR_TIMEOUT_MS); the API server does
  * not read this one, so a processor setting can never stop the API server.
  */
 export const PROCESSOR_SETTINGS = {

@@ -1,5 +1,5 @@
 /**
- * One error type for the whole HTTP layer, rendered as `{ error: { code, message } }` with the status its
+ * One error type for the whole HTTP layer, rendered as `{ error: { code, message, request_id } }` with the status its
  * code implies (shared/api/errors.ts). Anything else thrown is a bug: logged, answered with a 500 that says
  * nothing internal.
  */
@@ -19,10 +19,21 @@ export class ApiError extends Error {
   }
 }
 
-export function errorBody(code: ErrorCode, message: string, details?: unknown): ErrorBody {
-  return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
+export function errorBody(code: ErrorCode, message: string, details?: unknown, requestId?: string): ErrorBody {
+  const body: ErrorBody = details === undefined ? { error: { code, message } } : { error: { code, message, details } };
+  if (requestId) body.error.request_id = requestId;
+  return body;
 }
 
+/** The error answer, with the request's id (X-Request-Id) when the request context assigned one. */
 export function sendError(c: Context, err: ApiError): Response {
-  return c.json(errorBody(err.code, err.message, err.details), err.status as 400);
+  return c.json(errorBody(err.code, err.message, err.details, c.get('requestId')), err.status as 400);
+}
+
+/** The 500 answer to a bug (the error itself is logged, never sent). */
+export function sendInternalError(c: Context): Response {
+  return c.json(
+    errorBody('internal_error', 'the server failed to handle this request; it has been logged', undefined, c.get('requestId')),
+    500,
+  );
 }

@@ -135,8 +135,8 @@ export function processorOpenApiDocument(version: string): Record<string, unknow
       prefix: '',
       title: 'Lookout event processor',
       description:
-        "The event processor's health server: liveness, readiness (what the API server relays as `GET /api/processor/status`) " +
-        `and this description. ${ERROR_BODY_NOTE} Any other path answers 404 \`not_found\`.`,
+        "The event processor's health server: liveness, readiness (what the API server relays as `GET /api/processor/status`), " +
+        `Prometheus metrics and this description. ${ERROR_BODY_NOTE} Any other path answers 404 \`not_found\`.`,
       tags: [
         { name: 'Health', description: 'Probes.' },
         { name: 'Docs', description: 'This description.' },

@@ -44,6 +44,8 @@ function issueText(error: z.ZodError): string {
 export function mountRoute<N extends RouteName>(app: Hono, name: N, handler: RouteHandler<N>, options: MountOptions = {}): void {
   const route: ApiRoute = apiRoutes[name];
   app.on(route.method.toUpperCase(), honoPath(route.path), async (c) => {
+    // Metrics and logs name the route by its pattern (`/images/{label}`), never by the raw path.
+    c.set('routePattern', route.path);
     const request = route.request;
     const input = { params: {}, query: {}, body: undefined } as { params: unknown; query: unknown; body: unknown };
     if (request?.params) {

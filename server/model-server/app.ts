@@ -13,8 +13,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listen } from '../http/listen.js';
 import { Hono, type Context } from 'hono';
+import { routePath } from 'hono/route';
+import { Counter, type Registry } from 'prom-client';
 import { shapeSize, type ModelConfigStatus, type ModelMetadata, type V2Error } from '../../shared/kserve/protocol.js';
 import { createLogger, type Logger } from '../logger.js';
+import { createRegistry, httpDurationHistogram, metricsResponse } from '../metrics.js';
 import { loadFaceBoxes, type SsdBackend } from './faceboxes.js';
 
 export const DEFAULT_MODEL_NAME = 'face-detection-retail-0005';
@@ -43,6 +46,8 @@ export interface ModelServerOptions {
 
 export interface ModelServer {
   app: Hono;
+  /** Its Prometheus metrics (GET /metrics). */
+  registry: Registry;
   state(): ModelState;
   /** Settles when loading ends: true when the model is AVAILABLE, false when loading failed. */
   loaded: Promise<boolean>;
@@ -205,7 +210,26 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
     return c.json({ error: 'Internal inference error' } satisfies V2Error, 500);
   };
 
+  // Metrics: request time by route pattern (`/v2/models/{name}/infer`) and status, inferences by result.
+  const registry = createRegistry();
+  const http = httpDurationHistogram(registry);
+  const inferences = new Counter({
+    name: 'lookout_model_server_inferences_total',
+    help: 'Inference requests, by result (ok: the model ran; error: refused or failed).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  for (const result of ['ok', 'error'] as const) inferences.inc({ result }, 0);
+
   const app = new Hono();
+  app.use('*', async (c, next) => {
+    const end = http.startTimer({ method: c.req.method });
+    await next();
+    const pattern = routePath(c, -1);
+    const route = pattern === '*' || pattern === '/*' || pattern === '' ? 'unmatched' : pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    end({ route, status: String(c.res.status) });
+  });
+  app.get('/metrics', (c) => metricsResponse(c, registry));
 
   // OVMS answers the health probes with an empty JSON object.
   app.get('/v2/health/live', (c) => c.json({}));
@@ -239,6 +263,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
         if (o !== OUTPUT_NAME) throw new V2Failure(400, `Missing output with specific name - Required output: ${o}`);
       }
       const rows = await backend!.infer(input, INPUT_SHAPE[3], INPUT_SHAPE[2], OUTPUT_SHAPE[2]);
+      inferences.inc({ result: 'ok' });
       return c.json({
         model_name: modelName,
         model_version: VERSION,
@@ -246,6 +271,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
         outputs: [{ name: OUTPUT_NAME, shape: [...OUTPUT_SHAPE], datatype: 'FP32', data: Array.from(rows) }],
       });
     } catch (err) {
+      inferences.inc({ result: 'error' });
       return fail(c, err);
     }
   };
@@ -277,6 +303,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
 
   return {
     app,
+    registry,
     state: () => state,
     loaded,
     async close() {

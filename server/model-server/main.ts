@@ -1,6 +1,7 @@
 /**
  * `npm run model-server`: the standalone KServe V2 model server (app.ts). Settings from the environment:
- * PORT (9000), HOST (127.0.0.1), MODEL_NAME (face-detection-retail-0005), LOG_LEVEL (info). It listens at
+ * PORT (9000), HOST (127.0.0.1), MODEL_NAME (face-detection-retail-0005), LOG_LEVEL (info),
+ * LOG_FORMAT (text or json). It listens at
  * once and loads the model in the background; until then readiness and inference answer 503, as OVMS does.
  */
 import { z } from 'zod';
@@ -23,6 +24,7 @@ const SETTINGS = z.object({
   LOG_LEVEL: z
     .enum(['debug', 'info', 'warn', 'error', 'silent'], { message: 'LOG_LEVEL: must be debug, info, warn, error or silent' })
     .default('info'),
+  LOG_FORMAT: z.enum(['text', 'json'], { message: 'LOG_FORMAT: must be text or json' }).default('text'),
 });
 
 // Unset and empty variables both mean "use the default".
@@ -35,7 +37,7 @@ if (!parsed.success) {
   process.exit(2);
 }
 const settings = parsed.data;
-const log = createLogger(settings.LOG_LEVEL);
+const log = createLogger(settings.LOG_LEVEL, undefined, settings.LOG_FORMAT);
 
 try {
   const running = await listenModelServer({ port: settings.PORT, host: settings.HOST, modelName: settings.MODEL_NAME, logger: log });

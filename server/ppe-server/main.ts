@@ -2,7 +2,7 @@
  * `npm run ppe-server`: the PPE detector server (app.ts) for an operator's YOLOv8 PPE model exported to ONNX.
  * Settings from the environment: PPE_MODEL_PATH (required, the .onnx file), PORT (9100), HOST (127.0.0.1),
  * PPE_MODEL_NAME (yolo-ppe), PPE_CLASS_NAMES (comma-separated, model order; default: the export's `names`
- * metadata), PPE_CONFIDENCE (0.25), PPE_NMS_IOU (0.45), LOG_LEVEL (info).
+ * metadata), PPE_CONFIDENCE (0.25), PPE_NMS_IOU (0.45), LOG_LEVEL (info), LOG_FORMAT (text).
  *
  * Exit codes: 2 for a bad setting, a model file that cannot be read, or a model that cannot be served (not
  * ONNX, not a YOLO detector, no class names); 1 when the port cannot be opened. It listens at once and loads
@@ -58,6 +58,7 @@ const SETTINGS = z.object({
   LOG_LEVEL: z
     .enum(['debug', 'info', 'warn', 'error', 'silent'], { message: 'LOG_LEVEL: must be debug, info, warn, error or silent' })
     .default('info'),
+  LOG_FORMAT: z.enum(['text', 'json'], { message: 'LOG_FORMAT: must be text or json' }).default('text'),
 });
 
 function refuse(lines: string[]): never {
@@ -81,7 +82,7 @@ try {
   refuse([`PPE_MODEL_PATH: cannot read ${modelPath} (${why})`]);
 }
 
-const log = createLogger(settings.LOG_LEVEL);
+const log = createLogger(settings.LOG_LEVEL, undefined, settings.LOG_FORMAT);
 
 try {
   const running = await listenPpeServer({

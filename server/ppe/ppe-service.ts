@@ -55,6 +55,8 @@ export interface PpeServiceOptions {
   chat: ChatService;
   chatStatus: ChatStatus;
   log: Logger;
+  /** Called when an upstream fails in a stage the caller is not told about (the LLM analysis, the publish to Kafka). */
+  onUpstreamError?: (upstream: 'llm' | 'broker') => void;
 }
 
 /** What a dead letter says about the request. */
@@ -391,6 +393,8 @@ export class PpeService {
    * background (a broker that is down must not hold the answer), resolves at once.
    */
   private failed(id: string, stage: PpeFailureStage, error: { code: string; message: string }, facts: RequestFacts): Promise<void> {
+    if (stage === 'llm') this.opts.onUpstreamError?.('llm');
+    else if (stage === 'publish') this.opts.onUpstreamError?.('broker');
     const letter: PpeProcessingFailedEvent = {
       event_type: 'ppe_processing_failed',
       timestamp: new Date().toISOString(),

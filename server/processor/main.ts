@@ -29,7 +29,7 @@ function settingsOrExit(): ProcessorSettings {
 }
 
 const settings = settingsOrExit();
-const log = createLogger(settings.logLevel);
+const log = createLogger(settings.logLevel, undefined, settings.logFormat);
 const version = (JSON.parse(fs.readFileSync(path.join(appDir, 'package.json'), 'utf8')) as { version: string }).version;
 
 try {

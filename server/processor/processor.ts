@@ -15,7 +15,9 @@ import type { EventBus } from './bus/types.js';
 import { parseAddress, parseAddressList } from './mail/compose.js';
 import { createMailTransport } from './mail/index.js';
 import type { MailTransport } from './mail/types.js';
+import { metricsResponse } from '../metrics.js';
 import { MailRouter, type ModelStatesDoc } from './mail-router.js';
+import { createProcessorRegistry } from './metrics.js';
 import { emptyLabelsDoc, type LabelsDoc, Poller } from './poller.js';
 import { describeError, withoutCredentials } from './safe-text.js';
 import { JsonState } from './state/json-state.js';
@@ -31,7 +33,7 @@ export interface ProcessorOptions {
 }
 
 export interface Processor {
-  /** `GET /health`, `GET /ready`, `GET /openapi.json` (processorRoutes of shared/api/processor.ts). */
+  /** `GET /health`, `GET /ready`, `GET /openapi.json` (processorRoutes of shared/api/processor.ts), `GET /metrics`. */
   app: Hono;
   ready(): ProcessorReady;
   /** Connects (retrying until the broker answers or close() is called), then consumes and, when leading, polls. */
@@ -156,6 +158,8 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
     const body = ready();
     return c.json(body, body.status === 'ready' ? 200 : 503);
   });
+  const registry = createProcessorRegistry(stats, () => bus.state());
+  app.get('/metrics', (c) => metricsResponse(c, registry));
   let openApi: string | null = null;
   app.get('/openapi.json', (c) => {
     openApi ??= JSON.stringify(processorOpenApiDocument(options.version));

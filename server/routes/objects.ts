@@ -2,12 +2,15 @@
 import { Hono } from 'hono';
 import { OBJECT_CLASSES } from '../../shared/objects/classes.js';
 import type { AppContext } from '../http/context.js';
+import { timeEngine } from '../http/observability.js';
 import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
 
 export function objectRoutes(ctx: AppContext): Hono {
   const app = new Hono();
-  mountRoute(app, 'detectObjects', (_c, { body }) => ctx.objects.detect(decodeBase64Image(body.image), body.confidence));
+  mountRoute(app, 'detectObjects', (c, { body }) =>
+    timeEngine(c, 'objects', () => ctx.objects.detect(decodeBase64Image(body.image), body.confidence)),
+  );
   mountRoute(app, 'objectClasses', () => ({ classes: [...OBJECT_CLASSES], count: OBJECT_CLASSES.length, detector: ctx.objects.name }));
   mountRoute(app, 'objectStatus', () => ctx.objects.status());
   return app;

@@ -4,6 +4,7 @@
  */
 import { Hono } from 'hono';
 import type { AppContext } from '../http/context.js';
+import { timeEngine } from '../http/observability.js';
 import { mountRoute } from '../http/route.js';
 
 export const DEFAULT_EVENTS_LIMIT = 100;
@@ -11,7 +12,7 @@ export const DEFAULT_EVENTS_LIMIT = 100;
 export function ppeRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
-  mountRoute(app, 'ppeDetect', (_c, { body }) => ctx.ppe.check(body.image, body.confidence));
+  mountRoute(app, 'ppeDetect', (c, { body }) => timeEngine(c, 'ppe', () => ctx.ppe.check(body.image, body.confidence)));
 
   mountRoute(app, 'ppeStatus', () => ctx.ppe.status());
 

@@ -15,7 +15,9 @@ export function resultRoutes(ctx: AppContext): Hono {
     return { status: 'ok' as const, ...outcome };
   });
 
-  mountRoute(app, 'results', (_c, { query }) => {
+  mountRoute(app, 'results', async (_c, { query }) => {
+    // Other API replicas on the same DATA_DIR may have added records: a stat, and a read when they did.
+    await ctx.results.refresh();
     const { results, matched } = ctx.results.query(query);
     return { results, count: results.length, matched, total: ctx.results.size, max: ctx.results.max };
   });

@@ -10,6 +10,30 @@ import path from 'node:path';
 export const TEMP_PREFIX = '.tmp-';
 
 export async function writeFileAtomic(target: string, data: Uint8Array | string): Promise<void> {
+  const temp = await writeTemp(target, data);
+  try {
+    await fs.rename(temp, target);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Like writeFileAtomic, but never replaces a file: the complete temporary file is hard-linked to the target,
+ * which fails with EEXIST when the name is taken (also by another process on a shared volume).
+ */
+export async function writeFileAtomicExclusive(target: string, data: Uint8Array | string): Promise<void> {
+  const temp = await writeTemp(target, data);
+  try {
+    await fs.link(temp, target);
+  } finally {
+    await fs.rm(temp, { force: true });
+  }
+}
+
+/** The data in a flushed temporary file beside the target; returns its path. */
+async function writeTemp(target: string, data: Uint8Array | string): Promise<string> {
   const temp = path.join(path.dirname(target), `${TEMP_PREFIX}${randomUUID()}-${path.basename(target)}`);
   const handle = await fs.open(temp, 'wx', 0o644);
   try {
@@ -21,12 +45,7 @@ export async function writeFileAtomic(target: string, data: Uint8Array | string)
     throw err;
   }
   await handle.close();
-  try {
-    await fs.rename(temp, target);
-  } catch (err) {
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
+  return temp;
 }
 
 /** Removes temporary files a crash left behind in a directory (they were never renamed, so never valid). */

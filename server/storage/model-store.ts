@@ -11,10 +11,13 @@ import type { LbphModel } from '../../shared/lbph/lbph.js';
 import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
 import { decodeEmbeddingsFile, decodeLbphFile, encodeEmbeddingsFile, encodeLbphFile } from '../../shared/recognition/model-files.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
+import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
 
 export const TRAINING_FILE = 'training.yml';
 export const LABELS_FILE = 'model.pickle';
 export const EMBEDDINGS_FILE = 'embeddings.json';
+/** Held (server/storage/file-lock.ts) by the one training that runs across every replica sharing DATA_DIR. */
+export const TRAINING_LOCK_FILE = '.training.lock';
 
 export interface StoredEmbedding {
   model: EmbeddingModel;
@@ -34,11 +37,48 @@ export interface StoredLbph {
 }
 
 export class ModelStore {
-  constructor(readonly dir: string) {}
+  /** The cross-process training lock: one training at a time over every replica sharing this directory. */
+  readonly trainingLock: FileLock;
+
+  constructor(
+    readonly dir: string,
+    opts: { lockStaleMs?: number } = {},
+  ) {
+    this.trainingLock = new FileLock(path.join(dir, TRAINING_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 60_000 });
+  }
 
   async init(): Promise<void> {
     await fs.mkdir(this.dir, { recursive: true });
-    await removeStaleTemps(this.dir);
+    // Model files are only written by a training, which holds the lock: while another replica trains, its
+    // temporary files are not leftovers.
+    let lock: HeldLock;
+    try {
+      lock = await this.trainingLock.acquire();
+    } catch (err) {
+      if (err instanceof LockBusyError) return;
+      throw err;
+    }
+    try {
+      await removeStaleTemps(this.dir);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * What identifies the model files on disk now, from a stat of each (an atomic rename always gives a new
+   * inode): cheap enough to poll, and it changes whenever a training on any replica saved new files.
+   */
+  async filesSignature(): Promise<string> {
+    const parts = await Promise.all(
+      [TRAINING_FILE, LABELS_FILE, EMBEDDINGS_FILE].map((name) =>
+        fs.stat(path.join(this.dir, name)).then(
+          (st) => `${st.ino}:${st.size}:${st.mtimeMs}`,
+          () => '-',
+        ),
+      ),
+    );
+    return parts.join('|');
   }
 
   /** Writes training.yml and model.pickle; returns the exact bytes written (what a browser downloads). */

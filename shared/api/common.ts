@@ -40,6 +40,10 @@ export const errorBody = z
       code: z.enum(CODES).meta({ description: 'Stable identifier for programs.' }),
       message: z.string().meta({ description: 'A sentence for people.' }),
       details: z.unknown().optional().meta({ description: 'Extra data for some codes (e.g. `images_skipped` of `no_faces_found`).' }),
+      request_id: z
+        .string()
+        .optional()
+        .meta({ description: 'The id of the request (its `X-Request-Id` response header), to find its lines in the server log.' }),
     }),
   })
   .meta({ id: 'Error', description: 'The error body every endpoint answers with.' });

@@ -109,6 +109,21 @@ export const processorRoutes = {
     },
     errors: [],
   }),
+  metrics: defineRoute({
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    description:
+      'Text exposition format 0.0.4: events published and consumed, mails sent, failed mail attempts, dead letters, the consumer lag, and the default Node.js process metrics.',
+    tags: ['Health'],
+    responses: {
+      200: {
+        description: 'The metrics.',
+        content: { 'text/plain': { schema: z.string().meta({ description: 'Prometheus text exposition format.' }) } },
+      },
+    },
+    errors: [],
+  }),
   openapi: defineRoute({
     method: 'get',
     path: '/openapi.json',

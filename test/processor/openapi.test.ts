@@ -95,7 +95,7 @@ describe("the processor's GET /openapi.json", () => {
   it('documents exactly the routes the processor serves, at its root', () => {
     const served = servedOperations();
     const documented = documentedOperations();
-    expect([...documented].sort()).toEqual(['GET /health', 'GET /openapi.json', 'GET /ready']);
+    expect([...documented].sort()).toEqual(['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /ready']);
     expect(documented.size).toBe(Object.keys(processorRoutes).length);
     expect([...served].sort()).toEqual([...documented].sort());
   });
@@ -114,7 +114,9 @@ describe("the processor's GET /openapi.json", () => {
           ).toContain(tag);
         expect(Object.keys(op.responses), where).toEqual(expect.arrayContaining(['200', '500']));
         for (const [status, res] of Object.entries<any>(op.responses)) {
-          expect(res.content['application/json'].schema, `${where} ${status}`).toBeTruthy();
+          // Every answer is JSON but the Prometheus text of /metrics.
+          const media = where === 'GET /metrics' && status === '200' ? 'text/plain' : 'application/json';
+          expect(res.content[media].schema, `${where} ${status}`).toBeTruthy();
           if (/^[45]/.test(status) && where !== 'GET /ready')
             expect(res.content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
         }

@@ -28,6 +28,7 @@ import { decodeImage, type DecodedImage, type DecodeLimits } from '../../imaging
 import type { Logger } from '../../logger.js';
 import type { ImageStore } from '../../storage/image-store.js';
 import type { ModelStore } from '../../storage/model-store.js';
+import { type HeldLock, LockBusyError } from '../../storage/file-lock.js';
 import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../../storage/trained-files.js';
 import type { RemoteEngine } from '../remote/remote-engine.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
@@ -70,6 +71,11 @@ export class FaceService {
   private lastTraining: TrainResponse | undefined;
   private lastTrainingError: TrainStatusResponse['last_error'];
   private snapshot: TrainedSnapshot = EMPTY_SNAPSHOT;
+  /** The model files' stat signature the installed models were read from (ModelStore.filesSignature). */
+  private signature = '';
+  /** Counts installs, so a reload that loaded before a training installed does not go back to older models. */
+  private generation = 0;
+  private watcher: NodeJS.Timeout | null = null;
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
 
@@ -98,6 +104,25 @@ export class FaceService {
       this.recognitionModel = 'lbph';
     }
 
+    const signature = await this.opts.models.filesSignature();
+    const { lbph, embedding, snapshot } = await this.loadSaved();
+    // Only files that loaded are offered for download: a browser gets what this server itself runs.
+    this.snapshot = snapshot;
+    this.signature = signature;
+    if (lbph || embedding) {
+      await this.install(lbph, embedding);
+      this.opts.log.info(
+        `loaded models: lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`,
+      );
+    }
+  }
+
+  /** The saved models and the snapshot of the files that loaded; a broken file is logged and left out. */
+  private async loadSaved(): Promise<{
+    lbph: Trained<LbphModel> | null;
+    embedding: Trained<EmbeddingModel> | null;
+    snapshot: TrainedSnapshot;
+  }> {
     let lbph: Trained<LbphModel> | null = null;
     let embedding: Trained<EmbeddingModel> | null = null;
     const files: TrainedFiles = { lbph: null, labelMap: null, embedding: null };
@@ -120,14 +145,50 @@ export class FaceService {
     } catch (err) {
       this.opts.log.error(`the saved embedding model could not be loaded and is ignored until the next training: ${String(err)}`);
     }
-    // Only files that loaded are offered for download: a browser gets what this server itself runs.
-    this.snapshot = snapshotOf(files, lbph, embedding);
-    if (lbph || embedding) {
-      await this.install(lbph, embedding);
-      this.opts.log.info(
-        `loaded models: lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`,
-      );
-    }
+    return { lbph, embedding, snapshot: snapshotOf(files, lbph, embedding) };
+  }
+
+  /**
+   * Follows trainings made by other API replicas on the same DATA_DIR: every `intervalMs`, a stat of the model
+   * files; when they changed (and no training runs here), they are loaded with the start-up path and, when their
+   * content version differs from the one in use, installed in every worker.
+   */
+  watchModels(intervalMs: number): void {
+    this.stopWatching();
+    let busy = false;
+    this.watcher = setInterval(() => {
+      if (busy || this.training) return;
+      busy = true;
+      void this.reloadIfChanged()
+        .catch((err) => this.opts.log.warn(`checking the saved models for changes failed: ${String(err)}`))
+        .finally(() => {
+          busy = false;
+        });
+    }, intervalMs);
+    this.watcher.unref();
+  }
+
+  stopWatching(): void {
+    if (this.watcher) clearInterval(this.watcher);
+    this.watcher = null;
+  }
+
+  /** Loads and installs the saved models when the files changed on disk; true when a new version was installed. */
+  async reloadIfChanged(): Promise<boolean> {
+    const signature = await this.opts.models.filesSignature();
+    if (signature === this.signature) return false;
+    const generation = this.generation;
+    const { lbph, embedding, snapshot } = await this.loadSaved();
+    // A training here (or another reload) got in first: its models are at least as new; look again next tick.
+    if (this.training || generation !== this.generation) return false;
+    this.signature = signature;
+    if (snapshot.version === this.snapshot.version) return false;
+    this.snapshot = snapshot;
+    await this.install(lbph, embedding);
+    this.opts.log.info(
+      `loaded models saved by another replica (version ${snapshot.version ?? 'none'}): lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`,
+    );
+    return true;
   }
 
   get trained(): boolean {
@@ -234,6 +295,18 @@ export class FaceService {
       );
     }
     this.training = { processed: 0, total: 0 };
+    // One training across every replica sharing DATA_DIR: the lock file in the models folder.
+    let lock: HeldLock;
+    try {
+      lock = await this.opts.models.trainingLock.acquire();
+    } catch (err) {
+      this.training = null;
+      if (err instanceof LockBusyError) {
+        const by = err.owner ? ` (pid ${err.owner.pid} on ${err.owner.host}, since ${err.owner.started})` : '';
+        throw new ApiError('training_in_progress', `a training run is already in progress on another server${by}; try again when it ends`);
+      }
+      throw err;
+    }
     try {
       const result = await this.runTraining(Date.now());
       this.lastTraining = result;
@@ -245,6 +318,8 @@ export class FaceService {
       }
       throw err;
     } finally {
+      this.signature = await this.opts.models.filesSignature().catch(() => '');
+      await lock.release().catch((err) => this.opts.log.warn(`releasing the training lock failed: ${String(err)}`));
       this.training = null;
     }
   }
@@ -342,6 +417,7 @@ export class FaceService {
   }
 
   private async install(lbph: Trained<LbphModel> | null, embedding: Trained<EmbeddingModel> | null): Promise<void> {
+    this.generation++;
     await Promise.all([this.opts.pool.broadcast('setModel', lbph), this.opts.embedding?.broadcast('setModel', embedding)]);
     this.installed = { lbph, embedding };
   }

@@ -30,6 +30,11 @@ export interface ObjectServiceOptions {
 
 export class ObjectService {
   private pool: ObjectPool | null = null;
+
+  /** Jobs waiting for a free object worker (for metrics). */
+  get queueLength(): number {
+    return this.pool?.queueLength ?? 0;
+  }
   private state: ObjectDetectorState;
   private reason: string | undefined;
   private info: ObjectDetectorInfo | null = null;

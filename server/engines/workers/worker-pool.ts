@@ -58,6 +58,7 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
   private closed = false;
   /** The latest broadcast job per op (e.g. the current model), replayed to a worker that replaces a dead one. */
   private readonly state = new Map<string, unknown>();
+  private readonly jobListeners: ((op: string, seconds: number) => void)[] = [];
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.name = options.name;
@@ -78,6 +79,16 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
     return slot;
   }
 
+  /** Jobs waiting for a free worker (for metrics). */
+  get queueLength(): number {
+    return this.queue.length;
+  }
+
+  /** Calls `listener` when a job of `run` settles, with its op and its time from `run` on (waiting included). */
+  onJob(listener: (op: string, seconds: number) => void): void {
+    this.jobListeners.push(listener);
+  }
+
   get size(): number {
     return this.slots.length;
   }
@@ -89,10 +100,18 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
   /** Runs `op` on the next idle worker. `transfer` lists buffers moved (not copied) to the worker. */
   run<K extends OpName<Ops>>(op: K, args: ArgsOf<Ops, K>, transfer: ArrayBuffer[] = []): Promise<ResultOf<Ops, K>> {
     if (this.closed) return Promise.reject(this.closedError());
-    return new Promise((resolve, reject) => {
+    const job = new Promise<ResultOf<Ops, K>>((resolve, reject) => {
       this.queue.push({ op, args, transfer, resolve: resolve as (r: unknown) => void, reject });
       this.pump();
     });
+    if (this.jobListeners.length === 0) return job;
+    const started = performance.now();
+    const done = () => {
+      const seconds = (performance.now() - started) / 1000;
+      for (const listener of this.jobListeners) listener(op, seconds);
+    };
+    job.then(done, done);
+    return job;
   }
 
   /** Runs `op` on every worker (e.g. a new model); resolves when all have applied it. */
