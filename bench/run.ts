@@ -17,6 +17,7 @@ import { benchLbph } from './lbph.bench.js';
 import { benchObjects } from './objects.bench.js';
 import { benchPpe } from './ppe.bench.js';
 import { benchRecognize } from './recognize.bench.js';
+import { benchReplicas } from './replicas.bench.js';
 import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
 
@@ -42,6 +43,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['cascade', () => benchCascade()],
   ['lbph', () => benchLbph()],
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
+  ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],
   ['remote', () => benchRemote()],
   ['objects', () => benchObjects()],
