@@ -288,6 +288,7 @@ describe('POST /api/ppe/detect: failures', () => {
     expect(res.body.error).toEqual({
       code: expect.any(String),
       message: expect.any(String),
+      request_id: expect.any(String),
       ...(res.body.error.details ? { details: expect.anything() } : {}),
     });
     expect(JSON.stringify(res.body)).not.toContain(SECRET);
@@ -378,6 +379,8 @@ describe('POST /api/ppe/detect: failures', () => {
 
 describe('GET /api/ppe/status and /api/ready', () => {
   it('reports the configuration, without the credentials', async () => {
+    // The failure tests above stopped and restarted the detector: the background check sees it back within an interval.
+    await waitFor('the detector reachable again', async () => (await getJson(`${server.url}/api/ppe/status`)).body.reachable === true);
     const { status, body } = await getJson(`${server.url}/api/ppe/status`);
     expect(status).toBe(200);
     expect(body).toMatchObject({
