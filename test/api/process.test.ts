@@ -4,59 +4,23 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
+import { freePort, SERVER_MAIN as MAIN, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { postJson, REPO_ROOT, uploadImage } from '../helpers/test-server.js';
 
-const MAIN = path.join(REPO_ROOT, 'dist/server/main.js');
 const children: ChildProcess[] = [];
 
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+type Running = ServerProcess;
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-async function start(env: Record<string, string>): Promise<Running> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), WORKERS: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${out}`);
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, url, output: () => out };
+function start(env: Record<string, string>): Promise<Running> {
+  return spawnServer({ WORKERS: '2', ...env }, children);
 }
 
 function exited(child: ChildProcess): Promise<number | null> {

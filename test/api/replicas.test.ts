@@ -3,63 +3,24 @@
  * ReadWriteMany volume: a training on one is served by the other within 2 s, two trainings at once give one
  * 200 and one 409 and a loadable model, concurrent uploads and results sent to both are all kept.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
-import { getJson, postJson, REPO_ROOT, uploadImage } from '../helpers/test-server.js';
+import { spawnServer } from '../helpers/server-process.js';
+import { getJson, postJson, uploadImage } from '../helpers/test-server.js';
 
-const MAIN = path.join(REPO_ROOT, 'dist/server/main.js');
 const children: ChildProcess[] = [];
 let dataDir: string;
 let a: string;
 let b: string;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 async function start(): Promise<string> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      WORKERS: '1',
-      OBJECT_DETECTION_ENABLED: 'false',
-      EMBEDDING_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${out}`);
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) return url;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const env = { DATA_DIR: dataDir, WORKERS: '1', OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false', LOG_LEVEL: 'warn' };
+  return (await spawnServer(env, children)).url;
 }
 
 async function recognizedLabel(url: string, image: Buffer): Promise<string | undefined> {

@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
@@ -14,7 +13,10 @@ import type { ProcessorReady } from '../../shared/api/processor.js';
 import { loadProcessorSettings } from '../../server/config/settings.js';
 import { createLogger } from '../../server/logger.js';
 import { createProcessor, type Processor, type ProcessorOptions } from '../../server/processor/processor.js';
+import { freePort } from './server-process.js';
 import { REPO_ROOT, startTestServer, type TestServer } from './test-server.js';
+
+export { freePort };
 
 export const PROCESSOR_MAIN = path.join(REPO_ROOT, 'dist/server/processor/main.js');
 
@@ -49,15 +51,6 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** The mails in an outbox directory, oldest first, as their raw RFC 5322 text. */
