@@ -5,6 +5,7 @@
  * once and loads the model in the background; until then readiness and inference answer 503, as OVMS does.
  */
 import { z } from 'zod';
+import { exitOnSignals } from '../shutdown.js';
 import { createLogger } from '../logger.js';
 import { DEFAULT_MODEL_NAME, listenModelServer } from './app.js';
 
@@ -42,16 +43,7 @@ const log = createLogger(settings.LOG_LEVEL, undefined, settings.LOG_FORMAT);
 try {
   const running = await listenModelServer({ port: settings.PORT, host: settings.HOST, modelName: settings.MODEL_NAME, logger: log });
   log.info(`model server listening on ${running.url}, serving ${settings.MODEL_NAME} (loading)`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal}: shutting down`);
-    void running.close().finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  exitOnSignals(log, () => running.close());
 } catch (err) {
   const code = (err as NodeJS.ErrnoException).code;
   log.error(`cannot listen on ${settings.HOST}:${settings.PORT}: ${code ?? (err instanceof Error ? err.message : String(err))}`);

@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { exitOnSignals } from '../shutdown.js';
 import { createLogger } from '../logger.js';
 import { DEFAULT_PPE_CONFIDENCE, DEFAULT_PPE_MODEL_NAME, DEFAULT_PPE_NMS_IOU, listenPpeServer, parseClassNameList } from './app.js';
 
@@ -96,17 +97,8 @@ try {
     logger: log,
   });
   log.info(`PPE server listening on ${running.url}, serving ${settings.PPE_MODEL_NAME} from ${modelPath} (loading)`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal}: shutting down`);
-    void running.close().finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  if (!(await running.server.loaded) && !stopping) {
+  const stopping = exitOnSignals(log, () => running.close());
+  if (!(await running.server.loaded) && !stopping()) {
     process.stderr.write(`PPE model ${modelPath} cannot be served: ${running.server.failure()}\nThe PPE server was stopped.\n`);
     await running.close();
     process.exit(2);
