@@ -6,8 +6,8 @@
  * misbehave: answer slowly, answer 500 or 401, answer a 200 that is not OpenAI-shaped, answer malformed JSON,
  * stall mid-stream, or stop listening altogether (connection refused) and come back on the same port.
  */
+import { closeNow, listenLocal } from './double-server.js';
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 export interface RecordedRequest {
   method: string;
@@ -174,22 +174,8 @@ export async function startOpenAIDouble(
     });
   });
 
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve((server.address() as AddressInfo).port);
-      });
-    });
-  const shut = () =>
-    new Promise<void>((resolve) => {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      if (!server.listening) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+  const listen = (port: number) => listenLocal(server, port);
+  const shut = () => closeNow(server, timers);
 
   const port = await listen(0);
   const double: OpenAIDouble = {

@@ -22,8 +22,8 @@
  * `stop()` closes the port (connection refused) and `start()` opens it again. `GET /health` answers
  * `{ status, model, ready }` as `npm run ppe-server` does (`healthStatus`, `healthReady` switch it).
  */
+import { closeNow, listenLocal } from './double-server.js';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 
 export type PpeScene =
@@ -222,22 +222,8 @@ export async function startPpeDetectorDouble(init: Partial<Pick<PpeDetectorDoubl
     });
   });
 
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve((server.address() as AddressInfo).port);
-      });
-    });
-  const shut = () =>
-    new Promise<void>((resolve) => {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      if (!server.listening) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+  const listen = (port: number) => listenLocal(server, port);
+  const shut = () => closeNow(server, timers);
 
   const port = await listen(0);
   const double: PpeDetectorDouble = {
