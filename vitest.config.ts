@@ -8,5 +8,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Files run in parallel workers; two matches the machine.
     maxWorkers: 2,
+    // onnxruntime-node's telemetry off in every test process (server/telemetry-off.ts says why).
+    env: { ORT_DISABLE_TELEMETRY: '1' },
   },
 });

@@ -3,6 +3,8 @@
  * run on this machine, and the ratio. Run from the repository root (test images come from test/fixtures/images).
  * Results are also written to bench/results.json for the record.
  */
+// First: before anything can load onnxruntime-node.
+import '../server/telemetry-off.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -6,7 +6,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
 import { ChatStatus } from './chat/chat-status.js';
@@ -21,9 +20,16 @@ import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
 import { ApiError, errorBody, sendError, sendInternalError } from './http/errors.js';
-import { isolationHeaders } from './http/headers.js';
+import { appHeaders } from './http/headers.js';
+import { readOnlyPages, wrongMethod } from './http/methods.js';
 import { ApiMetrics, requestContext } from './http/observability.js';
+import { bodyLimit, ClientAbortError, isAbortError } from './http/request.js';
+import { allowedHostsFor, webSecurity } from './http/security.js';
+import { routeReadsBody } from './http/route.js';
 import { staticFiles } from './http/static-files.js';
+import { ImageDecoder } from './imaging/decode.js';
+import { PixelBudget, ServerBusyError } from './imaging/pixel-budget.js';
+import { MemoryReclaimer } from './imaging/reclaim.js';
 import type { Logger } from './logger.js';
 import { metricsResponse } from './metrics.js';
 import { PpeService } from './ppe/ppe-service.js';
@@ -100,7 +106,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   } catch (err) {
     throw new Error(`CASCADE_FILE: cannot read ${settings.cascadeFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
-  const images = new ImageStore(path.join(settings.dataDir, 'images'));
+  const images = new ImageStore(path.join(settings.dataDir, 'images'), log);
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
   const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
   await Promise.all([images.init(), models.init(), results.init()]);
@@ -142,13 +148,21 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     log.warn(`REMOTE_DETECTOR_DEFAULT_METHOD=remote but ${remote.unavailableReason}; starting with local detection`);
     startDetectionMethod = 'local';
   }
+  // Decoded pixels over every route are admitted against MAX_INFLIGHT_PIXELS; their memory is collected after.
+  const reclaimer = new MemoryReclaimer({ threshold: settings.maxInflightPixels / 2, log });
+  const budget = new PixelBudget({
+    capacity: settings.maxInflightPixels,
+    waitMs: settings.maxInflightWaitMs,
+    onRelease: (pixels, inUse) => reclaimer.released(pixels, inUse),
+  });
+  const decoder = new ImageDecoder({ maxPixels: settings.maxImagePixels }, budget);
   const faces = new FaceService({
     pool,
     embedding,
     remote,
     images,
     models,
-    limits: { maxPixels: settings.maxImagePixels },
+    decoder,
     lbphWindow: { min: settings.lbphDistanceMin, max: settings.lbphDistanceMax },
     embeddingWindow: { min: 0, max: settings.embeddingDistanceMax },
     detectionMethod: startDetectionMethod,
@@ -164,7 +178,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     workers: settings.objectWorkers,
     confidence: settings.objectConfidence,
     nmsIou: settings.objectNmsIou,
-    limits: { maxPixels: settings.maxImagePixels },
+    decoder,
     log,
   });
   objects.start();
@@ -216,14 +230,14 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     faces,
     objects,
     systemPrompt: settings.chatSystemPrompt,
-    limits: { maxPixels: settings.maxImagePixels },
+    decoder,
   });
   const processorStatus = new ProcessorStatus({ url: settings.processorUrl, intervalMs: settings.processorCheckIntervalMs, log });
   void processorStatus.start();
   // PPE checks: the detector's health in the background, the history in DATA_DIR/ppe/, events to Kafka when set.
   let ppe: PpeService;
   try {
-    ppe = new PpeService({ settings, objects, chat, chatStatus, log, onUpstreamError: (u) => metrics.upstreamError(u) });
+    ppe = new PpeService({ settings, objects, chat, chatStatus, decoder, log, onUpstreamError: (u) => metrics.upstreamError(u) });
     await ppe.init();
   } catch (err) {
     remote.stop();
@@ -245,6 +259,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     ppe,
     processorStatus,
     images,
+    decoder,
     results,
     log,
     version: await readVersion(settings.appDir),
@@ -253,18 +268,10 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   };
 
   const api = new Hono();
-  api.use(
-    '*',
-    bodyLimit({
-      maxSize: settings.maxBodyBytes,
-      // The unread rest of the body is still on the wire: close the connection so a keep-alive client does
-      // not send its next request into it.
-      onError: (c) =>
-        c.json(errorBody('payload_too_large', `the request body is larger than ${settings.maxBodyBytes} bytes`), 413, {
-          connection: 'close',
-        }),
-    }),
-  );
+  // A path served under other methods: 405 with Allow instead of the catch-all's 404.
+  api.use('*', wrongMethod(api));
+  // 413 over MAX_BODY_BYTES, after reading (and dropping) a bounded rest of the body so the client reads it.
+  api.use('*', bodyLimit({ maxBytes: settings.maxBodyBytes, readsBody: routeReadsBody('/api') }));
   // Each module mounts its entries of the route table (shared/api/routes.ts), which is also the OpenAPI document.
   const routeModules = [
     healthRoutes,
@@ -287,11 +294,29 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
 
   const app = new Hono();
   app.use('*', requestContext(log, metrics));
-  app.use('*', isolationHeaders());
+  app.use('*', appHeaders());
+  // Other web pages (CSRF, DNS rebinding): Host, Origin and body type checked before anything else runs.
+  app.use(
+    '*',
+    webSecurity({
+      allowedHosts: allowedHostsFor(settings.allowedHosts, settings.host),
+      allowedOrigins: settings.allowedOrigins,
+      port: settings.port,
+      requireBodyType: true,
+    }),
+  );
   app.route('/api', api);
   app.get('/metrics', (c) => metricsResponse(c, metrics.registry));
   mountStatic(app, settings.appDir);
+  app.on(['POST', 'PUT', 'PATCH', 'DELETE'], '*', readOnlyPages());
   app.onError((err, c) => {
+    // A client that hung up while sending is no server error: one line, no stack.
+    const aborted = err instanceof ClientAbortError || (!(err instanceof ApiError) && isAbortError(err));
+    if (aborted) {
+      log.info(`client aborted ${c.req.method} ${c.req.path} before its body was complete`, { request_id: c.get('requestId') });
+      return sendError(c, err instanceof ClientAbortError ? err : new ClientAbortError());
+    }
+    if (err instanceof ServerBusyError) c.header('retry-after', String(err.retryAfterSeconds));
     if (err instanceof ApiError) return sendError(c, err);
     log.error(`${c.req.method} ${c.req.path} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, {
       request_id: c.get('requestId'),
@@ -307,6 +332,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     ctx,
     close: async () => {
       faces.stopWatching();
+      reclaimer.stop();
       remote.stop();
       chatStatus.stop();
       processorStatus.stop();

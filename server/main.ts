@@ -2,7 +2,10 @@
  * `npm start`: validates the settings, starts the service and listens. A bad setting stops here with a
  * message naming it. With PERSISTENCE_ENABLED=false, data lives in a temporary directory removed at exit.
  */
+// First: before anything can load onnxruntime-node.
+import './telemetry-off.js';
 import fs from 'node:fs';
+import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +13,7 @@ import { serve } from '@hono/node-server';
 import { loadSettings, SettingsError, type Settings } from './config/settings.js';
 import { createLogger } from './logger.js';
 import { createService } from './app.js';
+import { answerExpectContinue } from './http/request.js';
 
 /** The repository / install directory: two levels above dist/server/main.js or server/main.ts. */
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), import.meta.url.endsWith('.ts') ? '..' : '../..');
@@ -48,6 +52,8 @@ try {
       `Lookout ${service.ctx.version} listening on http://${settings.host}:${info.port} (data: ${settings.dataDir}, ${service.ctx.workers} vision workers)`,
     );
   });
+  // `Expect: 100-continue` with a body over MAX_BODY_BYTES: the 413 goes out before the client sends the body.
+  answerExpectContinue(server as Server, settings.maxBodyBytes);
   server.on('error', (err: NodeJS.ErrnoException) => {
     log.error(`cannot listen on ${settings.host}:${settings.port}: ${err.code ?? err.message}`);
     removeTemp();

@@ -9,7 +9,7 @@ import type { DetectedObject } from '../../shared/objects/types.js';
 import type { FaceService } from '../engines/faces/face-service.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
 import { ApiError } from '../http/errors.js';
-import { decodeImage, type DecodeLimits } from '../imaging/decode.js';
+import type { DecodedImage, ImageDecoder } from '../imaging/decode.js';
 import type { ChatStatus } from './chat-status.js';
 import type { LlmStream } from './llm-client.js';
 
@@ -18,7 +18,8 @@ export interface ChatServiceOptions {
   faces: FaceService;
   objects: ObjectService;
   systemPrompt: string;
-  limits: DecodeLimits;
+  /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
+  decoder: ImageDecoder;
 }
 
 export class ChatService {
@@ -28,8 +29,12 @@ export class ChatService {
   async prepare(message: string, image?: Uint8Array): Promise<{ messages: ChatMessage[]; analysis: ChatAnalysis | null }> {
     this.opts.status.requireClient();
     if (!image) return { messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, question: message }), analysis: null };
-    // One decode for both analyses (the gray buffer moves to the face worker, so objects get the RGB).
-    const decoded = await decodeImage(image, this.opts.limits);
+    // One decode for both analyses (the gray buffer moves to the face worker, so objects get the RGB); the pixels
+    // are held (and counted in the budget) only while they are analysed, not while the LLM answers.
+    return this.opts.decoder.use(image, (decoded) => this.analyse(message, decoded));
+  }
+
+  private async analyse(message: string, decoded: DecodedImage): Promise<{ messages: ChatMessage[]; analysis: ChatAnalysis }> {
     const { width, height } = decoded.rgb;
     // Faces and objects run in different worker pools: in parallel, the analysis costs the slower of the two.
     let objectsUnavailable: string | undefined;

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CASCADE_DEFAULTS } from '../../shared/recognition/pipeline.js';
+import { DEFAULT_ALLOWED_HOSTS, parseHostList, parseOriginList } from '../http/security.js';
 
 const boolean = z
   .string()
@@ -15,6 +16,17 @@ const boolean = z
   .toLowerCase()
   .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']))
   .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
+
+/** A comma-separated list, parsed by a function that throws a message naming the bad entry. */
+const listOf = (parse: (text: string) => string[]) =>
+  z.string().transform((text, ctx) => {
+    try {
+      return parse(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+      return z.NEVER;
+    }
+  });
 
 const httpUrlOrEmpty = z.union([z.literal(''), z.url({ protocol: /^https?$/ })]);
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -61,6 +73,18 @@ export const SETTINGS = {
     schema: z.string().trim().min(1),
     default: '127.0.0.1',
     doc: 'Address to listen on (the container sets 0.0.0.0).',
+  },
+  allowedHosts: {
+    env: 'ALLOWED_HOSTS',
+    schema: listOf(parseHostList),
+    default: DEFAULT_ALLOWED_HOSTS.join(','),
+    doc: 'Host names the server answers for, comma separated (HOST is added; IP addresses always pass); another `Host` is refused with 421, against DNS rebinding.',
+  },
+  allowedOrigins: {
+    env: 'ALLOWED_ORIGINS',
+    schema: listOf(parseOriginList),
+    default: '',
+    doc: "Origins (`https://host[:port]`) of other web pages that may call the API, comma separated; a browser request from any other origin but the server's own is refused with 403.",
   },
   dataDir: {
     env: 'DATA_DIR',
@@ -221,6 +245,18 @@ export const SETTINGS = {
     schema: integer(1, 1_000_000_000),
     default: String(40_000_000),
     doc: 'Largest accepted image in pixels (width x height); larger images are refused with 413.',
+  },
+  maxInflightPixels: {
+    env: 'MAX_INFLIGHT_PIXELS',
+    schema: integer(1_000_000, 10_000_000_000),
+    default: String(48_000_000),
+    doc: 'Pixels decoded at once over all requests (about 4 bytes each while in use); beyond it requests wait up to MAX_INFLIGHT_WAIT_MS, then get 503 with Retry-After. A larger image runs alone.',
+  },
+  maxInflightWaitMs: {
+    env: 'MAX_INFLIGHT_WAIT_MS',
+    schema: integer(0, 600_000),
+    default: '5000',
+    doc: 'How long a request waits for room in MAX_INFLIGHT_PIXELS before the 503, in milliseconds (training always waits).',
   },
   lbphDistanceMin: {
     env: 'LBPH_DISTANCE_MIN',

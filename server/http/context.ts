@@ -3,6 +3,7 @@ import type { Settings } from '../config/settings.js';
 import type { ChatService } from '../chat/chat-service.js';
 import type { ChatStatus } from '../chat/chat-status.js';
 import type { FaceService } from '../engines/faces/face-service.js';
+import type { ImageDecoder } from '../imaging/decode.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
 import type { ProcessorStatus } from '../events/processor-status.js';
 import type { RemoteEngine } from '../engines/remote/remote-engine.js';
@@ -21,6 +22,8 @@ export interface AppContext {
   ppe: PpeService;
   processorStatus: ProcessorStatus;
   images: ImageStore;
+  /** Decodes within the pixel budget (server/imaging/pixel-budget.ts): every route that decodes goes through it. */
+  decoder: ImageDecoder;
   results: ResultStore;
   log: Logger;
   version: string;

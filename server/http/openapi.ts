@@ -8,7 +8,7 @@ import { errorBody } from '../../shared/api/common.js';
 import type { ErrorCode } from '../../shared/api/errors.js';
 import { errorStatusesOf, type ApiRoute } from '../../shared/api/route.js';
 import { processorRoutes } from '../../shared/api/processor.js';
-import { apiRoutes } from '../../shared/api/routes.js';
+import { apiRoutes, rootRoutes } from '../../shared/api/routes.js';
 
 /** A typical message per code, for the examples (the real ones say what exactly was wrong). */
 const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
@@ -42,6 +42,11 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   ppe_detector_timeout: 'the PPE detector did not answer within 10000 ms',
   dataset_disabled: 'no PPE training set is kept (set PPE_DATASET_DIR)',
   internal_error: 'the server failed to handle this request; it has been logged',
+  forbidden_origin: 'requests from the web page at https://other.example are not accepted; add its origin to ALLOWED_ORIGINS to allow it',
+  host_not_allowed: 'this server does not answer for the host "rebind.example:8080"; add it to ALLOWED_HOSTS if it is this server\'s name',
+  method_not_allowed: 'GET is not served at /api/train; it answers POST',
+  server_busy:
+    'the server is decoding 96.0 MP of images (MAX_INFLIGHT_PIXELS 96.0 MP) and this 36.0 MP image did not fit within 2000 ms; try again in 1 s',
 };
 
 function errorResponse(codes: ErrorCode[]) {
@@ -94,11 +99,18 @@ const TAGS = [
 const ERROR_BODY_NOTE =
   'Every error answers `{ "error": { "code", "message" } }` with the status its code implies; codes are stable identifiers ' +
   'for programs, messages are sentences for people.';
+/** What any path may answer before (or instead of) a documented route: the API's own document says it once. */
+const UNROUTED_NOTE =
+  'Any request, whatever its path or method, may be refused before routing: 421 `host_not_allowed` when its Host is ' +
+  'not one of ALLOWED_HOSTS, 403 `forbidden_origin` when a browser sends it from another web page. A documented path ' +
+  'asked with another method answers 405 `method_not_allowed` with an `Allow` header; any other path 404 `not_found`.';
 
 interface DocumentSpec {
   routes: Record<string, ApiRoute>;
   /** Before every path of the table: `/api` for the API, `` for the processor. */
   prefix: string;
+  /** Routes at the server's root, outside `prefix` (the API's /metrics). */
+  rootRoutes?: Record<string, ApiRoute>;
   title: string;
   description: string;
   tags: { name: string; description: string }[];
@@ -107,6 +119,7 @@ interface DocumentSpec {
 function buildDocument(spec: DocumentSpec, version: string): Record<string, unknown> {
   const app = new OpenAPIHono();
   for (const [name, route] of Object.entries(spec.routes)) app.openAPIRegistry.registerPath(routeConfig(name, route, spec.prefix));
+  for (const [name, route] of Object.entries(spec.rootRoutes ?? {})) app.openAPIRegistry.registerPath(routeConfig(name, route, ''));
   return app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: { title: spec.title, version, description: spec.description, license: { name: 'MIT' } },
@@ -119,8 +132,9 @@ export function openApiDocument(version: string): Record<string, unknown> {
     {
       routes: apiRoutes,
       prefix: '/api',
+      rootRoutes,
       title: 'Lookout API',
-      description: `Face recognition and object detection. ${ERROR_BODY_NOTE}`,
+      description: `Face recognition and object detection. ${ERROR_BODY_NOTE} ${UNROUTED_NOTE}`,
       tags: TAGS,
     },
     version,

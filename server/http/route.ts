@@ -68,3 +68,14 @@ export function mountRoute<N extends RouteName>(app: Hono, name: N, handler: Rou
     return out instanceof Response ? out : c.json(out as object);
   });
 }
+
+/** `(method, path)` -> whether a route of the table with a request body answers it (`path` as under /api/...). */
+export function routeReadsBody(prefix: string): (method: string, path: string) => boolean {
+  const withBody = Object.values(apiRoutes as Record<string, ApiRoute>)
+    .filter((route) => route.request?.body)
+    .map((route) => {
+      const literal = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      return { method: route.method.toUpperCase(), pattern: new RegExp(`^${prefix}${literal.replace(/\{[^}]+\}/g, '[^/]+')}$`) };
+    });
+  return (method, path) => withBody.some((r) => r.method === method && r.pattern.test(path));
+}

@@ -1,7 +1,19 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { rgbToGray } from '../../shared/image/ops.js';
-import { decodeImage } from './decode.js';
+import { decodeImage, ImageDecoder } from './decode.js';
+import { PixelBudget } from './pixel-budget.js';
+
+/** A JPEG that declares 6000x6000 but whose data stops one byte after the scan header (265 bytes). */
+async function declaredHugeJpeg(): Promise<Buffer> {
+  const whole = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: { r: 120, g: 130, b: 140 } } })
+    .jpeg({ quality: 50, optimizeCoding: true })
+    .toBuffer();
+  let sos = 0;
+  while (!(whole[sos] === 0xff && whole[sos + 1] === 0xda)) sos++;
+  const scanStart = sos + 2 + whole.readUInt16BE(sos + 2);
+  return Buffer.concat([whole.subarray(0, scanStart + 1), Buffer.from([0xff, 0xd9])]);
+}
 
 describe('decodeImage', () => {
   it('gives the upright RGB pixels and, on first use only, the same grayscale as rgbToGray', async () => {
@@ -23,5 +35,39 @@ describe('decodeImage', () => {
       .png()
       .toBuffer();
     await expect(decodeImage(png, { maxPixels: 100 })).rejects.toMatchObject({ code: 'image_too_large' });
+  });
+
+  it('refuses an image whose data ends before its pixels do (a few hundred bytes declaring 6000x6000)', async () => {
+    const bomb = await declaredHugeJpeg();
+    expect(bomb.length).toBeLessThan(400);
+    await expect(decodeImage(bomb, { maxPixels: 40_000_000 })).rejects.toMatchObject({
+      code: 'invalid_image',
+      message: expect.stringMatching(/could not be decoded whole.*premature end/i),
+    });
+  });
+
+  it('refuses a truncated PNG', async () => {
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#123' } })
+      .png()
+      .toBuffer();
+    await expect(decodeImage(png.subarray(0, png.length - 40), { maxPixels: 1e6 })).rejects.toMatchObject({ code: 'invalid_image' });
+  });
+});
+
+describe('ImageDecoder', () => {
+  it('holds width x height pixels of the budget while the work runs, and gives them back after, also on failure', async () => {
+    const budget = new PixelBudget({ capacity: 1_000_000, waitMs: 0 });
+    const decoder = new ImageDecoder({ maxPixels: 40_000_000 }, budget);
+    const png = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
+    const held = await decoder.use(png, () => budget.inUse);
+    expect(held).toBe(600);
+    expect(budget.inUse).toBe(0);
+    await expect(decoder.use(png, () => Promise.reject(new Error('worker failed')))).rejects.toThrow('worker failed');
+    expect(budget.inUse).toBe(0);
+    // An image that fails to decode gives its lease back too.
+    await expect(decoder.use(await declaredHugeJpeg(), () => 0)).rejects.toMatchObject({ code: 'invalid_image' });
+    expect(budget.inUse).toBe(0);
   });
 });

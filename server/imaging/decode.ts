@@ -1,12 +1,25 @@
 /**
  * Turning untrusted bytes into pixels. Every failure becomes an ApiError with a 4xx status, so a bad upload
- * can never surface as a 500. sharp (libvips) decodes; it refuses truncated files, and it applies EXIF
+ * can never surface as a 500. sharp (libvips) decodes; it refuses truncated files and images whose data ends
+ * before their pixels do (a 265-byte JPEG can declare 6000x6000 and decode to grey), and it applies EXIF
  * orientation as OpenCV's imread does, so phone photos are upright.
+ *
+ * ImageDecoder is how the services decode: it reads the header, takes a lease of width x height pixels from the
+ * pixel budget (server/imaging/pixel-budget.ts; 503 when it stays full), decodes, and gives the lease back when
+ * the caller is done with the pixels.
  */
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type Metadata, type OutputInfo } from 'sharp';
 import type { GrayImage, RgbImage } from '../../shared/image/types.js';
 import { rgbToGray } from '../../shared/image/ops.js';
 import { ApiError } from '../http/errors.js';
+import type { AcquireOptions, PixelBudget } from './pixel-budget.js';
+
+// libvips' operation cache would keep recent decodes (up to 50 MB and 100 operations) for a repeat that never
+// comes: every request brings other bytes. Off, so decoded pixels are freed with their request.
+sharp.cache(false);
+
+/** libvips' words for data that stopped before the image did (its warnings; other warnings are harmless). */
+const INCOMPLETE = /premature end|truncat|corrupt jpeg data|not enough data|unexpected end|short read|read error/i;
 
 /** Formats accepted for face images. SVG and PDF are refused on purpose: they are documents, not photos. */
 const ACCEPTED_FORMATS = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif']);
@@ -67,12 +80,7 @@ export async function probeImage(bytes: Uint8Array, limits: DecodeLimits): Promi
 export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedImage> {
   const { format } = await probeImage(bytes, limits);
   try {
-    const { data, info } = await sharp(bytes, { failOn: 'truncated', limitInputPixels: limits.maxPixels })
-      .rotate()
-      .removeAlpha()
-      .toColourspace('srgb')
-      .raw({ depth: 'uchar' })
-      .toBuffer({ resolveWithObject: true });
+    const { data, info } = await decodePixels(bytes, limits.maxPixels);
     const rgb: RgbImage = {
       width: info.width,
       height: info.height,
@@ -90,7 +98,62 @@ export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Prom
       },
     };
   } catch (err) {
-    const why = err instanceof Error ? err.message.replace(/^Vips\w*:\s*/, '') : String(err);
-    throw new ApiError('invalid_image', `the image could not be decoded (${why.split('\n')[0]})`);
+    const why = err instanceof Error ? err.message.replace(/^Vips\w*:\s*/i, '') : String(err);
+    throw new ApiError('invalid_image', `the image could not be decoded whole (${why.split('\n')[0]})`);
+  }
+}
+
+/**
+ * The upright RGB pixels. Decoded strictly first (any libvips warning fails): a warning that the data ended early
+ * refuses the image; another warning (an odd but complete file) decodes it again, leniently.
+ */
+async function decodePixels(bytes: Uint8Array, maxPixels: number): Promise<{ data: Buffer; info: OutputInfo }> {
+  const run = (failOn: 'warning' | 'truncated') =>
+    sharp(bytes, { failOn, limitInputPixels: maxPixels })
+      .rotate()
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
+  try {
+    return await run('warning');
+  } catch (err) {
+    if (err instanceof Error && INCOMPLETE.test(err.message)) throw err;
+    return run('truncated');
+  }
+}
+
+/** An image decoded under a lease of the pixel budget: `release()` when its pixels are no longer used. */
+export interface AdmittedImage {
+  image: DecodedImage;
+  release(): void;
+}
+
+export class ImageDecoder {
+  constructor(
+    readonly limits: DecodeLimits,
+    readonly budget: PixelBudget,
+  ) {}
+
+  /** Header, lease, decode; the caller releases. 400/413 for a bad or too large image, 503 when the budget stays full. */
+  async admit(bytes: Uint8Array, options: AcquireOptions = {}): Promise<AdmittedImage> {
+    const { width, height } = await probeImage(bytes, this.limits);
+    const lease = await this.budget.acquire(width * height, options);
+    try {
+      return { image: await decodeImage(bytes, this.limits), release: () => lease.release() };
+    } catch (err) {
+      lease.release();
+      throw err;
+    }
+  }
+
+  /** Decodes, runs `work` on the pixels, and gives the lease back when it is done (or failed). */
+  async use<T>(bytes: Uint8Array, work: (image: DecodedImage) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    const { image, release } = await this.admit(bytes, options);
+    try {
+      return await work(image);
+    } finally {
+      release();
+    }
   }
 }

@@ -12,6 +12,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listen } from '../http/listen.js';
+import { allowedHostsFor, protectService, refuseAsV2 } from '../http/security.js';
 import { Hono, type Context } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, type Registry } from 'prom-client';
@@ -42,6 +43,10 @@ export interface ModelServerOptions {
   logger?: Logger;
   /** Replaces the FaceBoxes loader (tests: a slow or failing load). */
   loadBackend?: () => Promise<SsdBackend>;
+  /** Host names it answers for (ALLOWED_HOSTS; default localhost and the loopback addresses); others get 421. */
+  allowedHosts?: readonly string[];
+  /** Its port, for its own origin (server/http/security.ts). */
+  port?: number;
 }
 
 export interface ModelServer {
@@ -229,6 +234,12 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
     const route = pattern === '*' || pattern === '/*' || pattern === '' ? 'unmatched' : pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     end({ route, status: String(c.res.status) });
   });
+  // Against DNS rebinding and other web pages, with OVMS's error body.
+  protectService(app, {
+    allowedHosts: options.allowedHosts ?? allowedHostsFor(undefined, undefined),
+    port: options.port,
+    refuse: refuseAsV2,
+  });
   app.get('/metrics', (c) => metricsResponse(c, registry));
 
   // OVMS answers the health probes with an empty JSON object.
@@ -325,8 +336,9 @@ export interface RunningModelServer {
 
 /** Starts a model server listening on host:port (port 0 picks a free one). */
 export async function listenModelServer(options: ModelServerOptions & { port?: number; host?: string } = {}): Promise<RunningModelServer> {
-  const server = createModelServer(options);
-  const http = await listen(server.app.fetch, options.host ?? '127.0.0.1', options.port ?? 0);
+  const host = options.host ?? '127.0.0.1';
+  const server = createModelServer({ ...options, allowedHosts: allowedHostsFor(options.allowedHosts, host) });
+  const http = await listen(server.app.fetch, host, options.port ?? 0);
   return {
     server,
     url: http.url,

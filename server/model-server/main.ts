@@ -1,10 +1,11 @@
 /**
  * `npm run model-server`: the standalone KServe V2 model server (app.ts). Settings from the environment:
- * PORT (9000), HOST (127.0.0.1), MODEL_NAME (face-detection-retail-0005), LOG_LEVEL (info),
- * LOG_FORMAT (text or json). It listens at
+ * PORT (9000), HOST (127.0.0.1), MODEL_NAME (face-detection-retail-0005), ALLOWED_HOSTS (localhost and the
+ * loopback addresses, HOST added), LOG_LEVEL (info), LOG_FORMAT (text or json). It listens at
  * once and loads the model in the background; until then readiness and inference answer 503, as OVMS does.
  */
 import { z } from 'zod';
+import { allowedHostsVariable } from '../http/security.js';
 import { exitOnSignals } from '../shutdown.js';
 import { createLogger } from '../logger.js';
 import { DEFAULT_MODEL_NAME, listenModelServer } from './app.js';
@@ -22,6 +23,7 @@ const SETTINGS = z.object({
     .trim()
     .regex(/^[A-Za-z0-9._-]+$/, 'MODEL_NAME: must be a model name of letters, digits, ".", "_" or "-"')
     .default(DEFAULT_MODEL_NAME),
+  ALLOWED_HOSTS: allowedHostsVariable,
   LOG_LEVEL: z
     .enum(['debug', 'info', 'warn', 'error', 'silent'], { message: 'LOG_LEVEL: must be debug, info, warn, error or silent' })
     .default('info'),
@@ -41,7 +43,13 @@ const settings = parsed.data;
 const log = createLogger(settings.LOG_LEVEL, undefined, settings.LOG_FORMAT);
 
 try {
-  const running = await listenModelServer({ port: settings.PORT, host: settings.HOST, modelName: settings.MODEL_NAME, logger: log });
+  const running = await listenModelServer({
+    port: settings.PORT,
+    host: settings.HOST,
+    modelName: settings.MODEL_NAME,
+    allowedHosts: settings.ALLOWED_HOSTS,
+    logger: log,
+  });
   log.info(`model server listening on ${running.url}, serving ${settings.MODEL_NAME} (loading)`);
   exitOnSignals(log, () => running.close());
 } catch (err) {

@@ -25,6 +25,7 @@ import { inferRequest, shapeSize, type ModelMetadata, type V2Error } from '../..
 import { checkYoloSession } from '../../shared/objects/yolo-session.js';
 import { YoloModelError, decodeYoloBoxes, yoloPreprocess, type YoloLayout } from '../../shared/objects/yolo.js';
 import { ApiError } from '../http/errors.js';
+import { allowedHostsFor, protectService, refuseAsV2 } from '../http/security.js';
 import { decodeImage } from '../imaging/decode.js';
 import { createLogger, type Logger } from '../logger.js';
 
@@ -63,6 +64,10 @@ export interface PpeServerOptions {
   logger?: Logger;
   /** Replaces onnxruntime-node's `InferenceSession.create` (tests: a slow or failing load). */
   createSession?: (model: Uint8Array) => Promise<InferenceSession>;
+  /** Host names it answers for (ALLOWED_HOSTS; default localhost and the loopback addresses); others get 421. */
+  allowedHosts?: readonly string[];
+  /** Its port, for its own origin (server/http/security.ts). */
+  port?: number;
 }
 
 /** The loaded model, as the server describes it. */
@@ -479,6 +484,12 @@ export function createPpeServer(options: PpeServerOptions): PpeServer {
     c.json({ error: `the request body is larger than ${limit} bytes` } satisfies V2Error, 413, { connection: 'close' });
 
   const app = new Hono();
+  // Against DNS rebinding and other web pages, with this server's (V2) error body.
+  protectService(app, {
+    allowedHosts: options.allowedHosts ?? allowedHostsFor(undefined, undefined),
+    port: options.port,
+    refuse: refuseAsV2,
+  });
 
   app.get('/health', (c) => c.json({ status: 'ok', model: modelName, ready: state === 'AVAILABLE' }));
 
@@ -627,10 +638,11 @@ export interface RunningPpeServer {
 
 /** Starts a PPE server listening on host:port (port 0 picks a free one); the model loads in the background. */
 export async function listenPpeServer(options: PpeServerOptions & { port?: number; host?: string }): Promise<RunningPpeServer> {
-  const server = createPpeServer(options);
+  const host = options.host ?? '127.0.0.1';
+  const server = createPpeServer({ ...options, allowedHosts: allowedHostsFor(options.allowedHosts, host) });
   let http: Listening;
   try {
-    http = await listen(server.app.fetch, options.host ?? '127.0.0.1', options.port ?? 0);
+    http = await listen(server.app.fetch, host, options.port ?? 0);
   } catch (err) {
     await server.close();
     throw err;

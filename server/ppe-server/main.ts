@@ -2,16 +2,20 @@
  * `npm run ppe-server`: the PPE detector server (app.ts) for an operator's YOLOv8 PPE model exported to ONNX.
  * Settings from the environment: PPE_MODEL_PATH (required, the .onnx file), PORT (9100), HOST (127.0.0.1),
  * PPE_MODEL_NAME (yolo-ppe), PPE_CLASS_NAMES (comma-separated, model order; default: the export's `names`
- * metadata), PPE_CONFIDENCE (0.25), PPE_NMS_IOU (0.45), LOG_LEVEL (info), LOG_FORMAT (text).
+ * metadata), PPE_CONFIDENCE (0.25), PPE_NMS_IOU (0.45), ALLOWED_HOSTS (localhost and the loopback addresses, HOST
+ * added), LOG_LEVEL (info), LOG_FORMAT (text).
  *
  * Exit codes: 2 for a bad setting, a model file that cannot be read, or a model that cannot be served (not
  * ONNX, not a YOLO detector, no class names); 1 when the port cannot be opened. It listens at once and loads
  * the model in the background (readiness and inference answer 503 until then).
  */
+// First: before anything can load onnxruntime-node.
+import '../telemetry-off.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { allowedHostsVariable } from '../http/security.js';
 import { exitOnSignals } from '../shutdown.js';
 import { createLogger } from '../logger.js';
 import { DEFAULT_PPE_CONFIDENCE, DEFAULT_PPE_MODEL_NAME, DEFAULT_PPE_NMS_IOU, listenPpeServer, parseClassNameList } from './app.js';
@@ -56,6 +60,7 @@ const SETTINGS = z.object({
     }),
   PPE_CONFIDENCE: fraction('PPE_CONFIDENCE', DEFAULT_PPE_CONFIDENCE),
   PPE_NMS_IOU: fraction('PPE_NMS_IOU', DEFAULT_PPE_NMS_IOU),
+  ALLOWED_HOSTS: allowedHostsVariable,
   LOG_LEVEL: z
     .enum(['debug', 'info', 'warn', 'error', 'silent'], { message: 'LOG_LEVEL: must be debug, info, warn, error or silent' })
     .default('info'),
@@ -94,6 +99,7 @@ try {
     classNames: settings.PPE_CLASS_NAMES,
     confidence: settings.PPE_CONFIDENCE,
     iou: settings.PPE_NMS_IOU,
+    allowedHosts: settings.ALLOWED_HOSTS,
     logger: log,
   });
   log.info(`PPE server listening on ${running.url}, serving ${settings.PPE_MODEL_NAME} from ${modelPath} (loading)`);

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, writeFileAtomic } from '../storage/atomic.js';
+import { readFileNoFollow } from '../storage/no-follow.js';
 
 export interface BoundedLogOptions<T> {
   file: string;
@@ -52,10 +53,13 @@ export class BoundedLog<T> {
     await removeStaleTemps(dir);
     let text: string;
     try {
-      text = await fs.readFile(this.opts.file, 'utf8');
+      text = (await readFileNoFollow(this.opts.file)).toString('utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      // A symbolic link (or anything but a regular file) in DATA_DIR is never read: set aside as unreadable.
+      if (code !== 'ELOOP' && code !== 'ENOTFILE') throw err;
+      text = '';
     }
     const shape = z.object({ format: z.literal(this.opts.format), version: z.literal(FILE_VERSION), records: z.array(z.unknown()) });
     let raw: unknown[];

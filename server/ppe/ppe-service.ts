@@ -32,7 +32,8 @@ import type { ChatStatus } from '../chat/chat-status.js';
 import { kafkaBrokerList, type Settings } from '../config/settings.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
 import { ApiError } from '../http/errors.js';
-import { decodeBase64Image, decodeImage } from '../imaging/decode.js';
+import { type AdmittedImage, decodeBase64Image, type ImageDecoder } from '../imaging/decode.js';
+import { ServerBusyError } from '../imaging/pixel-budget.js';
 import type { Logger } from '../logger.js';
 import { PpeDataset } from './dataset.js';
 import { PpeDetectorClient } from './detector-client.js';
@@ -54,6 +55,8 @@ export interface PpeServiceOptions {
   objects: ObjectService;
   chat: ChatService;
   chatStatus: ChatStatus;
+  /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
+  decoder: ImageDecoder;
   log: Logger;
   /** Called when an upstream fails in a stage the caller is not told about (the LLM analysis, the publish to Kafka). */
   onUpstreamError?: (upstream: 'llm' | 'broker') => void;
@@ -226,14 +229,19 @@ export class PpeService {
       confidence: confidence ?? this.settings.ppeConfidence,
     };
 
-    // 1. decode
+    // 1. decode, holding a lease of the pixel budget until the pixels are no longer used (after step 3)
+    let admitted: AdmittedImage | null = null;
     let rgb: RgbImage;
     let jpeg: Uint8Array;
     try {
       facts.bytes = decodeBase64Image(image);
-      rgb = (await decodeImage(facts.bytes, { maxPixels: this.settings.maxImagePixels })).rgb;
+      admitted = await this.opts.decoder.admit(facts.bytes);
+      rgb = admitted.image.rgb;
       jpeg = await encodeJpeg(rgb);
     } catch (err) {
+      admitted?.release();
+      // A full budget sheds load (503 + Retry-After): the frame was not checked, nothing failed.
+      if (err instanceof ServerBusyError) throw err;
       const failure = err instanceof ApiError ? err : new ApiError('invalid_image', `the image could not be prepared (${messageOf(err)})`);
       await this.failed(id, 'decode', failure, facts);
       throw failure;
@@ -242,24 +250,28 @@ export class PpeService {
     facts.width = width;
     facts.height = height;
 
-    // 2. detector
     let detections: PpeDetection[];
-    try {
-      detections = await this.detector.predict(jpeg, facts.confidence);
-    } catch (err) {
-      const failure =
-        err instanceof ApiError ? err : new ApiError('ppe_detector_failed', `the PPE detector call failed (${messageOf(err)})`);
-      this.log.warn(`ppe: check ${id}: ${failure.code}: ${failure.message}`);
-      await this.failed(id, 'detector', failure, facts);
-      throw failure;
-    }
-
-    // 3. persons: the detector's own, else Lookout's object detector's
     let personObjects: DetectedObject[] = [];
     let personBoxes: PersonBox[] | undefined;
-    if (!hasPersonClass(detections)) {
-      personObjects = await this.objectPersons(id, rgb, facts);
-      personBoxes = personObjects.map((o) => ({ x: o.x, y: o.y, w: o.w, h: o.h, confidence: o.confidence }));
+    try {
+      // 2. detector
+      try {
+        detections = await this.detector.predict(jpeg, facts.confidence);
+      } catch (err) {
+        const failure =
+          err instanceof ApiError ? err : new ApiError('ppe_detector_failed', `the PPE detector call failed (${messageOf(err)})`);
+        this.log.warn(`ppe: check ${id}: ${failure.code}: ${failure.message}`);
+        await this.failed(id, 'detector', failure, facts);
+        throw failure;
+      }
+
+      // 3. persons: the detector's own, else Lookout's object detector's
+      if (!hasPersonClass(detections)) {
+        personObjects = await this.objectPersons(id, rgb, facts);
+        personBoxes = personObjects.map((o) => ({ x: o.x, y: o.y, w: o.w, h: o.h, confidence: o.confidence }));
+      }
+    } finally {
+      admitted.release();
     }
 
     // 4. the rule

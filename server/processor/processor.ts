@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import type { ProcessorReady } from '../../shared/api/processor.js';
 import { kafkaBrokerList, type ProcessorSettings } from '../config/settings.js';
 import { processorOpenApiDocument } from '../http/openapi.js';
+import { allowedHostsFor, protectService } from '../http/security.js';
 import type { Logger } from '../logger.js';
 import { FileQueueBus } from './bus/file-queue.js';
 import { KafkaBus, kafkaConnection } from './bus/kafka-bus.js';
@@ -151,6 +152,8 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   }
 
   const app = new Hono();
+  // Its status and metrics are for the API server and probes, never for other web pages (DNS rebinding).
+  protectService(app, { allowedHosts: allowedHostsFor(settings.allowedHosts, settings.host), port: settings.processorPort });
   app.get('/health', (c) =>
     c.json({ status: 'ok' as const, version: options.version, uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
   );

@@ -69,7 +69,8 @@ export function docsRoutes(ctx: AppContext): Hono {
   mountRoute(app, 'docsAsset', (c, { params }) => {
     if (params.file === 'init.js')
       return c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' });
-    const type = ASSETS[params.file];
+    // Own keys only: `toString` or `constructor` would otherwise name Object.prototype's and reach the disk (a 500).
+    const type = Object.hasOwn(ASSETS, params.file) ? ASSETS[params.file] : undefined;
     if (!type) throw new ApiError('not_found', `no file ${params.file} in the API reference`);
     let bytes = files.get(params.file);
     if (!bytes) {

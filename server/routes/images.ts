@@ -1,19 +1,19 @@
 /**
  * Training images per label: POST /api/images (multipart `label` + `file`, or JSON `{ label, image }`),
  * GET /api/images/{label} to list, DELETE to remove, GET /api/images/{label}/{filename} for the bytes.
- * An image is fully decoded before it is stored, so training never meets a file it cannot read. An optional
+ * An image is fully decoded (within the pixel budget) before it is stored, so training never meets a file it cannot
+ * read: a truncated file, or one whose data ends before its pixels do, is refused with 400 and nothing is stored. An optional
  * `capture_id` (multipart text part or JSON field) makes the upload idempotent: stored as `<capture_id>.<ext>`,
  * and a repeated upload of it for the same label stores nothing and answers `duplicate: true`.
  */
-import fs from 'node:fs/promises';
 import { Hono } from 'hono';
 import { captureId, imageUploadJson } from '../../shared/api/index.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
-import { readJson } from '../http/request.js';
+import { ClientAbortError, isClientAbort, readJson } from '../http/request.js';
 import { mountRoute } from '../http/route.js';
-import { decodeBase64Image, decodeImage } from '../imaging/decode.js';
+import { decodeBase64Image } from '../imaging/decode.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   jpg: 'image/jpeg',
@@ -53,7 +53,8 @@ export function imageRoutes(ctx: AppContext): Hono {
       let form: Record<string, string | File | (string | File)[]>;
       try {
         form = await c.req.parseBody({ all: true });
-      } catch {
+      } catch (err) {
+        if (isClientAbort(c, err)) throw new ClientAbortError();
         throw new ApiError('bad_request', 'the multipart body could not be read');
       }
       rawLabel = form.label;
@@ -74,7 +75,8 @@ export function imageRoutes(ctx: AppContext): Hono {
       throw new ApiError('unsupported_media_type', 'send multipart/form-data with parts "label" and "file", or JSON { "label", "image" }');
     }
     const label = checkedLabel(rawLabel);
-    const { format } = await decodeImage(bytes, { maxPixels: ctx.settings.maxImagePixels });
+    // Decoded whole, then the pixels are let go: only the bytes are stored.
+    const format = await ctx.decoder.use(bytes, (image) => image.format);
     if (capture === undefined) {
       const filename = await ctx.images.save(label, bytes, format);
       ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
@@ -96,10 +98,11 @@ export function imageRoutes(ctx: AppContext): Hono {
 
   mountRoute(app, 'imageFile', async (c, { params }) => {
     const label = checkedLabel(params.label);
-    const file = await ctx.images.find(label, params.filename);
-    if (!file) throw new ApiError('not_found', 'no such image');
-    const ext = file.slice(file.lastIndexOf('.') + 1);
-    return c.body(new Uint8Array(await fs.readFile(file)), 200, {
+    // Never through a symbolic link planted in the folder (server/storage/no-follow.ts).
+    const bytes = await ctx.images.read(label, params.filename);
+    if (!bytes) throw new ApiError('not_found', 'no such image');
+    const ext = params.filename.slice(params.filename.lastIndexOf('.') + 1);
+    return c.body(new Uint8Array(bytes), 200, {
       'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream',
       'cache-control': 'private, max-age=3600',
     });

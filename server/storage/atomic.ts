@@ -9,7 +9,10 @@ import path from 'node:path';
 
 export const TEMP_PREFIX = '.tmp-';
 
-export async function writeFileAtomic(target: string, data: Uint8Array | string): Promise<void> {
+/** What a file is written from: bytes, text, or text in pieces (written one after the other, never joined). */
+export type FileData = Uint8Array | string | Iterable<string>;
+
+export async function writeFileAtomic(target: string, data: FileData): Promise<void> {
   const temp = await writeTemp(target, data);
   try {
     await fs.rename(temp, target);
@@ -23,7 +26,7 @@ export async function writeFileAtomic(target: string, data: Uint8Array | string)
  * Like writeFileAtomic, but never replaces a file: the complete temporary file is hard-linked to the target,
  * which fails with EEXIST when the name is taken (also by another process on a shared volume).
  */
-export async function writeFileAtomicExclusive(target: string, data: Uint8Array | string): Promise<void> {
+export async function writeFileAtomicExclusive(target: string, data: FileData): Promise<void> {
   const temp = await writeTemp(target, data);
   try {
     await fs.link(temp, target);
@@ -33,11 +36,12 @@ export async function writeFileAtomicExclusive(target: string, data: Uint8Array 
 }
 
 /** The data in a flushed temporary file beside the target; returns its path. */
-async function writeTemp(target: string, data: Uint8Array | string): Promise<string> {
+async function writeTemp(target: string, data: FileData): Promise<string> {
   const temp = path.join(path.dirname(target), `${TEMP_PREFIX}${randomUUID()}-${path.basename(target)}`);
   const handle = await fs.open(temp, 'wx', 0o644);
   try {
-    await handle.writeFile(data);
+    if (typeof data === 'string' || data instanceof Uint8Array) await handle.writeFile(data);
+    else for (const piece of data) await handle.write(piece);
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => {});

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../logger.js';
 import { ImageStore } from './image-store.js';
 import { writeFileAtomic } from './atomic.js';
 
@@ -121,5 +122,88 @@ describe('ImageStore captures', () => {
     await new Promise((r) => setTimeout(r, 15));
     await store.saveCapture('ada', new Uint8Array([2]), 'jpeg', 'aaaa-second');
     expect((await store.list('ada'))!.map((i) => i.filename)).toEqual(['zzzz-first.jpg', 'aaaa-second.jpg']);
+  });
+});
+
+describe('ImageStore and symbolic links', () => {
+  let outside: string;
+  beforeEach(async () => {
+    outside = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-outside-'));
+    await fs.writeFile(path.join(outside, 'secret.jpg'), 'not yours');
+  });
+  afterEach(async () => {
+    await fs.rm(outside, { recursive: true, force: true });
+  });
+
+  it('does not list, find, read or count a link inside a label folder, and deletes the link, never its target', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    const name = await store.save('ada', new Uint8Array([1]), 'png');
+    await fs.symlink(path.join(outside, 'secret.jpg'), path.join(root, 'ada', 'link.jpg'));
+    expect((await store.list('ada'))!.map((i) => i.filename)).toEqual([name]);
+    expect(await store.find('ada', 'link.jpg')).toBeNull();
+    expect(await store.read('ada', 'link.jpg')).toBeNull();
+    expect(await store.read('ada', name)).toEqual(new Uint8Array([1]));
+    expect((await store.all()).map((r) => r.filename)).toEqual([name]);
+    expect(await store.remove('ada')).toBe(1);
+    expect(await fs.readFile(path.join(outside, 'secret.jpg'), 'utf8')).toBe('not yours');
+  });
+
+  it('refuses to read an image that became a link after it was listed for training', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    await store.save('ada', new Uint8Array([1]), 'png');
+    const [ref] = await store.all();
+    await fs.rm(ref.path);
+    await fs.symlink(path.join(outside, 'secret.jpg'), ref.path);
+    await expect(store.readRef(ref)).rejects.toMatchObject({ code: 'ELOOP' });
+  });
+
+  it('treats a label folder that is a link as no label: not listed, not deleted through, not written through', async () => {
+    await fs.symlink(outside, path.join(root, 'eve'));
+    const store = new ImageStore(root);
+    await store.init();
+    expect(await store.labels()).toEqual([]);
+    expect(await store.list('eve')).toBeNull();
+    expect(await store.read('eve', 'secret.jpg')).toBeNull();
+    expect(await store.remove('eve')).toBe(0);
+    await expect(store.save('eve', new Uint8Array([1]), 'png')).rejects.toThrow(/not a folder/);
+    await expect(store.saveCapture('eve', new Uint8Array([1]), 'png', 'capture-0001')).rejects.toThrow(/not a folder/);
+    expect(await fs.readdir(outside)).toEqual(['secret.jpg']);
+  });
+});
+
+describe('ImageStore folders named before NFC-after-lower-casing', () => {
+  it('merges a folder whose name is its label in another normalisation form, keeping every image', async () => {
+    await fs.mkdir(path.join(root, 't\u0308'));
+    await fs.writeFile(path.join(root, 't\u0308', '1-a.jpg'), 'one');
+    await fs.writeFile(path.join(root, 't\u0308', '2-b.jpg'), 'two');
+    await fs.mkdir(path.join(root, '\u1e97'));
+    await fs.writeFile(path.join(root, '\u1e97', '1-a.jpg'), 'already here');
+    const lines: string[] = [];
+    const store = new ImageStore(
+      root,
+      createLogger('info', (l) => lines.push(l)),
+    );
+    await store.init();
+    expect(await fs.readdir(root)).toEqual(['\u1e97']);
+    const images = (await store.list('\u1e97'))!;
+    expect(images).toHaveLength(3);
+    const contents = await Promise.all(images.map((i) => fs.readFile(path.join(root, '\u1e97', i.filename), 'utf8')));
+    expect(contents.sort()).toEqual(['already here', 'one', 'two']);
+    expect(lines.join('')).toMatch(/moved 2 images/);
+  });
+
+  it('leaves other folders alone, with a warning', async () => {
+    await fs.mkdir(path.join(root, 'Ada'));
+    await fs.mkdir(path.join(root, 'x\u202ey'));
+    const lines: string[] = [];
+    const store = new ImageStore(
+      root,
+      createLogger('info', (l) => lines.push(l)),
+    );
+    await store.init();
+    expect((await fs.readdir(root)).sort()).toEqual(['Ada', 'x\u202ey']);
+    expect(lines.join('')).toMatch(/not a label folder.*left as it is/);
   });
 });

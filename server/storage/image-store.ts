@@ -9,14 +9,25 @@
  * goes with the label (and is counted); one still running when it happens finds its folder gone (ENOENT),
  * writes again into a new folder of the label, and is kept. An upload never fails or leaves a torn file
  * because of a delete.
+ *
+ * Symbolic links are never followed (server/storage/no-follow.ts): a label folder that is a link is no label,
+ * a file that is a link is not an image, so nothing outside the folder is listed, served, trained on, written
+ * through or deleted through.
+ *
+ * Folders named before labels were NFC-normalised after lower-casing (a name that differs from its label only
+ * by its Unicode normalisation form, such as `t` + U+0308 for the label U+1E97) are merged into their label's
+ * folder at start, so their images are listed, trained and deleted with the label; nothing is lost.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredImage } from '../../shared/api/index.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
+import type { Logger } from '../logger.js';
 import { TEMP_PREFIX, removeStaleTemps, writeFileAtomicExclusive } from './atomic.js';
+import { FileLock } from './file-lock.js';
 import { KeyedLock } from './keyed-lock.js';
+import { isRealDirectory, readFileNoFollow } from './no-follow.js';
 
 /** Label folders being deleted are renamed to this prefix first (never a valid label: it starts with a dot). */
 const DELETED_PREFIX = '.deleted-';
@@ -55,13 +66,20 @@ export interface ImageRef {
   path: string;
 }
 
+/** Held while folders of an older naming are merged into their labels (replicas starting together). */
+const MIGRATION_LOCK_FILE = '.label-names.lock';
+
 export class ImageStore {
   private readonly lock = new KeyedLock();
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    private readonly log?: Logger,
+  ) {}
 
   async init(): Promise<void> {
     await fs.mkdir(this.root, { recursive: true });
+    await this.mergeLegacyFolders();
     for (const label of await this.labelDirs()) await removeStaleTemps(path.join(this.root, label));
     // Deletes a crash interrupted (by this or another replica: the folder was already renamed aside).
     for (const name of await fs.readdir(this.root)) {
@@ -75,7 +93,7 @@ export class ImageStore {
     const dir = path.join(this.root, label);
     return this.lock.run(label, () =>
       retryVanished(async () => {
-        await fs.mkdir(dir, { recursive: true });
+        await this.labelFolder(dir);
         for (;;) {
           const filename = `${Date.now()}-${randomUUID().slice(0, 8)}.${ext}`;
           try {
@@ -109,7 +127,7 @@ export class ImageStore {
         const existing = await this.captureFile(dir, captureId);
         if (existing) return { filename: existing, duplicate: true };
         const filename = `${captureId}.${ext}`;
-        await fs.mkdir(dir, { recursive: true });
+        await this.labelFolder(dir);
         try {
           await writeFileAtomicExclusive(path.join(dir, filename), bytes);
         } catch (err) {
@@ -122,10 +140,19 @@ export class ImageStore {
     );
   }
 
+  /** Makes a label's folder; refuses to write through a link standing where the folder should be. */
+  private async labelFolder(dir: string): Promise<void> {
+    await fs.mkdir(dir, { recursive: true });
+    if (!(await isRealDirectory(dir))) {
+      throw new Error(`${dir} is not a folder (a symbolic link?): images are not written through it`);
+    }
+  }
+
   /** The stored file of a capture id in a label folder (any extension), or null. */
   private async captureFile(dir: string, captureId: string): Promise<string | null> {
     let names: string[];
     try {
+      if (!(await isRealDirectory(dir))) return null;
       names = await fs.readdir(dir);
     } catch {
       return null;
@@ -138,6 +165,7 @@ export class ImageStore {
     const dir = path.join(this.root, label);
     let names: string[];
     try {
+      if (!(await isRealDirectory(dir))) return null;
       names = await fs.readdir(dir);
     } catch {
       return null;
@@ -146,7 +174,8 @@ export class ImageStore {
     for (const filename of names) {
       if (filename.startsWith(TEMP_PREFIX) || filename.startsWith('.')) continue;
       try {
-        const st = await fs.stat(path.join(dir, filename));
+        // lstat: a link is not an image, whatever it points at.
+        const st = await fs.lstat(path.join(dir, filename));
         if (st.isFile()) images.push({ filename, bytes: st.size, created: st.mtime.toISOString() });
       } catch {
         // Deleted between readdir and stat: not there any more.
@@ -162,15 +191,37 @@ export class ImageStore {
     if (!/^[A-Za-z0-9._-]+$/.test(filename) || filename.startsWith('.')) return null;
     const file = path.join(this.root, label, filename);
     try {
-      return (await fs.stat(file)).isFile() ? file : null;
+      if (!(await isRealDirectory(path.join(this.root, label)))) return null;
+      return (await fs.lstat(file)).isFile() ? file : null;
     } catch {
       return null;
     }
   }
 
+  /** One stored image's bytes, or null when it does not exist, the name is not one of ours, or it is a link. */
+  async read(label: string, filename: string): Promise<Uint8Array | null> {
+    const file = await this.find(label, filename);
+    if (!file) return null;
+    try {
+      const bytes = await readFileNoFollow(file);
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+    } catch {
+      // Deleted, or replaced by a link, since find.
+      return null;
+    }
+  }
+
+  /** The bytes of an image of a training snapshot (all()); throws when it is gone or was replaced by a link. */
+  async readRef(ref: ImageRef): Promise<Uint8Array> {
+    const bytes = await readFileNoFollow(ref.path);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  }
+
   /** Removes a label and all its images; returns how many images were removed (0: the label was unknown). */
   async remove(label: string): Promise<number> {
     return this.lock.run(label, async () => {
+      // A link where the folder should be is no label: left alone, nothing is deleted through it.
+      if (!(await isRealDirectory(path.join(this.root, label)))) return 0;
       const aside = `${DELETED_PREFIX}${randomUUID()}`;
       try {
         await fs.rename(path.join(this.root, label), path.join(this.root, aside));
@@ -206,21 +257,84 @@ export class ImageStore {
     return refs;
   }
 
-  /** Sub-folders whose names are valid labels (anything else in the folder is not ours and is ignored). */
+  /**
+   * Sub-folders whose names are valid labels (anything else in the folder is not ours and is ignored). A Dirent
+   * of a symbolic link is not a directory, so links are never label folders.
+   */
   private async labelDirs(): Promise<string[]> {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(this.root, { withFileTypes: true });
-    } catch {
-      return [];
-    }
-    return entries
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name)
+    return (await this.folders())
       .filter((name) => {
         const check = normalizeLabel(name);
         return check.ok && check.label === name;
       })
       .sort();
+  }
+
+  /** The real sub-folders of the root, by name. */
+  private async folders(): Promise<string[]> {
+    try {
+      return (await fs.readdir(this.root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * Merges folders whose names differ from their label only by Unicode normalisation (what the label rules before
+   * NFC-after-lower-casing could create, or a copy through a file system that decomposes names) into the label's
+   * folder; says which other folders are not labels and are left alone.
+   */
+  private async mergeLegacyFolders(): Promise<void> {
+    const legacy: { name: string; label: string }[] = [];
+    for (const name of await this.folders()) {
+      if (name.startsWith('.')) continue;
+      const check = normalizeLabel(name);
+      if (check.ok && check.label === name) continue;
+      if (check.ok && name.normalize('NFC') === check.label) legacy.push({ name, label: check.label });
+      else
+        this.log?.warn(
+          `images/${JSON.stringify(name)} is not a label folder (${check.ok ? `the label would be ${JSON.stringify(check.label)}` : check.reason}); it is left as it is and not used`,
+        );
+    }
+    if (legacy.length === 0) return;
+    // One replica merges; another starting at the same time waits, then finds nothing left to do.
+    await new FileLock(path.join(this.root, MIGRATION_LOCK_FILE)).run(async () => {
+      for (const { name, label } of legacy) await this.lock.run(label, () => this.mergeFolder(name, label));
+    }, 120_000);
+  }
+
+  /** Moves every image of folder `name` into the folder of `label` (a new name where its own is taken), then removes it. */
+  private async mergeFolder(name: string, label: string): Promise<void> {
+    const from = path.join(this.root, name);
+    if (!(await isRealDirectory(from))) return;
+    const to = path.join(this.root, label);
+    await this.labelFolder(to);
+    let moved = 0;
+    for (const entry of await fs.readdir(from, { withFileTypes: true })) {
+      if (!entry.isFile() || entry.name.startsWith(TEMP_PREFIX) || entry.name.startsWith('.')) continue;
+      const ext = path.extname(entry.name);
+      for (let target = entry.name; ; target = `${Date.now()}-${randomUUID().slice(0, 8)}${ext}`) {
+        try {
+          // link + unlink: never replaces an image the label already has.
+          await fs.link(path.join(from, entry.name), path.join(to, target));
+          await fs.unlink(path.join(from, entry.name));
+          moved++;
+          break;
+        } catch (err) {
+          if (errCode(err) !== 'EEXIST') throw err;
+        }
+      }
+    }
+    await removeStaleTemps(from);
+    try {
+      await fs.rmdir(from);
+    } catch (err) {
+      // Something that is not an image (a sub-folder, a link, a hidden file) stays where it is.
+      if (errCode(err) !== 'ENOTEMPTY' && errCode(err) !== 'EEXIST') throw err;
+      this.log?.warn(`images/${JSON.stringify(name)} still holds entries that are not images; they are left as they are`);
+    }
+    this.log?.info(
+      `moved ${moved} images from folder ${JSON.stringify(name)} to label ${JSON.stringify(label)} (labels are NFC-normalised); train again to use them under it`,
+    );
   }
 }

@@ -96,3 +96,26 @@ describe('ModelStore', () => {
     expect(Buffer.from(loaded.files.labelMap!).equals(Buffer.from(written.pickle))).toBe(true);
   });
 });
+
+describe('ModelStore and symbolic links', () => {
+  it('does not read model files through a link (they would be served to browsers), and a training replaces the link', async () => {
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-outside-'));
+    try {
+      const real = new ModelStore(outside);
+      await real.init();
+      await real.saveLbph(model([0]), { ada: 0 });
+      const store = new ModelStore(dir);
+      await store.init();
+      await fs.symlink(path.join(outside, TRAINING_FILE), path.join(dir, TRAINING_FILE));
+      await fs.symlink(path.join(outside, LABELS_FILE), path.join(dir, LABELS_FILE));
+      expect(await store.loadLbph()).toBeNull();
+      await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+      expect((await fs.lstat(path.join(dir, TRAINING_FILE))).isFile()).toBe(true);
+      expect((await store.loadLbph())!.labelIds).toEqual({ ada: 0, alan: 1 });
+      // The files the links pointed at are untouched.
+      expect((await real.loadLbph())!.labelIds).toEqual({ ada: 0 });
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
+});

@@ -12,6 +12,7 @@ import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
 import { decodeEmbeddingsFile, decodeLbphFile, encodeEmbeddingsFile, encodeLbphFile } from '../../shared/recognition/model-files.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
+import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
 
 export const TRAINING_FILE = 'training.yml';
 export const LABELS_FILE = 'model.pickle';
@@ -72,7 +73,7 @@ export class ModelStore {
   async filesSignature(): Promise<string> {
     const parts = await Promise.all(
       [TRAINING_FILE, LABELS_FILE, EMBEDDINGS_FILE].map((name) =>
-        fs.stat(path.join(this.dir, name)).then(
+        fs.lstat(path.join(this.dir, name)).then(
           (st) => `${st.ino}:${st.size}:${st.mtimeMs}`,
           () => '-',
         ),
@@ -114,7 +115,7 @@ export class ModelStore {
     const found = await this.readText(TRAINING_FILE);
     if (!found) return null;
     // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
-    const pickle = await fs.readFile(path.join(this.dir, LABELS_FILE)).then(
+    const pickle = await readFileNoFollow(path.join(this.dir, LABELS_FILE)).then(
       (b) => new Uint8Array(b),
       () => null,
     );
@@ -122,11 +123,14 @@ export class ModelStore {
     return { model, labelIds, trainedAt: found.modified, files: { lbph: found.bytes, labelMap: pickle } };
   }
 
-  /** A model file's bytes, text and modification time, or null when it does not exist (nothing trained yet). */
+  /**
+   * A model file's bytes, text and modification time, or null when it does not exist (nothing trained yet). A
+   * symbolic link in its place is not read (it could point at any file, and the models are served to browsers).
+   */
   private async readText(name: string): Promise<{ bytes: Uint8Array; text: string; modified: string } | null> {
     const file = path.join(this.dir, name);
     try {
-      const [buffer, stat] = await Promise.all([fs.readFile(file), fs.stat(file)]);
+      const { bytes: buffer, stat } = await readFileAndStatNoFollow(file);
       const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.length);
       return { bytes, text: new TextDecoder().decode(bytes), modified: stat.mtime.toISOString() };
     } catch {

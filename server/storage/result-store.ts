@@ -1,23 +1,33 @@
 /**
  * The results history: recognition and object results captured on devices (a kiosk that was offline sends
- * them later), kept in arrival order in one JSON file, `<dir>/results.json`.
+ * them later), kept in arrival order in an append-only log, `<dir>/results.jsonl`: a header line, then one JSON
+ * record per line.
  *
- * - Bounded: at most `max` records; the oldest received are dropped first.
+ * - Bounded: at most `max` records are kept; the oldest received are dropped first. The log grows by appends
+ *   only, and is compacted (rewritten with the kept records, atomically) when it holds more than 2 x `max`
+ *   records, so a POST costs a write of its own records, not of the whole history.
  * - Deduplicated by the client-made `id`: a re-sent record is not stored twice. Ids are remembered for the
- *   kept records and for up to `max` more dropped ones, so a record is recognised as a duplicate as long as
- *   it is among the last 2 x `max` records received (and always while it is kept).
- * - Durable: every change is written with writeFileAtomic (temp + rename) before `add` resolves, and writes
- *   are serialised (one at a time; a write always carries every change made before it started), so
- *   concurrent adds never lose a record.
- * - Shared: API replicas on one DATA_DIR each keep the history in memory, but every write is a
- *   read-merge-write under a lock file (`.results.lock`, server/storage/file-lock.ts): the file as the
- *   others left it, plus this process's new records (deduplicated by id against it). `refresh()` (a stat,
- *   and a read only when the file changed) brings the memory up to date before a query.
- * - A file that cannot be read back (corrupt JSON, wrong shape) is set aside as `results.json.corrupt-<time>`
- *   with a warning, and the history starts empty: never a crash.
+ *   kept records and for up to `max` more dropped ones (the header of a compacted log lists those), so a record
+ *   is recognised as a duplicate as long as it is among the last 2 x `max` records received (and always while
+ *   it is kept).
+ * - Durable: the new lines are appended in one write and flushed to disk before `add` resolves; adds are
+ *   serialised (one append at a time, each carrying every add made before it started), so concurrent adds
+ *   never lose a record. A line torn by a crash (no newline at its end) is ignored when read and cut off
+ *   before the next append.
+ * - Shared: API replicas on one DATA_DIR each keep the history in memory, and every append or compaction holds
+ *   a lock file (`.results.lock`, server/storage/file-lock.ts); before appending, a replica reads what the
+ *   others appended since it last looked (only the new bytes; all of it after another's compaction), and
+ *   deduplicates against it. `refresh()` (a stat, and a read of the new bytes when there are any) brings the
+ *   memory up to date before a query.
+ * - The history of earlier versions (`results.json`, one JSON document) is moved into the log at the first
+ *   start and renamed `results.json.migrated`. A file that cannot be read back (corrupt JSON, wrong shape) is
+ *   set aside as `<name>.corrupt-<time>` with a warning, and the history starts empty: never a crash. A
+ *   single bad line of the log is skipped with a warning.
+ * - A symbolic link in place of the log is never followed (it is refused, as corrupt files are).
  *
  * No HTTP here: the routes (server/routes/results.ts) and, later, the event pipeline use it alike.
  */
+import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -26,18 +36,27 @@ import type { Logger } from '../logger.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 import { FileLock } from './file-lock.js';
 
-export const RESULTS_FILE = 'results.json';
-/** The cross-process lock every write of results.json holds (API replicas sharing one DATA_DIR). */
+export const RESULTS_FILE = 'results.jsonl';
+/** The single JSON document earlier versions kept the history in; migrated into RESULTS_FILE at start. */
+export const LEGACY_RESULTS_FILE = 'results.json';
+/** The cross-process lock every append and compaction holds (API replicas sharing one DATA_DIR). */
 export const RESULTS_LOCK_FILE = '.results.lock';
-const FILE_FORMAT = 'lookout-results';
-const FILE_VERSION = 1;
+const LOG_FORMAT = 'lookout-results-log';
+const LOG_VERSION = 2;
+/** The log is compacted when it holds more than this many times `max` records. */
+const COMPACT_FACTOR = 2;
 
 const storedRecord = resultRecordInput.and(z.object({ received_at: z.string() }));
-const storedFile = z.object({
-  format: z.literal(FILE_FORMAT),
-  version: z.literal(FILE_VERSION),
+const header = z.object({
+  format: z.literal(LOG_FORMAT),
+  version: z.literal(LOG_VERSION),
+  /** Ids of records dropped by the compaction that wrote this log, still remembered for dedup, oldest first. */
+  forgotten_ids: z.array(z.string()).default([]),
+});
+const legacyFile = z.object({
+  format: z.literal('lookout-results'),
+  version: z.literal(1),
   records: z.array(storedRecord),
-  /** Ids of dropped records still remembered for dedup, oldest first. */
   forgotten_ids: z.array(z.string()).default([]),
 });
 
@@ -71,26 +90,47 @@ interface PendingAdd {
   reject: (err: unknown) => void;
 }
 
-/** What identifies one version of the file (an atomic rename always makes a new inode). */
-function fileSignature(st: { ino: number; size: number; mtimeMs: number }): string {
-  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+/** A kept record with its line in the log (written again as it is when the log is compacted). */
+interface Kept {
+  record: ResultRecord;
+  line: string;
+}
+
+function code(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException).code;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Opens a file of the results folder for reading without following a link; null when there is none. */
+async function openForReading(file: string): Promise<fs.FileHandle | null> {
+  try {
+    return await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if (code(err) === 'ENOENT') return null;
+    throw err;
+  }
 }
 
 export class ResultStore {
   /** Arrival order, oldest first. */
-  private records: ResultRecord[] = [];
+  private kept: Kept[] = [];
   /** Ids of the kept records. */
-  private readonly kept = new Set<string>();
+  private readonly keptIds = new Set<string>();
   /** Ids of dropped records, oldest first, at most `max` of them (still duplicates when re-sent). */
   private forgotten: string[] = [];
   private readonly forgottenSet = new Set<string>();
-  /** Adds waiting for the next write. */
+  /** Adds waiting for the next append. */
   private pending: PendingAdd[] = [];
-  /** The write queued to run after the one in progress; every add before it starts is in it. */
+  /** The append queued to run after the one in progress; every add before it starts is in it. */
   private queued: Promise<void> | null = null;
   private tail: Promise<void> = Promise.resolve();
-  /** The file version the memory reflects (null: no file). */
-  private seen: string | null = null;
+  /** The log as this process last read or wrote it: its inode, the bytes of complete lines, its record lines. */
+  private logIno: number | null = null;
+  private offset = 0;
+  private lines = 0;
   private readonly file: string;
   private readonly lock: FileLock;
   private readonly now: () => Date;
@@ -107,7 +147,7 @@ export class ResultStore {
   }
 
   get size(): number {
-    return this.records.length;
+    return this.kept.length;
   }
 
   async init(): Promise<void> {
@@ -115,37 +155,34 @@ export class ResultStore {
     await this.lock.run(async () => {
       // Temporary files are only written holding the lock: any found now were left by a crash.
       await removeStaleTemps(this.opts.dir);
-      await this.load();
-      // RESULTS_MAX may have been lowered since the file was written.
-      const trimmed = this.trim();
-      if (trimmed > 0) {
-        this.opts.log.info(`results history: dropped the ${trimmed} oldest records to keep RESULTS_MAX=${this.opts.max}`);
-        await this.write();
-      }
+      await this.migrateLegacy();
+      await this.reload();
+      // RESULTS_MAX may have been lowered since the log was written, or it holds dropped records: compact.
+      if (this.lines > this.opts.max) await this.compact();
     });
   }
 
   /**
-   * Reads the file again when another process (an API replica on the same DATA_DIR) changed it since this one
-   * last read or wrote it: a stat, and a read only when it changed.
+   * Reads what another process (an API replica on the same DATA_DIR) appended since this one last read or wrote
+   * the log: a stat, and a read of the new bytes only when there are some.
    */
   async refresh(): Promise<void> {
-    let signature: string | null;
+    let st: { ino: number; size: number } | null;
     try {
-      signature = fileSignature(await fs.stat(this.file));
+      st = await fs.lstat(this.file);
     } catch {
-      signature = null;
+      st = null;
     }
-    if (signature === this.seen) return;
-    // Behind the writes of this process, so memory never goes back to before one of them.
-    const reload = this.tail.then(() => this.load());
-    this.tail = reload.catch(() => {});
-    await reload;
+    if (st ? st.ino === this.logIno && st.size === this.offset : this.logIno === null) return;
+    // Behind the appends of this process, so memory never goes back to before one of them.
+    const catchUp = this.tail.then(() => this.catchUp());
+    this.tail = catchUp.catch(() => {});
+    await catchUp;
   }
 
   /** Whether a record with this id is kept or still remembered as dropped. */
   has(id: string): boolean {
-    return this.kept.has(id) || this.forgottenSet.has(id);
+    return this.keptIds.has(id) || this.forgottenSet.has(id);
   }
 
   /**
@@ -173,8 +210,8 @@ export class ResultStore {
   query(q: ResultQuery): { results: ResultRecord[]; matched: number } {
     const results: ResultRecord[] = [];
     let matched = 0;
-    for (let i = this.records.length - 1; i >= 0; i--) {
-      const r = this.records[i];
+    for (let i = this.kept.length - 1; i >= 0; i--) {
+      const r = this.kept[i].record;
       if (q.kind && r.kind !== q.kind) continue;
       if (q.label !== undefined && !mentions(r, q.label)) continue;
       matched++;
@@ -186,7 +223,7 @@ export class ResultStore {
   /** Resolves when every change made so far is on disk. */
   async flush(): Promise<void> {
     this.queued ??= this.tail.then(() => {
-      // From here on, adds wait for the next write: this one takes those pending now.
+      // From here on, adds wait for the next append: this one takes those pending now.
       this.queued = null;
       const batch = this.pending;
       this.pending = [];
@@ -198,29 +235,31 @@ export class ResultStore {
   }
 
   /**
-   * Read-merge-write under the cross-process lock: the file as the other replicas left it, plus this
-   * process's pending adds (deduplicated against it by id), trimmed, written back.
+   * Under the cross-process lock: what the other replicas appended, then this process's pending adds
+   * (deduplicated against it by id) appended as new lines; compacted when the log has grown past its bound.
    */
   private async merge(batch: PendingAdd[]): Promise<void> {
     if (batch.length === 0) return;
     const outcomes: AddOutcome[] = [];
     try {
       await this.lock.run(async () => {
-        await this.load();
-        let added = 0;
+        await this.catchUp();
+        const appended: string[] = [];
         for (const add of batch) {
           let accepted = 0;
           for (const record of add.fresh) {
             if (this.has(record.id)) continue;
-            this.records.push(record);
-            this.kept.add(record.id);
+            const line = JSON.stringify(record);
+            this.keep({ record, line });
+            appended.push(line);
             accepted++;
           }
-          added += accepted;
           this.trim();
-          outcomes.push({ accepted, duplicates: add.duplicates + add.fresh.length - accepted, total: this.records.length });
+          outcomes.push({ accepted, duplicates: add.duplicates + add.fresh.length - accepted, total: this.kept.length });
         }
-        if (added > 0) await this.write();
+        // No log yet (or it vanished): one is written with everything kept, the new records included.
+        if (appended.length > 0) await (this.logIno === null ? this.compact() : this.append(appended));
+        if (this.lines > COMPACT_FACTOR * this.opts.max) await this.compact();
       });
     } catch (err) {
       for (const add of batch) add.reject(err);
@@ -229,66 +268,209 @@ export class ResultStore {
     for (const [i, add] of batch.entries()) add.resolve(outcomes[i]);
   }
 
-  /** Replaces the memory with the file (empty when there is none, or when it is set aside as corrupt). */
-  private async load(): Promise<void> {
-    this.records = [];
-    this.kept.clear();
-    this.forgotten = [];
-    this.forgottenSet.clear();
-    this.seen = null;
-    let text: string;
-    let signature: string;
+  /**
+   * Appends lines in one write and flushes them. Called holding the lock, after catchUp: anything past the
+   * complete lines read so far is a line torn by a crashed writer, cut off first.
+   */
+  private async append(lines: string[]): Promise<void> {
+    const handle = await fs.open(this.file, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
     try {
-      const handle = await fs.open(this.file, 'r');
-      try {
-        signature = fileSignature(await handle.stat());
-        text = await handle.readFile('utf8');
-      } finally {
-        await handle.close();
+      const st = await handle.stat();
+      if (st.ino !== this.logIno) throw new Error(`${RESULTS_FILE} was replaced while the results lock was held`);
+      if (st.size > this.offset) {
+        this.opts.log.warn(`${RESULTS_FILE}: cut off ${st.size - this.offset} bytes of a line torn by a crash`);
+        await handle.truncate(this.offset);
       }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
+      const bytes = Buffer.from(`${lines.join('\n')}\n`);
+      await handle.write(bytes);
+      await handle.datasync();
+      this.offset += bytes.length;
+      this.lines += lines.length;
+    } finally {
+      await handle.close();
     }
-    let parsed: z.output<typeof storedFile>;
+  }
+
+  /** Rewrites the log with the kept records only (atomically: temp + rename); called holding the lock. */
+  private async compact(): Promise<void> {
+    const head = JSON.stringify({ format: LOG_FORMAT, version: LOG_VERSION, forgotten_ids: this.forgotten });
+    // One string per chunk of lines rather than one of the whole history.
+    const chunks = [`${head}\n`];
+    for (let i = 0; i < this.kept.length; i += 256) {
+      chunks.push(
+        `${this.kept
+          .slice(i, i + 256)
+          .map((k) => k.line)
+          .join('\n')}\n`,
+      );
+    }
+    await writeFileAtomic(this.file, chunks);
+    const st = await fs.lstat(this.file);
+    this.logIno = st.ino;
+    this.offset = st.size;
+    this.lines = this.kept.length;
+  }
+
+  /** Brings the memory up to the log: the new complete lines when it only grew, else all of it again. */
+  private async catchUp(): Promise<void> {
+    const handle = await openForReading(this.file);
+    if (!handle) {
+      if (this.logIno !== null) this.clear();
+      return;
+    }
     try {
-      const result = storedFile.safeParse(JSON.parse(text));
+      const st = await handle.stat();
+      if (st.ino !== this.logIno || st.size < this.offset) return await this.readAll(handle, st);
+      if (st.size === this.offset) return;
+      const buffer = Buffer.alloc(st.size - this.offset);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
+      const text = buffer.subarray(0, bytesRead).toString('utf8');
+      const end = text.lastIndexOf('\n') + 1;
+      if (end === 0) return; // a line still being written (or torn): read once it is complete
+      this.applyLines(text.slice(0, end));
+      this.offset += Buffer.byteLength(text.slice(0, end));
+      this.trim();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Replaces the memory with the log (empty when there is none, or when it is set aside as corrupt). */
+  private async reload(): Promise<void> {
+    const handle = await openForReading(this.file).catch(async (err: unknown) => {
+      if (code(err) !== 'ELOOP') throw err;
+      await this.setAside(this.file, 'it is a symbolic link');
+      return null;
+    });
+    if (!handle) return this.clear();
+    try {
+      await this.readAll(handle, await handle.stat());
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async readAll(handle: fs.FileHandle, st: { ino: number; size: number }): Promise<void> {
+    this.clear();
+    const text = (await handle.readFile()).toString('utf8');
+    const firstEnd = text.indexOf('\n');
+    const parsed = header.safeParse(
+      (() => {
+        try {
+          return JSON.parse(firstEnd < 0 ? text : text.slice(0, firstEnd));
+        } catch {
+          return null;
+        }
+      })(),
+    );
+    if (firstEnd < 0 || !parsed.success) {
+      await this.setAside(this.file, 'its first line is not the results log header');
+      return;
+    }
+    for (const id of parsed.data.forgotten_ids) this.forget(id);
+    const end = text.lastIndexOf('\n') + 1;
+    this.applyLines(text.slice(firstEnd + 1, end));
+    this.trim();
+    this.logIno = st.ino;
+    this.offset = Buffer.byteLength(text.slice(0, end));
+  }
+
+  /** Adds the records of complete log lines (after the header); a line that is not a record is skipped. */
+  private applyLines(text: string): void {
+    let bad = 0;
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      this.lines++;
+      let record: ResultRecord;
+      try {
+        const result = storedRecord.safeParse(JSON.parse(line));
+        if (!result.success) throw new Error(result.error.issues[0].message);
+        record = result.data as ResultRecord;
+      } catch {
+        bad++;
+        continue;
+      }
+      if (!this.has(record.id)) this.keep({ record, line });
+    }
+    if (bad > 0) this.opts.log.warn(`${RESULTS_FILE}: skipped ${bad} lines that are not results records`);
+  }
+
+  /**
+   * The history of earlier versions (one JSON document) becomes the log, once, holding the lock; the old file
+   * is kept beside it as `results.json.migrated`.
+   */
+  private async migrateLegacy(): Promise<void> {
+    const legacy = path.join(this.opts.dir, LEGACY_RESULTS_FILE);
+    try {
+      await fs.lstat(this.file);
+      return;
+    } catch {
+      // No log yet: the legacy file, if any, becomes it.
+    }
+    let handle: fs.FileHandle | null;
+    try {
+      handle = await openForReading(legacy);
+    } catch (err) {
+      if (code(err) !== 'ELOOP') throw err;
+      return this.setAside(legacy, 'it is a symbolic link');
+    }
+    if (!handle) return;
+    let parsed: z.output<typeof legacyFile>;
+    try {
+      const text = await handle.readFile('utf8');
+      const result = legacyFile.safeParse(JSON.parse(text));
       if (!result.success) {
         const issue = result.error.issues[0];
         throw new Error(`${issue.path.join('.') || 'the file'}: ${issue.message}`);
       }
       parsed = result.data;
     } catch (err) {
-      const aside = `${this.file}.corrupt-${this.now().toISOString().replace(/[:.]/g, '-')}`;
-      await fs.rename(this.file, aside);
-      this.opts.log.warn(
-        `${RESULTS_FILE} could not be read (${err instanceof Error ? err.message : String(err)}); set aside as ${path.basename(aside)}, the results history starts empty`,
-      );
-      return;
+      return this.setAside(legacy, messageOf(err));
+    } finally {
+      await handle.close();
     }
+    this.clear();
     for (const id of parsed.forgotten_ids) this.forget(id);
     for (const record of parsed.records) {
-      if (this.kept.has(record.id)) continue;
-      this.records.push(record as ResultRecord);
-      this.kept.add(record.id);
+      if (!this.has(record.id)) this.keep({ record: record as ResultRecord, line: JSON.stringify(record) });
     }
-    this.seen = signature;
+    this.trim();
+    await this.compact();
+    await fs.rename(legacy, `${legacy}.migrated`);
+    this.opts.log.info(`results history: moved ${this.kept.length} records from ${LEGACY_RESULTS_FILE} to ${RESULTS_FILE}`);
   }
 
-  /** Writes the memory to the file; called holding the lock. */
-  private async write(): Promise<void> {
-    const body = { format: FILE_FORMAT, version: FILE_VERSION, records: this.records, forgotten_ids: this.forgotten };
-    await writeFileAtomic(this.file, JSON.stringify(body));
-    this.seen = fileSignature(await fs.stat(this.file));
+  private async setAside(file: string, why: string): Promise<void> {
+    const aside = `${file}.corrupt-${this.now().toISOString().replace(/[:.]/g, '-')}`;
+    await fs.rename(file, aside);
+    this.opts.log.warn(
+      `${path.basename(file)} could not be read (${why}); set aside as ${path.basename(aside)}, the results history starts empty`,
+    );
+    this.clear();
+  }
+
+  private clear(): void {
+    this.kept = [];
+    this.keptIds.clear();
+    this.forgotten = [];
+    this.forgottenSet.clear();
+    this.logIno = null;
+    this.offset = 0;
+    this.lines = 0;
+  }
+
+  private keep(k: Kept): void {
+    this.kept.push(k);
+    this.keptIds.add(k.record.id);
   }
 
   /** Drops the oldest records beyond `max`; their ids stay remembered. Returns how many were dropped. */
   private trim(): number {
-    const over = this.records.length - this.opts.max;
+    const over = this.kept.length - this.opts.max;
     if (over <= 0) return 0;
-    for (const r of this.records.splice(0, over)) {
-      this.kept.delete(r.id);
-      this.forget(r.id);
+    for (const { record } of this.kept.splice(0, over)) {
+      this.keptIds.delete(record.id);
+      this.forget(record.id);
     }
     return over;
   }

@@ -32,4 +32,69 @@ describe('normalizeLabel', () => {
     expect(normalizeLabel(42).ok).toBe(false);
     expect(normalizeLabel(undefined).ok).toBe(false);
   });
+
+  it('applies NFC first, and again after lower-casing, so every spelling of a name is one label', () => {
+    // T + U+0308 has no precomposed capital; lower-cased it composes to U+1E97 (ẗ).
+    expect(normalizeLabel('T\u0308')).toEqual({ ok: true, label: '\u1e97' });
+    expect(normalizeLabel('t\u0308')).toEqual({ ok: true, label: '\u1e97' });
+    expect(normalizeLabel('\u1e97')).toEqual({ ok: true, label: '\u1e97' });
+    expect(normalizeLabel('Zoe\u0308')).toEqual({ ok: true, label: 'zoë' });
+    expect(normalizeLabel('J\u030c')).toEqual({ ok: true, label: '\u01f0' });
+    // NFC maps the Kelvin sign to K before lower-casing.
+    expect(normalizeLabel('\u212a')).toEqual({ ok: true, label: 'k' });
+  });
+
+  it('makes case variants one label by lower-casing, without full case folding (ß stays ß)', () => {
+    for (const name of ['Anna', 'ANNA', 'anna']) expect(normalizeLabel(name)).toEqual({ ok: true, label: 'anna' });
+    expect(normalizeLabel('STRAẞE')).toEqual({ ok: true, label: 'straße' });
+    expect(normalizeLabel('STRASSE')).toEqual({ ok: true, label: 'strasse' });
+    expect(normalizeLabel('ΟΔΥΣΣΕΑΣ')).toEqual({ ok: true, label: 'οδυσσεας' });
+  });
+
+  it('is stable: a label normalises to itself, for every code point alone and with combining marks', () => {
+    let unstable = 0;
+    for (let cp = 0x20; cp < 0x110000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      for (const mark of ['', '\u0308', '\u0301', '\u0307', '\u0345', '\u030c']) {
+        const check = normalizeLabel(String.fromCodePoint(cp) + mark);
+        if (!check.ok) continue;
+        const again = normalizeLabel(check.label);
+        if (!again.ok || again.label !== check.label) unstable++;
+      }
+    }
+    expect(unstable).toBe(0);
+  });
+
+  it.each([
+    ['\u200b', 'visible'],
+    ['\u200d\u200c', 'visible'],
+    ['\ufe0f', 'visible'],
+    ['\u{e0041}', 'visible'],
+    ['\u00ad', 'visible'],
+    ['\u3164', 'visible'],
+    ['\u2800', 'visible'],
+    ['\u0301\u0308', 'visible'],
+    [' \u200b ', 'visible'],
+    ['\ufeff', 'empty'],
+    ['ann\u202ea', 'bidirectional'],
+    ['\u202b', 'bidirectional'],
+    ['a\u200f', 'bidirectional'],
+    ['a\u200e', 'bidirectional'],
+    ['a\u061c', 'bidirectional'],
+    ['a\u2066b\u2069', 'bidirectional'],
+    ['a\u2067', 'bidirectional'],
+    ['a\u2068', 'bidirectional'],
+    ['a\ud800', 'surrogate'],
+    ['\udc00a', 'surrogate'],
+  ])('rejects %j (invisible only, bidi control, lone surrogate)', (raw, why) => {
+    const check = normalizeLabel(raw);
+    expect(check.ok).toBe(false);
+    if (!check.ok) expect(check.reason).toContain(why);
+  });
+
+  it('keeps invisible characters that join letters inside a visible name (Persian ZWNJ, emoji ZWJ)', () => {
+    expect(normalizeLabel('می\u200cخواهم')).toEqual({ ok: true, label: 'می\u200cخواهم' });
+    expect(normalizeLabel('👩\u200d🔬')).toEqual({ ok: true, label: '👩\u200d🔬' });
+    expect(normalizeLabel('😀😀')).toEqual({ ok: true, label: '😀😀' });
+  });
 });

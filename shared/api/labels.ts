@@ -1,6 +1,16 @@
 /**
  * Person labels: normalised as the original service did (trimmed, lower-case, spaces to `-`), and safe to use
  * as one path segment (`<DATA_DIR>/images/<label>/`). Shared so the browser validates exactly as the server.
+ *
+ * One name, one folder: the text is put in Unicode NFC first (so `e` + combining acute and the precomposed `é`
+ * are one name), every rule then runs on that, and NFC is applied again after lower-casing, because lower-casing
+ * can leave a string that NFC composes further (`T` + U+0308 lower-cases to `t` + U+0308, which NFC makes the
+ * precomposed U+1E97). The result is stable: normalising a label gives the label itself.
+ *
+ * Case: two names are one label when their lower-case forms (Unicode's default, locale-independent mapping) are
+ * equal: `Anna`/`ANNA`, `STRAẞE`/`Straße`, `T̈`/`ẗ`. Full case folding is not applied: it would store every `ß`
+ * as `ss` and every final `ς` as `σ`, changing the name a person typed, so `STRASSE` and `straße` stay two labels
+ * (as `Masse` and `Maße` are two words).
  */
 
 /** Longest label accepted, in characters (a folder name must stay well under file-system limits). */
@@ -11,6 +21,14 @@ export type LabelCheck = { ok: true; label: string } | { ok: false; reason: stri
 // Control characters (C0, DEL, C1) never belong in a name, and are refused rather than stripped.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// Half of a UTF-16 surrogate pair on its own is not text: a file system would store U+FFFD instead.
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+// Bidirectional controls reorder what is shown around them, so one label could look like another.
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// Characters that show nothing on their own: default-ignorable code points (zero-width spaces and joiners,
+// variation selectors, tags, Hangul fillers, ...), other format characters, white space, combining marks and the
+// blank Braille pattern. A label needs at least one character that is not one of these.
+const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{White_Space}\p{Mn}\p{Me}\u2800]*$/u;
 // Characters some file system or URL path treats specially.
 const UNSAFE = /[/\\:*?"<>|%]/;
 
@@ -18,8 +36,13 @@ const UNSAFE = /[/\\:*?"<>|%]/;
 export function normalizeLabel(raw: unknown): LabelCheck {
   if (typeof raw !== 'string') return { ok: false, reason: 'label must be a text value' };
   if (CONTROL.test(raw)) return { ok: false, reason: 'label must not contain control characters' };
-  const label = raw.normalize('NFC').trim().toLowerCase().replace(/\s+/g, '-');
-  if (label.length === 0) return { ok: false, reason: 'label must not be empty' };
+  if (LONE_SURROGATE.test(raw)) return { ok: false, reason: 'label must be valid Unicode text (it holds half of a surrogate pair)' };
+  const nfc = raw.normalize('NFC');
+  if (BIDI_CONTROL.test(nfc)) return { ok: false, reason: 'label must not contain bidirectional control characters' };
+  const trimmed = nfc.trim();
+  if (trimmed.length === 0) return { ok: false, reason: 'label must not be empty' };
+  if (INVISIBLE.test(trimmed)) return { ok: false, reason: 'label must contain a visible character' };
+  const label = trimmed.toLowerCase().normalize('NFC').replace(/\s+/g, '-');
   if (label.length > MAX_LABEL_LENGTH) {
     return { ok: false, reason: `label must be at most ${MAX_LABEL_LENGTH} characters` };
   }

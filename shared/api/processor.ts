@@ -85,6 +85,24 @@ export type ProcessorStatusResponse = z.infer<typeof processorStatusResponse>;
 const json = <S extends z.ZodType>(schema: S) => ({ 'application/json': { schema } });
 
 /** The processor's endpoints (paths relative to its root), documented by its `GET /openapi.json`. */
+/** `GET /metrics` of a Lookout process (the API server's, the processor's), saying what `measures`. */
+export function metricsRoute(measures: string) {
+  return defineRoute({
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    description: `Text exposition format 0.0.4: ${measures}`,
+    tags: ['Health'],
+    responses: {
+      200: {
+        description: 'The metrics.',
+        content: { 'text/plain': { schema: z.string().meta({ description: 'Prometheus text exposition format.' }) } },
+      },
+    },
+    errors: [],
+  });
+}
+
 export const processorRoutes = {
   health: defineRoute({
     method: 'get',
@@ -109,21 +127,9 @@ export const processorRoutes = {
     },
     errors: [],
   }),
-  metrics: defineRoute({
-    method: 'get',
-    path: '/metrics',
-    summary: 'Prometheus metrics',
-    description:
-      'Text exposition format 0.0.4: events published and consumed, mails sent, failed mail attempts, dead letters, the consumer lag, and the default Node.js process metrics.',
-    tags: ['Health'],
-    responses: {
-      200: {
-        description: 'The metrics.',
-        content: { 'text/plain': { schema: z.string().meta({ description: 'Prometheus text exposition format.' }) } },
-      },
-    },
-    errors: [],
-  }),
+  metrics: metricsRoute(
+    'events published and consumed, mails sent, failed mail attempts, dead letters, the consumer lag, and the default Node.js process metrics.',
+  ),
   openapi: defineRoute({
     method: 'get',
     path: '/openapi.json',

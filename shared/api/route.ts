@@ -49,9 +49,16 @@ export function defineRoute<const R extends ApiRoute>(route: R): R {
   return route;
 }
 
-/** The error codes a route can answer: its own, those of reading its body, and the internal error. */
+/**
+ * The error codes a route can answer: its own, those of reading its body, those every request can get from the
+ * web-security checks (server/http/security.ts: a Host not allowed, a browser request from another origin, a
+ * state-changing request whose type a cross-site form could send), and the internal error.
+ */
 export function errorCodesOf(route: ApiRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>(route.errors);
+  codes.add('host_not_allowed');
+  codes.add('forbidden_origin');
+  if (route.method !== 'get') codes.add('unsupported_media_type');
   const body = route.request?.body;
   if (body) {
     codes.add('payload_too_large');

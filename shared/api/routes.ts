@@ -32,7 +32,7 @@ import {
 } from './models.js';
 import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
 import { ppeDetectRequest, ppeDetectResponse, ppeEventsQuery, ppeEventsResponse, ppeStatusResponse } from './ppe.js';
-import { processorStatusResponse } from './processor.js';
+import { metricsRoute, processorStatusResponse } from './processor.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
 import { ENDPOINTS, type EndpointName } from './endpoints.js';
 import { defineRoute, type ApiRoute } from './route.js';
@@ -72,14 +72,14 @@ export const apiRoutes = {
     tags: ['Faces'],
     request: { body: jsonBody(recognizeRequest, { image: EXAMPLE_IMAGE }) },
     responses: ok(recognizeResponse, 'Every face found, with a label (or `unknown`) and a confidence.'),
-    errors: ['invalid_image', 'image_too_large', 'remote_unavailable'],
+    errors: ['invalid_image', 'image_too_large', 'remote_unavailable', 'server_busy'],
   }),
   uploadImage: defineRoute({
     ...ENDPOINTS.uploadImage,
     summary: 'Store one training image for a person',
     description:
       'Multipart (parts `label`, `file`, optional `capture_id`) or JSON (`label`, `image`, optional `capture_id`). ' +
-      'The image is fully decoded before it is stored. With `capture_id` the upload is idempotent.',
+      'The image is fully decoded before it is stored (a truncated image is refused). With `capture_id` the upload is idempotent.',
     tags: ['Faces'],
     request: {
       body: {
@@ -91,7 +91,7 @@ export const apiRoutes = {
       },
     },
     responses: ok(imageUploadResponse, 'Stored (or, with a known `capture_id`, already stored).'),
-    errors: ['invalid_label', 'invalid_image', 'image_too_large'],
+    errors: ['invalid_label', 'invalid_image', 'image_too_large', 'server_busy'],
   }),
   labelImages: defineRoute({
     ...ENDPOINTS.labelImages,
@@ -221,7 +221,7 @@ export const apiRoutes = {
     tags: ['Objects'],
     request: { body: jsonBody(objectDetectRequest, { image: EXAMPLE_IMAGE, confidence: 0.4 }) },
     responses: ok(objectDetectionResponse, 'The objects found.'),
-    errors: ['invalid_image', 'image_too_large', 'detector_unavailable'],
+    errors: ['invalid_image', 'image_too_large', 'detector_unavailable', 'server_busy'],
   }),
   objectClasses: defineRoute({
     ...ENDPOINTS.objectClasses,
@@ -281,6 +281,7 @@ export const apiRoutes = {
       'invalid_image',
       'image_too_large',
       'remote_unavailable',
+      'server_busy',
       'chat_disabled',
       'chat_not_configured',
       'llm_unavailable',
@@ -322,6 +323,7 @@ export const apiRoutes = {
     errors: [
       'invalid_image',
       'image_too_large',
+      'server_busy',
       'ppe_disabled',
       'ppe_not_configured',
       'ppe_detector_unavailable',
@@ -394,3 +396,16 @@ export const apiRoutes = {
 
 export type ApiRoutes = typeof apiRoutes;
 export type RouteName = keyof ApiRoutes;
+
+/**
+ * The API server's endpoints outside /api, in its document at their own paths. Only probes and scrapers call them:
+ * the typed client does not.
+ */
+export const rootRoutes = {
+  metrics: metricsRoute(
+    'request durations by route and status, engine timings, worker queue depths, trainings, upstream errors and the ' +
+      'default Node.js process metrics (README, "Metrics and request ids"). No labels or secrets.',
+  ),
+} satisfies Record<string, ApiRoute>;
+
+export type RootRouteName = keyof typeof rootRoutes;

@@ -65,7 +65,8 @@ describe('trained models for download', () => {
     const res = await meta();
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBeNull();
-    expect(res.headers.get('cache-control')).toBe('no-cache');
+    // Revalidated by this browser only: the models are biometric data (server/http/headers.ts).
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
     expect((await res.json()) as any).toEqual({
       version: null,
       trained_at: null,
@@ -104,7 +105,7 @@ describe('trained models for download', () => {
     expect(lbph.status).toBe(200);
     expect(lbph.headers.get('content-type')).toMatch(/^text\/yaml/);
     expect(lbph.headers.get('etag')).toBe(`"${v1}"`);
-    expect(lbph.headers.get('cache-control')).toBe('no-cache');
+    expect(lbph.headers.get('cache-control')).toBe('private, no-cache');
     const yaml = await lbph.text();
     expect(Buffer.byteLength(yaml)).toBe(body.lbph.bytes);
     expect(yaml).toBe(await fs.readFile(path.join(dataDir, 'models/training.yml'), 'utf8'));
@@ -373,16 +374,18 @@ describe('results history', () => {
     expect(body.results.some((r: { id: string }) => r.id === oldest.id)).toBe(false);
     const { received_at: _, ...resent } = oldest;
     expect((await postResults([resent])).body).toEqual({ status: 'ok', accepted: 0, duplicates: 1, total: 50 });
-    const file = JSON.parse(await fs.readFile(path.join(appData, 'results/results.json'), 'utf8'));
-    expect(file.records).toHaveLength(50);
+    // The append-only log (header, then one record a line) ends with the 50 kept records, oldest first.
+    const lines = (await fs.readFile(path.join(appData, 'results/results.jsonl'), 'utf8')).trim().split('\n');
+    const kept = lines.slice(-50).map((line) => JSON.parse(line).id);
+    expect(kept).toEqual(body.results.map((r: { id: string }) => r.id).reverse());
   });
 
   it('sets a corrupt history file aside at start and keeps working', async () => {
     await app.close();
-    await fs.writeFile(path.join(appData, 'results/results.json'), '{"format":"lookout-results","records":[{"id":"trunc');
+    await fs.writeFile(path.join(appData, 'results/results.jsonl'), '{"format":"lookout-results-log","version":2,"forgotten_ids":["tr\n');
     app = await startApp(appDir, appData, APP_ENV);
     expect((await listResults()).total).toBe(0);
-    expect((await fs.readdir(path.join(appData, 'results'))).some((n) => n.startsWith('results.json.corrupt-'))).toBe(true);
+    expect((await fs.readdir(path.join(appData, 'results'))).some((n) => n.startsWith('results.jsonl.corrupt-'))).toBe(true);
     expect((await postResults([record()])).body).toMatchObject({ accepted: 1, total: 1 });
   });
 });
@@ -589,7 +592,8 @@ describe('without persistence', () => {
     const tempDir = /data lives in (\S+) until exit/.exec(out)![1];
     const res = await postJson(`${url}/api/results`, { results: [record()] });
     expect(res.body).toMatchObject({ accepted: 1, total: 1 });
-    expect(JSON.parse(await fs.readFile(path.join(tempDir, 'results/results.json'), 'utf8')).records).toHaveLength(1);
+    // The log's header line and the one record.
+    expect((await fs.readFile(path.join(tempDir, 'results/results.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(2);
     const exited = new Promise((r) => child!.on('exit', r));
     child.kill('SIGTERM');
     await exited;

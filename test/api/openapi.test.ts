@@ -33,11 +33,11 @@ function documentedOperations(): Set<string> {
   return out;
 }
 
-/** `METHOD /api/path/{param}` for every route registered in the Hono app, middleware and the catch-all aside. */
+/** `METHOD /api/path/{param}` for every route registered in the Hono app (and /metrics), middleware and the catch-all aside. */
 function servedOperations(): Set<string> {
   const out = new Set<string>();
   for (const r of server.service.app.routes) {
-    if (!r.path.startsWith('/api/') || r.method === 'ALL' || r.path.endsWith('*')) continue;
+    if (!(r.path.startsWith('/api/') || r.path === '/metrics') || r.method === 'ALL' || r.path.endsWith('*')) continue;
     out.add(`${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
   }
   return out;

@@ -78,7 +78,16 @@ export function contractProblems(
       return [`${where}: error code "${result.data.error.code}" is not documented (documented: ${codes.join(', ')})`];
     return [];
   };
-  if (!match) return status === 404 ? checkError(['not_found']) : [`${where}: no documented route answers this request`];
+  if (!match) {
+    if (status === 404) return checkError(['not_found']);
+    // Refused before routing, whatever the path or method (server/http/security.ts; the document's description
+    // says so); a documented route lists these among its own errors.
+    if (status === 421) return checkError(['host_not_allowed']);
+    if (status === 403) return checkError(['forbidden_origin']);
+    // A documented path asked with another method: 405 `method_not_allowed` (server/http/methods.ts).
+    if (status === 405 && MATCHERS.some((x) => x.pattern.test(pathname))) return checkError(['method_not_allowed']);
+    return [`${where}: no documented route answers this request`];
+  }
 
   const documented = match.route.responses[status];
   if (!documented) {

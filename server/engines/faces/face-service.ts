@@ -6,7 +6,6 @@
  * the state (active engines, trained models) and the rules (one training at a time, the previous models stay
  * until new ones are saved).
  */
-import fs from 'node:fs/promises';
 import type {
   DetectionMethod,
   RecognitionModel,
@@ -24,7 +23,7 @@ import { trained } from '../../../shared/recognition/model-files.js';
 import type { FaceModels, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import { assembleModels } from '../../../shared/recognition/training.js';
 import { ApiError } from '../../http/errors.js';
-import { decodeImage, type DecodedImage, type DecodeLimits } from '../../imaging/decode.js';
+import type { DecodedImage, ImageDecoder } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
 import type { ImageStore } from '../../storage/image-store.js';
 import type { ModelStore } from '../../storage/model-store.js';
@@ -45,7 +44,8 @@ export interface FaceServiceOptions {
   images: ImageStore;
   models: ModelStore;
   remote: RemoteEngine;
-  limits: DecodeLimits;
+  /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
+  decoder: ImageDecoder;
   lbphWindow: DistanceWindow;
   embeddingWindow: DistanceWindow;
   detectionMethod: DetectionMethod;
@@ -252,7 +252,7 @@ export class FaceService {
   }
 
   async recognize(bytes: Uint8Array): Promise<RecognizeResponse> {
-    return this.recognizeDecoded(await decodeImage(bytes, this.opts.limits));
+    return this.opts.decoder.use(bytes, (image) => this.recognizeDecoded(image));
   }
 
   /** Recognition on an image already decoded (the chat analysis decodes once for faces and objects). */
@@ -343,19 +343,25 @@ export class FaceService {
       while (next < refs.length && failure === null) {
         const ref = refs[next++];
         try {
-          const bytes = await fs.readFile(ref.path);
-          const { gray, rgb } = await decodeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), this.opts.limits);
-          const boxes = await this.remoteBoxes(method, rgb);
-          const result = await this.opts.pool.run('trainSample', { gray, boxes }, transferable(gray));
-          if (result.face && result.histogram) {
-            let descriptor: Float32Array | null = null;
-            if (withEmbedding && this.opts.embedding) {
-              descriptor = (await this.opts.embedding.run('describe', { rgb, boxes: [result.face] }))[0] ?? null;
-            }
-            samples.push({ label: ref.label, histogram: result.histogram, descriptor });
-          } else {
-            skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
-          }
+          // Not through a symbolic link (server/storage/no-follow.ts): one planted in a label folder is unreadable.
+          const bytes = await this.opts.images.readRef(ref);
+          // Training waits for room in the pixel budget as long as it takes, rather than losing an image.
+          const sample = await this.opts.decoder.use(
+            bytes,
+            async ({ gray, rgb }) => {
+              const boxes = await this.remoteBoxes(method, rgb);
+              const result = await this.opts.pool.run('trainSample', { gray, boxes }, transferable(gray));
+              if (!result.face || !result.histogram) return null;
+              let descriptor: Float32Array | null = null;
+              if (withEmbedding && this.opts.embedding) {
+                descriptor = (await this.opts.embedding.run('describe', { rgb, boxes: [result.face] }))[0] ?? null;
+              }
+              return { label: ref.label, histogram: result.histogram, descriptor };
+            },
+            { wait: 'unbounded' },
+          );
+          if (sample) samples.push(sample);
+          else skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
         } catch (err) {
           // The remote engine failing mid-run fails the run (the previous models stay): training on the images
           // it happened to reach would silently drop people.

@@ -9,7 +9,7 @@ import type { RgbImage } from '../../../shared/image/types.js';
 import { OBJECT_CLASSES } from '../../../shared/objects/classes.js';
 import { summarize } from '../../../shared/objects/types.js';
 import { ApiError } from '../../http/errors.js';
-import { decodeImage, type DecodeLimits } from '../../imaging/decode.js';
+import type { ImageDecoder } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { ObjectDetectorInfo, ObjectOps, ObjectPool, ObjectWorkerData } from './object-protocol.js';
@@ -24,7 +24,8 @@ export interface ObjectServiceOptions {
   workers: number;
   confidence: number;
   nmsIou: number;
-  limits: DecodeLimits;
+  /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
+  decoder: ImageDecoder;
   log: Logger;
 }
 
@@ -108,8 +109,7 @@ export class ObjectService {
 
   async detect(bytes: Uint8Array, confidence?: number): Promise<ObjectDetectionResponse> {
     // Decode first: a bad image is a 400 whatever state the detector is in.
-    const { rgb } = await decodeImage(bytes, this.opts.limits);
-    return this.detectDecoded(rgb, confidence);
+    return this.opts.decoder.use(bytes, ({ rgb }) => this.detectDecoded(rgb, confidence));
   }
 
   /** Detection on an image already decoded (the chat analysis decodes once for faces and objects). */

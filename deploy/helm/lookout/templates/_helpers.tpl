@@ -54,6 +54,35 @@ http://{{ .Release.Name }}-ppe:{{ .Values.ppe.server.port | int }}
 {{- end -}}
 {{- end }}
 
+{{/*
+ALLOWED_HOSTS of the API server and the processor (they share <release>-config): localhost, the in-cluster names of
+their Services, the Ingress host and security.allowedHosts. Any other Host is refused (DNS rebinding); IP addresses,
+as kubelet probes send, always pass.
+*/}}
+{{- define "lookout.allowedHosts" -}}
+localhost,{{ .Release.Name }}-api,{{ .Release.Name }}-api.{{ .Release.Namespace }},{{ .Release.Name }}-api.{{ .Release.Namespace }}.svc,{{ .Release.Name }}-api.{{ .Release.Namespace }}.svc.cluster.local
+{{- if .Values.processor.enabled -}}
+,{{ .Release.Name }}-processor,{{ .Release.Name }}-processor.{{ .Release.Namespace }},{{ .Release.Name }}-processor.{{ .Release.Namespace }}.svc,{{ .Release.Name }}-processor.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
+{{- if .Values.ingress.enabled }},{{ .Values.ingress.host }}{{ end }}
+{{- range .Values.security.allowedHosts }},{{ . }}{{ end }}
+{{- end }}
+
+{{/* ALLOWED_HOSTS of the bundled model server: localhost and its Service's in-cluster names. */}}
+{{- define "lookout.modelServerHosts" -}}
+localhost,{{ .Release.Name }}-model-server,{{ .Release.Name }}-model-server.{{ .Release.Namespace }},{{ .Release.Name }}-model-server.{{ .Release.Namespace }}.svc,{{ .Release.Name }}-model-server.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
+
+{{/* ALLOWED_HOSTS of the PPE detector: localhost and its Service's in-cluster names. */}}
+{{- define "lookout.ppeHosts" -}}
+localhost,{{ .Release.Name }}-ppe,{{ .Release.Name }}-ppe.{{ .Release.Namespace }},{{ .Release.Name }}-ppe.{{ .Release.Namespace }}.svc,{{ .Release.Name }}-ppe.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
+
+{{/* ALLOWED_ORIGINS: security.allowedOrigins, comma separated. */}}
+{{- define "lookout.allowedOrigins" -}}
+{{- range $i, $origin := .Values.security.allowedOrigins }}{{ if $i }},{{ end }}{{ $origin }}{{ end }}
+{{- end }}
+
 {{- define "lookout.chatSecret" -}}
 {{ .Values.chat.existingSecret | default (printf "%s-chat" .Release.Name) }}
 {{- end }}
