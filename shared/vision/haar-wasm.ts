@@ -3,11 +3,14 @@
  * load with a constant offset, every weight, threshold and leaf an immediate. It computes exactly what
  * the JavaScript scan (cascade/evaluate.ts) computes (OpenCV 4.6's runAt): integer rect sums, the feature value in
  * float (f32 ops round as Math.fround does), the stage sum in double, the same window order and stage-0 skip
- * rule. Pyramid levels scanned at step 1 (most windows) go four adjacent windows at a time with SIMD, lane by
- * lane the same arithmetic. The same module resizes each level and writes its integrals (pyramid-wasm.ts).
- * On a 640x480 frame (same run, Node 20): JavaScript 159 ms, scalar WebAssembly 76 ms, with SIMD 53 ms; the
- * server and the browser's engine worker run the same code. Hosts without SIMD get the scalar module, hosts
- * without WebAssembly the JavaScript.
+ * rule. With SIMD every level goes four windows at a time, lane by lane the same arithmetic: adjacent windows
+ * on levels scanned at step 1, the windows x, x+2, x+4, x+6 on levels scanned at step 2, whose integrals are
+ * then written with even and odd columns apart (cascade-wasm/emit.ts), so each corner is still one load (cascades
+ * with tilted features keep their step-2 levels scalar). The same module resizes each level and writes its
+ * integrals (pyramid-wasm.ts). On a 640x480 frame (same run, Node 20): JavaScript 159 ms, scalar WebAssembly
+ * 76 ms, with SIMD 53 ms, and about 13% less CPU again with the step-2 levels in SIMD (issue #16); the server and
+ * the browser's engine worker run the same code. Hosts without SIMD get the scalar module, hosts without
+ * WebAssembly the JavaScript.
  *
  * Memory (one per thread, shared by its kernels) starts with the integral rows, each row interleaving the planes
  * the scan reads: the sum, the squared sum and, for cascades with tilted features, the tilted sum, each `stride`
@@ -15,7 +18,7 @@
  * fits that stride.
  *
  * This module is the public entry and keeps the kernels per cascade and stride; the generator lives in
- * cascade-wasm/: emit.ts (layout and feature tests shared by both kernels), scalar.ts (one window at a time),
+ * cascade-wasm/: emit.ts (layouts and feature tests shared by both kernels), scalar.ts (one window at a time),
  * simd.ts (four windows at a time) and kernel.ts (the module, its memory plan and the HaarKernel it runs behind).
  */
 import type { HaarCascade } from './haar-cascade.js';
@@ -31,9 +34,9 @@ export function haarWasmUnavailable(): string | null {
   return unavailable;
 }
 
-// Modules per cascade, by stride: a new one costs ~100 ms to generate and compile, so strides come in steps, powers
-// of two up to 1024 (a 640x480 frame's pyramid takes 512, 1280x720 1024), then multiples of 512 (rows at most
-// 512 cells wider than needed for large photos).
+// Modules per cascade, by stride: a new one costs ~60 to 160 ms to generate and compile (the step-2 levels' SIMD
+// functions made it 1.5x), so strides come in steps, powers of two up to 1024 (a 640x480 frame's pyramid takes
+// 512, 1280x720 1024), then multiples of 512 (rows at most 512 cells wider than needed for large photos).
 const MIN_STRIDE = 128;
 const LARGE_STRIDE_STEP = 512;
 const MAX_MODULES_PER_CASCADE = 6;

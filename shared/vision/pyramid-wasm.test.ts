@@ -35,9 +35,16 @@ describe('the cascade kernel pyramid (resize and integrals in WebAssembly)', () 
     [157, 30], // one axis only
     [21, 101],
     [3, 2],
-  ])('resizes to %ix%i exactly as resizeLinearExact and integrates as OpenCV', (lw, lh) => {
+  ])('resizes to %ix%i exactly as resizeLinearExact and integrates as OpenCV, in both layouts', (lw, lh) => {
+    for (const ystep of [1, 2]) checkLevel(lw, lh, ystep);
+  });
+
+  /** ystep 2: the split layout of SIMD step-2 scans, each plane row's even columns then its odd ones (emit.ts). */
+  function checkLevel(lw: number, lh: number, ystep: number): void {
+    const half = ystep === 2 ? kernel.stride / 2 : 0;
+    const column = (x: number) => (half ? (x & 1) * half + (x >> 1) : x);
     kernel.begin(src, srcW, srcH, srcW, srcH);
-    kernel.level(lw, lh);
+    kernel.level(lw, lh, ystep);
     const { pixels, cells } = kernel.views(lw, lh);
     const want = resizeLinearExact({ width: srcW, height: srcH, data: src }, lw, lh).data;
     expect(Buffer.from(pixels).equals(Buffer.from(want))).toBe(true);
@@ -54,10 +61,10 @@ describe('the cascade kernel pyramid (resize and integrals in WebAssembly)', () 
             q += v * v;
           }
         }
-        const at = y * kernel.pitch + x;
+        const at = y * kernel.pitch + column(x);
         if (cells[at] !== s || cells[at + kernel.sqOffset] !== q) mismatches++;
       }
     }
     expect(mismatches).toBe(0);
-  });
+  }
 });

@@ -2,7 +2,8 @@
  * The cascade pyramid's per-level image work as WebAssembly, for the kernels of haar-wasm.ts: OpenCV 4.6's
  * INTER_LINEAR_EXACT resize (a port of shared/image/ops.ts resizeLinearExactInto, the same fixed-point steps, so
  * the same bytes) and the integral images in the kernel's interleaved row layout (as cascade/evaluate.ts's
- * integrals()). In JavaScript both were a fifth of a frame's cascade time.
+ * integrals()), plain or, for step-2 levels scanned with SIMD, split into even and odd columns. In JavaScript
+ * both were a fifth of a frame's cascade time.
  */
 import { Code, I32, op, type FunctionDef } from '../wasm/builder.js';
 
@@ -133,6 +134,71 @@ export function resizeFunction(hline: number): FunctionDef {
   edgeRows(DSTH, BUFA);
   code.op(op.end).op(op.end).op(op.end);
   return { params: i32s(16), results: [], locals: i32s(9), body: code };
+}
+
+/**
+ * integrals2(img, w, h): the same integrals in the split layout (emit.ts), for step-2 levels scanned with SIMD:
+ * each plane row holds its even columns in its first `half` cells and its odd columns in the next `half`. Pixels go
+ * in pairs: pixel x (x even) closes column x + 1 (odd, cell x / 2 of the odd half), pixel x + 1 column x + 2 (even,
+ * cell x / 2 + 1).
+ */
+export function integralsSplitFunction(pitch: number, sqOffset: number, half: number): FunctionDef {
+  const [IMG, W, H, X, Y, S, Q, V, ROW, PREV, SRC, J, LAST] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const sq = sqOffset * 4;
+  const odd = half * 4;
+  const code = new Code();
+  // Row 0: zero, both planes, both halves.
+  code.i32Const(0).localSet(X);
+  code.i32Const(half * 2).localSet(V);
+  loopTo(code, X, V, () => {
+    code.localGet(X).i32Const(2).op(op.i32Shl).localTee(ROW).i32Const(0).i32Store(0).localGet(ROW).i32Const(0).i32Store(sq);
+  });
+  // Adds pixel `at` (a byte offset from SRC + X) to the row's sums and closes the column at byte `column` from ROW + J.
+  const pixel = (at: number, column: number) => {
+    code.localGet(SRC).localGet(X).op(op.i32Add).i32Load8U(at).localSet(V);
+    code.localGet(S).localGet(V).op(op.i32Add).localSet(S);
+    code.localGet(Q).localGet(V).localGet(V).op(op.i32Mul).op(op.i32Add).localSet(Q);
+    code.localGet(ROW).localGet(J).op(op.i32Add);
+    code.localGet(PREV).localGet(J).op(op.i32Add).i32Load(column).localGet(S).op(op.i32Add).i32Store(column);
+    code.localGet(ROW).localGet(J).op(op.i32Add);
+    code
+      .localGet(PREV)
+      .localGet(J)
+      .op(op.i32Add)
+      .i32Load(column + sq)
+      .localGet(Q)
+      .op(op.i32Add)
+      .i32Store(column + sq);
+  };
+  code.localGet(W).i32Const(1).op(op.i32Sub).localSet(LAST);
+  code.i32Const(0).localSet(Y);
+  loopTo(code, Y, H, () => {
+    code
+      .localGet(Y)
+      .i32Const(pitch * 4)
+      .op(op.i32Mul)
+      .localTee(PREV)
+      .i32Const(pitch * 4)
+      .op(op.i32Add)
+      .localTee(ROW);
+    code.i32Const(0).i32Store(0).localGet(ROW).i32Const(0).i32Store(sq);
+    code.i32Const(0).localSet(S).i32Const(0).localSet(Q).i32Const(0).localSet(X);
+    code.localGet(IMG).localGet(Y).localGet(W).op(op.i32Mul).op(op.i32Add).localSet(SRC);
+    // Pairs while x + 1 < w; J = x * 2 is the byte offset of cell x / 2.
+    code.open(op.block).open(op.loop);
+    code.localGet(X).localGet(LAST).op(op.i32GeS).brIf(1);
+    code.localGet(X).i32Const(1).op(op.i32Shl).localSet(J);
+    pixel(0, odd);
+    pixel(1, 4);
+    code.localGet(X).i32Const(2).op(op.i32Add).localSet(X).br(0);
+    code.op(op.end).op(op.end);
+    // An odd width leaves pixel w - 1, which closes the last (odd) column.
+    code.localGet(X).localGet(W).op(op.i32LtS).open(op.if);
+    code.localGet(X).i32Const(1).op(op.i32Shl).localSet(J);
+    pixel(0, odd);
+    code.op(op.end);
+  });
+  return { params: i32s(3), results: [], locals: i32s(10), body: code };
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Test-only ONNX writer: hand-rolled protobuf encoding of just the parts of onnx.proto (onnx/onnx,
+ * Test-only ONNX models (on the protobuf writer of shared/objects/onnx-proto.ts): encoding of just the parts of onnx.proto (onnx/onnx,
  * onnx/onnx.proto) needed to build tiny models whose outputs are known constants. No YOLO weights exist here,
  * so the YOLO tests run such models through onnxruntime to exercise the real session path.
  *
@@ -14,64 +14,7 @@
  *   ValueInfoProto: name 1, type 2; TypeProto: tensor_type 1; TypeProto.Tensor: elem_type 1, shape 2
  *   TensorShapeProto: dim 1; Dimension: dim_value 1, dim_param 2
  */
-
-// ---- protobuf wire format -------------------------------------------------------------------------------
-
-const VARINT = 0;
-const I32 = 5;
-const LEN = 2;
-
-class Writer {
-  private readonly parts: number[] = [];
-
-  varint(value: number | bigint): this {
-    // Negative int64 is encoded as its 64-bit two's complement (10 bytes), as protobuf does.
-    let v = BigInt.asUintN(64, BigInt(value));
-    do {
-      let byte = Number(v & 0x7fn);
-      v >>= 7n;
-      if (v !== 0n) byte |= 0x80;
-      this.parts.push(byte);
-    } while (v !== 0n);
-    return this;
-  }
-
-  private tag(field: number, wire: number): this {
-    return this.varint((field << 3) | wire);
-  }
-
-  int(field: number, value: number | bigint): this {
-    return this.tag(field, VARINT).varint(value);
-  }
-
-  float(field: number, value: number): this {
-    this.tag(field, I32);
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setFloat32(0, value, true);
-    this.parts.push(...b);
-    return this;
-  }
-
-  bytes(field: number, data: Uint8Array): this {
-    this.tag(field, LEN).varint(data.length);
-    for (const byte of data) this.parts.push(byte);
-    return this;
-  }
-
-  string(field: number, value: string): this {
-    return this.bytes(field, new TextEncoder().encode(value));
-  }
-
-  message(field: number, build: (w: Writer) => void): this {
-    const inner = new Writer();
-    build(inner);
-    return this.bytes(field, inner.finish());
-  }
-
-  finish(): Uint8Array {
-    return Uint8Array.from(this.parts);
-  }
-}
+import { ProtobufWriter } from '../../shared/objects/onnx-proto.js';
 
 // ---- ONNX messages ------------------------------------------------------------------------------------
 
@@ -130,7 +73,7 @@ function tensorBytes(t: TensorSpec): Uint8Array {
   return new Uint8Array(Float32Array.from(t.data).buffer);
 }
 
-function writeTensor(w: Writer, t: TensorSpec, name?: string): void {
+function writeTensor(w: ProtobufWriter, t: TensorSpec, name?: string): void {
   for (const d of t.dims) w.int(1, d);
   w.int(2, t.type ?? ONNX_FLOAT);
   if (name) w.string(8, name);
@@ -138,7 +81,7 @@ function writeTensor(w: Writer, t: TensorSpec, name?: string): void {
   w.bytes(9, tensorBytes(t));
 }
 
-function writeAttribute(w: Writer, name: string, a: AttributeValue): void {
+function writeAttribute(w: ProtobufWriter, name: string, a: AttributeValue): void {
   w.string(1, name);
   switch (a.kind) {
     case 'float':
@@ -157,7 +100,7 @@ function writeAttribute(w: Writer, name: string, a: AttributeValue): void {
   }
 }
 
-function writeValueInfo(w: Writer, v: ValueSpec): void {
+function writeValueInfo(w: ProtobufWriter, v: ValueSpec): void {
   w.string(1, v.name);
   w.message(2, (type) =>
     type.message(1, (tensor) => {
@@ -174,7 +117,7 @@ function writeValueInfo(w: Writer, v: ValueSpec): void {
 
 /** Serializes a ModelProto for the given graph (default IR version 8, default-domain opset 13). */
 export function buildModel(spec: GraphSpec): Uint8Array {
-  const w = new Writer();
+  const w = new ProtobufWriter();
   w.int(1, spec.irVersion ?? 8);
   w.string(2, 'lookout-test-onnx-builder');
   w.message(7, (g) => {

@@ -1,7 +1,9 @@
 /**
  * The in-browser engine bench (bench.html). With `?mode=lbph|embedding|objects&backend=...&seconds=N` it
  * starts the camera at 640x480, loads the server's trained models (for the face modes), and runs the live
- * loop: grab a frame, send it to the engine worker, wait for the answer, repeat (one frame in flight).
+ * loop: for the face modes the live recognition page's pipeline (each camera frame once, the next sent while
+ * one is analysed; `&depth=1` waits for each answer instead), for objects grab a frame, send it to the engine
+ * worker, wait for the answer, repeat (one frame in flight).
  * The summary goes to `window.__benchResult` and into <pre id="result">; a failure to `window.__benchError`.
  *
  * Without `mode` the page only exposes `window.lookoutEngine`, the harness the e2e tests drive: the same
@@ -9,11 +11,19 @@
  */
 import { createRoot } from 'solid-js';
 import type { EngineBenchMode as Mode, EngineBenchResult as BenchResult } from '../../../shared/bench/engine-bench';
-import { createEngine, type BackendChoice, type EngineClient, type EngineInitOptions, type RecognizeOptions } from '../engine/client';
+import {
+  createEngine,
+  type BackendChoice,
+  type EngineClient,
+  type EngineInitOptions,
+  type RecognizeOptions,
+  type RecognizeResult,
+} from '../engine/client';
 import { fetchTrainedModels } from '../engine/models';
 import { decodeImageFile } from '../engine/pixels';
 import type { ModelTexts } from '../engine/protocol';
 import { createCamera, CAMERA_MESSAGES, type Camera } from '../lib/camera';
+import { runPipeline } from '../components/analysis/frame-pipeline';
 import { drawFaces, drawObjects } from '../lib/overlay';
 
 declare global {
@@ -104,6 +114,9 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 16))
     throw new Error('threads must be a whole number from 1 to 16');
   if (!(seconds > 0 && seconds <= 600)) throw new Error('seconds must be a number from 1 to 600');
+  // Frames analysed at once by the face modes (the live page's 2; 1: each frame waits for the previous answer).
+  const depth = Number(params.get('depth') ?? '2');
+  if (!(depth === 1 || depth === 2)) throw new Error('depth must be 1 or 2');
 
   setStatus(`Starting the engine (${backend})…`);
   const init = await engine.init({
@@ -141,7 +154,57 @@ async function runBench(engine: EngineClient, params: URLSearchParams): Promise<
   let warm = false;
   let frames = 0;
   let started = 0;
-  for (;;) {
+  if (mode !== 'objects') {
+    // The live recognition page's own pipeline (PipelinedCamera): each camera frame taken once, as a bitmap
+    // (no pixel read here), and sent while the previous one is still being analysed.
+    const stop = new AbortController();
+    const sentAt = new Map<HTMLCanvasElement, number>();
+    await runPipeline<HTMLCanvasElement, RecognizeResult>(
+      {
+        depth: () => depth,
+        grab: async (signal) => {
+          const frame = await camera.nextFrame(signal);
+          if (!frame) throw new Error('the camera stopped giving frames');
+          // Taking the picture on the page once the camera had it (not the wait for the camera's next frame).
+          steps.grabMs ??= [];
+          steps.grabMs.push(frame.takenMs ?? 0);
+          sentAt.set(frame.canvas, performance.now());
+          return frame.canvas;
+        },
+        // As analyze.ts sends a live frame: a bitmap of the frame's canvas, read into pixels in the worker.
+        analyze: async (frame) => engine.recognize(await createImageBitmap(frame), options),
+        onResult: (r, frame) => {
+          const t1 = performance.now();
+          const sent = sentAt.get(frame) ?? t1;
+          sentAt.delete(frame);
+          faces = r.count;
+          for (const f of r.faces) labels.add(f.label);
+          drawFaces(overlay, width, height, r.faces);
+          if (!warm) {
+            warm = true;
+            started = t1;
+            labels.clear();
+            return;
+          }
+          frames++;
+          // From sending the frame to its answer (with depth 2 that includes waiting for the frame before it).
+          roundTrips.push(t1 - sent);
+          for (const [k, v] of Object.entries(r.timing)) {
+            steps[k] ??= [];
+            steps[k].push(v);
+          }
+          if (t1 - started >= seconds * 1000) stop.abort();
+        },
+        onError: (err) => {
+          stop.abort();
+          throw err;
+        },
+        onFps: () => undefined,
+      },
+      stop.signal,
+    );
+  }
+  while (mode === 'objects') {
     // The live pages' own capture (AnalysisCamera, analyze.ts): the video drawn into a new canvas, moved to the
     // worker as an ImageBitmap (read into pixels there, not on this thread).
     const tGrab = performance.now();

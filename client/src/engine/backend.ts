@@ -26,8 +26,8 @@ export function loadTf(): Promise<Tf> {
   return tfModule;
 }
 
-// Renderers that emulate a GPU on the CPU: tfjs on them is many times slower than on WASM.
-const SOFTWARE_GPU = /swiftshader|llvmpipe|softpipe|software|basic render/i;
+// Renderers that emulate a GPU on the CPU: tfjs (and onnxruntime, objects.ts) on them is many times slower than on WASM.
+export const SOFTWARE_GPU = /swiftshader|llvmpipe|softpipe|software|basic render/i;
 
 /**
  * Why a backend cannot run here before tfjs tries it, or null when it may. With `auto`, a GPU backend that

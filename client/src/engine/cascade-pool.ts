@@ -3,11 +3,11 @@
  * the engine worker scans one part of the pyramid itself while helper workers scan the others, then the
  * windows are grouped as one run would group them. The cascade is most of a frame's time (about 100 ms for
  * 640x480 on one core of a small machine); the server runs it at the same resolution and parameters.
- * Any helper failure falls back to the plain single-thread detectMultiScale.
+ * A helper that fails is dropped and its part scanned by the engine worker itself.
  */
 import type { GrayImage, Rect } from '../../../shared/image/types';
-import { mergeParts, splitPyramid } from '../../../shared/vision/cascade-split';
-import { detectMultiScale, type DetectOptions, type HaarCascade } from '../../../shared/vision/haar-cascade';
+import { detectSplit, type PartRunner } from '../../../shared/vision/cascade-split';
+import type { DetectOptions, HaarCascade } from '../../../shared/vision/haar-cascade';
 import type { CascadeOps } from './cascade-worker';
 import { OpsWorker } from './ops-worker';
 
@@ -34,7 +34,6 @@ export async function createCascadeRunner(
   threads: number,
 ): Promise<CascadeRunner> {
   let helpers: Helper[] = [];
-  const single = (gray: GrayImage) => detectMultiScale(cascade, gray, options);
   const drop = () => {
     for (const h of helpers) h.terminate();
     helpers = [];
@@ -52,26 +51,18 @@ export async function createCascadeRunner(
     get threads() {
       return helpers.length + 1;
     },
-    async detect(gray) {
-      const team = helpers;
-      if (team.length === 0) return single(gray);
-      const plan = splitPyramid(cascade, gray.width, gray.height, options, team.length + 1);
-      if (!plan || plan.length < 2) return single(gray);
-      // Helpers take the later parts (each gets its own copy of the pixels); this worker the first.
-      const remote = plan.slice(1).map((part, i) => {
-        const copy = gray.data.slice(0, gray.width * gray.height);
-        return team[i].run('detect', { gray: { width: gray.width, height: gray.height, data: copy }, options: part }, [copy.buffer]);
+    detect(gray) {
+      // A helper that fails is dropped (with the others) and its part scanned here: the same boxes either way.
+      const runners: PartRunner[] = helpers.map((helper) => async ({ width, height, data }, part) => {
+        const copy = data.slice(0, width * height);
+        try {
+          return await helper.run('detect', { gray: { width, height, data: copy }, options: part }, [copy.buffer]);
+        } catch {
+          drop();
+          return null;
+        }
       });
-      const local = detectMultiScale(cascade, gray, plan[0]);
-      let parts: Rect[][];
-      try {
-        parts = [local, ...(await Promise.all(remote))];
-      } catch {
-        drop();
-        return single(gray);
-      }
-      // Null: a window at the bottom-right corner whose size cannot be restored; one plain run decides.
-      return mergeParts(parts, gray.width, gray.height, options.minNeighbors ?? 5) ?? single(gray);
+      return detectSplit(cascade, gray, options, runners);
     },
     dispose: drop,
   };

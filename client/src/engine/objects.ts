@@ -1,16 +1,26 @@
 /**
- * Object detection inside the engine worker, with the server's shared/ pre- and post-processing: NanoDet on
- * this worker's tfjs backend (the shipped graph, /models/nanodet.json; the server runs a rewritten copy of
- * the same weights, so scores agree to float rounding), or a YOLO ONNX export on onnxruntime-web when one is
- * configured (the server's OBJECT_MODEL file, served under /models/).
+ * Object detection inside the engine worker, with the server's shared/ pre- and post-processing.
+ *
+ * NanoDet: the shipped tfjs graph (/models/nanodet.json + .bin, precached for offline use) converted to ONNX
+ * here, in memory (shared/objects/nanodet-onnx.ts, as the server does), and run by onnxruntime-web: its
+ * WebGPU execution provider when this worker's tfjs picked WebGPU on a real GPU, else its WASM one (SIMD,
+ * threads when the page is cross-origin isolated; about tfjs-wasm's speed on the same weights). Should
+ * onnxruntime not start (its WASM runtime is cached on first use, so a device that goes offline before it
+ * first ran has none), the same graph runs on this worker's tfjs backend instead: same objects, slower.
+ *
+ * YOLO: an operator's ONNX export (the server's OBJECT_MODEL file, served under /models/) on onnxruntime-web.
  */
 import ortWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.wasm?url';
+import ortWebGpuWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
 import type { RgbImage } from '../../../shared/image/types';
-import { createNanoDetRunner, type GraphModelLike, type NanoDetRunner, type TfLike } from '../../../shared/objects/nanodet';
+import { createNanoDetRunner, tfjsForward, type GraphModelLike, type NanoDetForward, type TfLike } from '../../../shared/objects/nanodet';
+import { nanoDetToOnnx, type TfjsGraphArtifacts, type TfjsWeightSpec } from '../../../shared/objects/nanodet-onnx';
 import type { DetectedObject } from '../../../shared/objects/types';
 import { decodeYolo, yoloLayoutOf, yoloPreprocess, YoloModelError } from '../../../shared/objects/yolo';
 import { checkYoloSession, type YoloIo, type YoloSessionInfo } from '../../../shared/objects/yolo-session';
-import { loadTf } from './backend';
+import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
+import { loadTf, SOFTWARE_GPU } from './backend';
+import type { TfBackend } from './protocol';
 
 export interface DetectTimings {
   preprocessMs?: number;
@@ -21,17 +31,154 @@ export interface DetectTimings {
 export interface ObjectDetector {
   /** `nanodet`, or the YOLO file's name. */
   readonly name: string;
+  /** What runs it: `onnxruntime-web wasm`, `onnxruntime-web webgpu` or `tfjs <backend>`. */
+  readonly runtime: string;
+  /** Why NanoDet runs on tfjs rather than onnxruntime, in words (absent when it does not). */
+  readonly fallbackReason?: string;
   detect(img: RgbImage, confidence?: number, iou?: number): Promise<{ objects: DetectedObject[]; timings: DetectTimings }>;
 }
 
-/** NanoDet on tfjs; one warm-up pass at load (shader compilation, XNNPACK set-up) so frames are not charged for it. */
-export async function loadNanoDet(url: string): Promise<ObjectDetector> {
-  const tf = await loadTf();
-  const model = (await tf.loadGraphModel(url)) as unknown as GraphModelLike;
-  const runner: NanoDetRunner = createNanoDetRunner(tf as unknown as TfLike, model);
+type Ort = typeof import('onnxruntime-web');
+type Session = import('onnxruntime-web').InferenceSession;
+
+/** Threads for onnxruntime-web's WASM kernels: every core up to 4, where the page may share memory with workers. */
+function ortThreads(): number {
+  return self.crossOriginIsolated ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1)) : 1;
+}
+
+let ortWasm: Promise<Ort> | null = null;
+let ortWebGpu: Promise<Ort> | null = null;
+
+/** onnxruntime-web with the WASM execution provider only; its binary from this app's own build. */
+function loadOrtWasm(): Promise<Ort> {
+  ortWasm ??= import('onnxruntime-web/wasm').then((ort) => {
+    ort.env.wasm.wasmPaths = { wasm: ortWasmUrl };
+    ort.env.wasm.numThreads = ortThreads();
+    return ort as unknown as Ort;
+  });
+  return ortWasm;
+}
+
+/** onnxruntime-web's WebGPU build (its own, larger binary, fetched only where it is used). */
+function loadOrtWebGpu(): Promise<Ort> {
+  ortWebGpu ??= import('onnxruntime-web/webgpu').then((ort) => {
+    ort.env.wasm.wasmPaths = { wasm: ortWebGpuWasmUrl };
+    ort.env.wasm.numThreads = ortThreads();
+    return ort as unknown as Ort;
+  });
+  return ortWebGpu;
+}
+
+async function fetchOk(url: string, what: string): Promise<Response> {
+  const res = await fetch(url).catch(() => null);
+  if (!res) throw new Error(`cannot fetch the ${what} ${url} (the server is unreachable)`);
+  if (!res.ok) throw new Error(`cannot fetch the ${what} ${url} (${res.status} ${res.statusText})`);
+  return res;
+}
+
+/** A tfjs graph model's model.json and its weight files, as the converter takes them. */
+async function fetchTfjsGraph(url: string): Promise<TfjsGraphArtifacts> {
+  const json = (await (await fetchOk(url, 'NanoDet model')).json()) as {
+    modelTopology: unknown;
+    signature?: unknown;
+    weightsManifest: { paths: string[]; weights: TfjsWeightSpec[] }[];
+  };
+  const parts = await Promise.all(
+    json.weightsManifest
+      .flatMap((g) => g.paths)
+      .map(async (p) => new Uint8Array(await (await fetchOk(new URL(p, url).href, 'NanoDet weights')).arrayBuffer())),
+  );
+  const weightData = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    weightData.set(p, at);
+    at += p.length;
+  }
+  return {
+    modelTopology: json.modelTopology,
+    signature: json.signature,
+    weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
+    weightData,
+  };
+}
+
+function sessionForward(ort: Ort, session: Session, inputName: string): NanoDetForward {
+  return async (input, shape) => {
+    const results = await session.run({ [inputName]: new ort.Tensor('float32', input, shape) });
+    // Outputs come back in CPU memory (the default output location, on WebGPU too).
+    return Object.values(results).map((t) => ({ shape: t.dims.map(Number), data: t.data as Float32Array }));
+  };
+}
+
+interface GpuAdapterLike {
+  isFallbackAdapter?: boolean;
+  info?: { vendor?: string; architecture?: string; description?: string; isFallbackAdapter?: boolean };
+}
+
+/** Whether this worker sees a WebGPU adapter that is a real GPU (a software one is far slower than WASM here). */
+async function hardwareWebGpu(): Promise<boolean> {
+  const gpu = (navigator as unknown as { gpu?: { requestAdapter(): Promise<GpuAdapterLike | null> } }).gpu;
+  const adapter = await gpu?.requestAdapter().catch(() => null);
+  if (!adapter) return false;
+  const info = adapter.info;
+  const name = [info?.vendor, info?.architecture, info?.description].filter(Boolean).join(' ');
+  return !(info?.isFallbackAdapter || adapter.isFallbackAdapter || SOFTWARE_GPU.test(name));
+}
+
+/** The converted graph on onnxruntime-web: WebGPU when asked for and a real GPU is there, else WASM. */
+async function openNanoDetSession(
+  bytes: Uint8Array,
+  inputName: string,
+  gpu: boolean,
+): Promise<{ forward: NanoDetForward; runtime: string }> {
+  if (gpu && (await hardwareWebGpu())) {
+    try {
+      const ort = await loadOrtWebGpu();
+      const session = await ort.InferenceSession.create(bytes, { executionProviders: ['webgpu'], graphOptimizationLevel: 'all' });
+      return { forward: sessionForward(ort, session, inputName), runtime: 'onnxruntime-web webgpu' };
+    } catch {
+      // No usable WebGPU for onnxruntime: its WASM provider below.
+    }
+  }
+  const ort = await loadOrtWasm();
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  return { forward: sessionForward(ort, session, inputName), runtime: 'onnxruntime-web wasm' };
+}
+
+/**
+ * NanoDet (see the file comment); `backend` is the tfjs backend this worker started. One warm-up pass at load
+ * (kernel set-up, shader compilation) so frames are not charged for it.
+ */
+export async function loadNanoDet(url: string, backend: TfBackend | undefined): Promise<ObjectDetector> {
+  const graph = await fetchTfjsGraph(url);
+  let forward: NanoDetForward;
+  let runtime: string;
+  let fallbackReason: string | undefined;
+  try {
+    const onnx = nanoDetToOnnx(graph);
+    ({ forward, runtime } = await openNanoDetSession(onnx.bytes, onnx.input.name, backend === 'webgpu'));
+  } catch (err) {
+    fallbackReason = `onnxruntime-web could not run NanoDet: ${messageOf(err)}`;
+    console.warn(`${fallbackReason}; running it on tfjs instead`);
+    const tf = await loadTf();
+    const bytes = graph.weightData as Uint8Array;
+    const model = await tf.loadGraphModel({
+      load: async () => ({
+        modelTopology: graph.modelTopology as object,
+        signature: graph.signature as object | undefined,
+        weightSpecs: graph.weightSpecs as never,
+        weightData: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+      }),
+    });
+    forward = tfjsForward(tf as unknown as TfLike, model as unknown as GraphModelLike);
+    runtime = `tfjs ${tf.getBackend()}`;
+  }
+  const runner = createNanoDetRunner(forward);
   await runner.detect({ width: 64, height: 48, channels: 3, data: new Uint8Array(64 * 48 * 3) });
   return {
     name: 'nanodet',
+    runtime,
+    ...(fallbackReason ? { fallbackReason } : {}),
     async detect(img, confidence, iou) {
       return runner.detectTimed(img, { confidence, iou });
     },
@@ -40,20 +187,17 @@ export async function loadNanoDet(url: string): Promise<ObjectDetector> {
 
 /** A YOLOv5/v8 ONNX export on onnxruntime-web (WASM), with the server's checks and decoding. */
 export async function loadYolo(url: string): Promise<ObjectDetector> {
-  const ort = await import('onnxruntime-web/wasm');
-  // The runtime's binary from this app's own build; threads only where the page is cross-origin isolated.
-  ort.env.wasm.wasmPaths = { wasm: ortWasmUrl };
-  ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1)) : 1;
+  const ort = await loadOrtWasm();
   const name = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? url);
   const res = await fetch(url).catch(() => null);
   if (!res) throw new YoloModelError(`cannot fetch the YOLO model ${url} (the server is unreachable)`);
   if (!res.ok) throw new YoloModelError(`cannot fetch the YOLO model ${url} (${res.status} ${res.statusText})`);
   const bytes = new Uint8Array(await res.arrayBuffer());
-  let session: import('onnxruntime-web').InferenceSession;
+  let session: Session;
   try {
     session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   } catch (err) {
-    throw new YoloModelError(`${name} is not a valid ONNX model (onnxruntime-web: ${err instanceof Error ? err.message : String(err)})`);
+    throw new YoloModelError(`${name} is not a valid ONNX model (onnxruntime-web: ${messageOf(err)})`);
   }
   let io: YoloIo;
   try {
@@ -64,6 +208,7 @@ export async function loadYolo(url: string): Promise<ObjectDetector> {
   }
   return {
     name,
+    runtime: 'onnxruntime-web wasm',
     async detect(img, confidence, iou) {
       const t0 = performance.now();
       const input = yoloPreprocess(img, io.width, io.height);

@@ -14,7 +14,10 @@ export type BackendChoice = TfBackend | 'auto';
 export type CascadeOptions = CascadeParams;
 
 export interface InitOptions {
-  /** tfjs backend for the embedding recognizer and NanoDet; `auto` (default): WebGPU, else WebGL, else WASM. */
+  /**
+   * tfjs backend for the embedding recognizer; `auto` (default): WebGPU, else WebGL, else WASM. NanoDet runs on
+   * onnxruntime-web, with WebGPU when this picks it, else WASM.
+   */
   backend?: BackendChoice;
   cascade?: Partial<CascadeOptions>;
   /** Threads sharing each cascade run, this worker included (default: the cores, up to 4; 1: no helpers). */
@@ -108,6 +111,8 @@ export interface ObjectsTiming {
 
 export interface DetectObjectsResult extends ObjectDetectionResponse {
   detector: string;
+  /** What ran it: `onnxruntime-web wasm`, `onnxruntime-web webgpu`, or `tfjs <backend>` (NanoDet's fallback). */
+  runtime: string;
   timing: ObjectsTiming;
 }
 

@@ -47,7 +47,7 @@ function requireFaces(): FaceEngine {
 function objectDetector(): Promise<ObjectDetector> {
   if (!urls) return Promise.reject(new Error('the engine is not initialised; call init() first'));
   const from = urls;
-  detector ??= (from.yolo ? loadYolo(from.yolo) : loadNanoDet(from.nanodet)).catch((err: unknown) => {
+  detector ??= (from.yolo ? loadYolo(from.yolo) : loadNanoDet(from.nanodet, backend?.backend)).catch((err: unknown) => {
     detector = null; // a later call may retry
     throw new Error(`the object detector could not be loaded: ${messageOf(err)}`);
   });
@@ -129,6 +129,7 @@ serveOps<EngineOps>(
         count: objects.length,
         summary: summarize(objects),
         detector: d.name,
+        runtime: d.runtime,
         // Loading on first use is not charged to the frame.
         timing: { totalMs: now() - t1, convertMs: t2 - t1, ...timings },
       };

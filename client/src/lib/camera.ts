@@ -1,7 +1,9 @@
 /**
  * The webcam as a Solid primitive: start/stop, every failure turned into a state a page can explain
  * (permission denied, no camera, camera busy, no camera API on an insecure page), the torch where the device
- * has one, and frame capture. The stream stops when the owning component goes away.
+ * has one, and frame capture: at once (`capture`, the picture now), or each new camera frame once
+ * (`nextFrame`, for a live analysis that keeps up with the camera without analysing a frame twice). The
+ * stream stops when the owning component goes away.
  */
 import { createSignal, onCleanup } from 'solid-js';
 
@@ -23,6 +25,8 @@ export interface CapturedFrame {
   canvas: HTMLCanvasElement;
   width: number;
   height: number;
+  /** nextFrame: the time taking it took once the camera had it (ms), for the page's own timing. */
+  takenMs?: number;
 }
 
 export interface Camera {
@@ -38,6 +42,13 @@ export interface Camera {
   setTorch(on: boolean): Promise<void>;
   /** The current frame at the camera's own resolution, or null when no frame is showing yet. */
   capture(into?: HTMLCanvasElement): CapturedFrame | null;
+  /**
+   * The camera's next frame not taken by an earlier call (waiting for the camera when there is none yet), or
+   * null when the camera is not live or `signal` aborts. Its canvas holds the frame as a bitmap (a
+   * `bitmaprenderer` context): made off the page's pixel path (createImageBitmap of the video), it draws and
+   * snapshots as a 2D canvas does but has no 2D context to read pixels from.
+   */
+  nextFrame(signal?: AbortSignal): Promise<CapturedFrame | null>;
   video(): HTMLVideoElement | undefined;
 }
 
@@ -49,11 +60,13 @@ export function createCamera(options: { width?: number; height?: number; facingM
   let stream: MediaStream | null = null;
   let videoEl: HTMLVideoElement | undefined;
   let generation = 0;
+  const frames = createFrameClock();
 
   const attachStream = () => {
     if (videoEl && stream && videoEl.srcObject !== stream) {
       videoEl.srcObject = stream;
       void videoEl.play().catch(() => undefined);
+      frames.follow(videoEl);
     }
   };
 
@@ -63,6 +76,7 @@ export function createCamera(options: { width?: number; height?: number; facingM
       t.stop();
     });
     stream = null;
+    frames.stop();
     if (videoEl) videoEl.srcObject = null;
     setTorchAvailable(false);
     setTorchOn(false);
@@ -123,6 +137,29 @@ export function createCamera(options: { width?: number; height?: number; facingM
     return { canvas, width: canvas.width, height: canvas.height };
   };
 
+  const hasFrame = () => !!videoEl && state() === 'live' && videoEl.readyState >= 2 && videoEl.videoWidth > 0;
+
+  const nextFrame = async (signal?: AbortSignal): Promise<CapturedFrame | null> => {
+    const mine = generation;
+    if (!(await frames.next(signal)) || mine !== generation || !hasFrame()) return null;
+    const t0 = performance.now();
+    const bitmap = await createImageBitmap(videoEl!);
+    if (mine !== generation || signal?.aborted) {
+      bitmap.close();
+      return null;
+    }
+    const canvas = document.createElement('canvas');
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    const holder = canvas.getContext('bitmaprenderer');
+    if (!holder) {
+      // No bitmaprenderer: the bitmap drawn into a 2D canvas instead.
+      canvas.getContext('2d')!.drawImage(bitmap, 0, 0);
+      bitmap.close();
+    } else holder.transferFromImageBitmap(bitmap);
+    return { canvas, width: canvas.width, height: canvas.height, takenMs: performance.now() - t0 };
+  };
+
   onCleanup(stop);
 
   return {
@@ -138,6 +175,69 @@ export function createCamera(options: { width?: number; height?: number; facingM
     stop,
     setTorch,
     capture,
+    nextFrame,
     video: () => videoEl,
+  };
+}
+
+/**
+ * Counts the frames a <video> presents (requestVideoFrameCallback) so `next` can hand out each one once:
+ * at once when a frame came since the last `next`, else at the next one. Browsers without the callback get
+ * the picture at the next animation frame (possibly the same camera frame again).
+ */
+function createFrameClock() {
+  let video: HTMLVideoElement | null = null;
+  let handle = 0;
+  let presented = 0;
+  let taken = 0;
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+  const tick = () => {
+    if (!video) return;
+    presented++;
+    wake();
+    handle = video.requestVideoFrameCallback(tick);
+  };
+  return {
+    follow(el: HTMLVideoElement) {
+      this.stop();
+      video = el;
+      if ('requestVideoFrameCallback' in el) handle = el.requestVideoFrameCallback(tick);
+    },
+    stop() {
+      if (video && 'cancelVideoFrameCallback' in video) video.cancelVideoFrameCallback(handle);
+      video = null;
+      presented = 0;
+      taken = 0;
+      wake();
+    },
+    /** Resolves true when a frame not yet taken is showing (and takes it), false when stopped or aborted. */
+    next(signal?: AbortSignal): Promise<boolean> {
+      return new Promise((resolve) => {
+        const el = video;
+        if (!el || signal?.aborted) return resolve(false);
+        if (!('requestVideoFrameCallback' in el)) {
+          requestAnimationFrame(() => resolve(video === el && !signal?.aborted));
+          return;
+        }
+        const check = () => {
+          if (video !== el || signal?.aborted) return done(false);
+          if (presented > taken) {
+            taken = presented;
+            done(true);
+          }
+        };
+        const done = (ok: boolean) => {
+          waiters.delete(check);
+          signal?.removeEventListener('abort', check);
+          resolve(ok);
+        };
+        waiters.add(check);
+        signal?.addEventListener('abort', check, { once: true });
+        check();
+      });
+    },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { createSignal, Show } from 'solid-js';
 import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
-import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
+import { PipelinedCamera } from '../components/analysis/PipelinedCamera';
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { EngineChoice } from '../components/analysis/EngineChoice';
 import { errorText, isUnreachable } from '../components/analysis/errors';
@@ -48,6 +48,9 @@ export default function Recognize() {
 
   // The analyzer is chosen at each frame: switching between browser and server applies at once.
   const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => faceAnalyzer().recognize(frame, signal);
+  // In this browser the next camera frame is sent while one is analysed (the engine takes them back to back);
+  // the server gets one request at a time.
+  const depth = () => (faceAnalyzer().where === 'browser' ? 2 : 1);
   const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: RecognizeResponse) =>
     drawFaces(overlay, frame.width, frame.height, r.faces);
   const onResult = (response: RecognizeResponse, frame: HTMLCanvasElement) => {
@@ -104,8 +107,9 @@ export default function Recognize() {
               />
             }
           >
-            <AnalysisCamera
+            <PipelinedCamera
               label="Camera picture with recognised faces"
+              depth={depth}
               analyze={analyze}
               draw={draw}
               onResult={onResult}

@@ -5,6 +5,7 @@
  */
 import type { GrayImage, Rect } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
+import type { DetectOptions } from '../../../shared/vision/haar-cascade.js';
 import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
 import type { CascadeParams, FaceSample, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
@@ -16,6 +17,8 @@ export interface VisionWorkerData {
 
 export interface VisionOps {
   detect: { args: { gray: GrayImage }; result: Rect[] };
+  /** The raw windows of the pyramid levels `options` selects (a part of another worker's detect, cascade-split.ts). */
+  detectPart: { args: { gray: GrayImage; options: DetectOptions }; result: Rect[] };
   /** Detects (or takes the given boxes) and names each face with the worker's LBPH model. */
   recognize: { args: { gray: GrayImage; boxes?: Rect[]; window: DistanceWindow }; result: Recognition };
   /** Detects (or takes the given boxes), keeps the largest face, and returns it with its LBPH histogram. */

@@ -1,8 +1,9 @@
 /**
- * Messages between the API thread and the object worker. The worker runs NanoDet (tfjs WASM, the default) or
- * an operator-supplied YOLO ONNX model, apart from the cascade and embedding workers: one forward pass keeps
- * a core busy for ~170 ms (~115 ms on 2 XNNPACK threads), and tfjs's XNNPACK threads should not share a thread with another tfjs user.
+ * Messages between the API thread and the object worker. The worker runs NanoDet (the default) or an
+ * operator-supplied YOLO ONNX model on onnxruntime-node, apart from the cascade and embedding workers: one
+ * detection keeps a core busy for ~45 ms.
  */
+import os from 'node:os';
 import type { RgbImage } from '../../../shared/image/types.js';
 import type { DetectedObject } from '../../../shared/objects/types.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
@@ -15,15 +16,24 @@ export type ObjectModelSpec =
 
 export interface ObjectWorkerData {
   model: ObjectModelSpec;
-  /** tfjs XNNPACK threads inside the worker (NanoDet only); default min(2, available cores). */
+  /** onnxruntime intra-op threads inside the worker (NanoDet only); default `defaultThreads()`. */
   threads?: number;
+}
+
+/**
+ * NanoDet's intra-op threads per object worker when not set: min(2, available cores). On the 2-core box a pass
+ * takes ~40 ms on 1 thread and ~30 ms on 2 when the cores are free; when other work holds them, 2 threads wait
+ * for each other (~120 vs ~105 ms), which is why they do not spin (object-detector-node.ts).
+ */
+export function defaultThreads(): number {
+  return Math.min(2, os.availableParallelism());
 }
 
 /** What the status endpoint shows about the detector. */
 export interface ObjectDetectorInfo {
   /** `nanodet`, or the YOLO file name. */
   name: string;
-  /** `tfjs-wasm` or `onnxruntime-node`. */
+  /** `onnxruntime-node`. */
   runtime: string;
   inputSize: number;
   classes: number;

@@ -1,14 +1,13 @@
 /**
- * The object detection worker thread: NanoDet (shared/objects) on tfjs WASM, or a YOLO ONNX model on
- * onnxruntime-node when the operator configured one. Jobs arrive one at a time (the pool waits for each
+ * The object detection worker thread: NanoDet (shared/objects, converted to ONNX at load) or a YOLO ONNX
+ * model the operator configured, both on onnxruntime-node. Jobs arrive one at a time (the pool waits for each
  * reply), so async jobs never interleave.
  */
-import os from 'node:os';
 import { workerData } from 'node:worker_threads';
 import type { RgbImage } from '../../../shared/image/types.js';
 import type { DetectedObject } from '../../../shared/objects/types.js';
 import { serveOps } from '../workers/worker-host.js';
-import type { ObjectDetectorInfo, ObjectOps, ObjectWorkerData } from './object-protocol.js';
+import { defaultThreads, type ObjectDetectorInfo, type ObjectOps, type ObjectWorkerData } from './object-protocol.js';
 
 interface Engine {
   load(): Promise<{ available: boolean; reason?: string; loadMs: number; threads?: number }>;
@@ -25,7 +24,7 @@ async function createEngine(): Promise<Engine> {
     return new YoloOnnxDetector({ modelPath: config.model.file });
   }
   const { NodeObjectDetector } = await import('./object-detector-node.js');
-  return new NodeObjectDetector({ modelDir: config.model.dir, threads: config.threads ?? Math.min(2, os.availableParallelism()) });
+  return new NodeObjectDetector({ modelDir: config.model.dir, threads: config.threads ?? defaultThreads() });
 }
 
 const engine = createEngine();

@@ -3,7 +3,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, TESTDATA } from '../../../test/helpers/test-server.js';
-import { CASCADE_DEFAULTS } from '../../../shared/recognition/pipeline.js';
+import { CASCADE_DEFAULTS, detectOptionsOf } from '../../../shared/recognition/pipeline.js';
+import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
 import type { VisionOps, VisionPool } from '../faces/vision-protocol.js';
 import { WorkerPool } from './worker-pool.js';
 
@@ -36,6 +37,29 @@ describe('WorkerPool (vision workers)', () => {
     const images = await Promise.all(['faces/grace_hopper.jpg', 'negatives/brick.png', 'faces/astronaut.png'].map(gray));
     const results = await Promise.all(images.map((g) => pool!.run('detect', { gray: g })));
     expect(results.map((boxes) => boxes.length)).toEqual([1, 0, 1]);
+  });
+
+  it('shares a lone image with an idle worker, with the boxes of one detectMultiScale run', async () => {
+    pool = visionPool(2);
+    const images = await Promise.all(['faces/sample5.jpg', 'faces/grace_hopper.jpg'].map(gray));
+    const cascade = parseHaarCascade(cascadeXml);
+    for (const image of images) {
+      const before = pool.helped;
+      const boxes = await pool.run('detect', { gray: image });
+      expect(boxes).toEqual(detectMultiScale(cascade, image, detectOptionsOf(CASCADE_DEFAULTS)));
+      expect(pool.helped).toBe(before + 1);
+    }
+    // Busy: four images for two workers; every answer is still the plain run's.
+    const want = images.map((image) => detectMultiScale(cascade, image, detectOptionsOf(CASCADE_DEFAULTS)));
+    const got = await Promise.all([0, 1, 0, 1].map((i) => pool!.run('detect', { gray: { ...images[i], data: images[i].data.slice() } })));
+    expect(got).toEqual([0, 1, 0, 1].map((i) => want[i]));
+  });
+
+  it('has no one to ask with a single worker', async () => {
+    pool = visionPool(1);
+    const image = await gray('faces/grace_hopper.jpg');
+    expect(await pool.run('detect', { gray: image })).toHaveLength(1);
+    expect(pool.helped).toBe(0);
   });
 
   it('replaces a worker that dies, with the current model, and keeps working', async () => {

@@ -3,6 +3,12 @@
  * image never holds back the others. Broadcast jobs (a new model) reach every worker, and each worker applies
  * them in order with the jobs it receives, so a request never sees half of a model update.
  *
+ * Idle workers lend a hand: a worker may ask the pool to run part of its job on another worker
+ * (worker-host.ts askForHelp, e.g. half of a cascade pyramid), which the pool does only while nothing waits
+ * in the queue and another worker is idle, so one request uses every core when the server is quiet, and
+ * queued requests always come first when it is busy. Each request tells its worker how many others were idle
+ * when it was sent (`spare`), so a worker does not ask in vain.
+ *
  * Jobs are typed by operation (shared/recognition/worker-messages.ts): `pool.run('detect', args)` resolves
  * with detect's result. The pool's name is in every error it raises ("embedding worker exited with code 1").
  */
@@ -17,6 +23,20 @@ interface Pending {
   resolve: (result: unknown) => void;
   reject: (err: Error) => void;
 }
+
+/** A worker asking the pool to run `op` on another worker (the buffers in `transfer` travel with `args`). */
+export interface HelpRequest {
+  help: number;
+  op: string;
+  args: unknown;
+  transfer: ArrayBuffer[];
+}
+
+/** The pool's answer to a HelpRequest: the result, or declined (no worker free, or the helper failed). */
+export type HelpReply = { help: number; ok: true; result: unknown } | { help: number; ok: false; error: string };
+
+/** A job as a worker receives it: the request, and how many other workers were idle with nothing queued. */
+export type PoolRequest<Ops> = OpRequest<Ops> & { spare: number };
 
 interface Slot {
   worker: Worker;
@@ -70,7 +90,10 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
   private spawn(): Slot {
     const worker = startWorker(this.options.script, this.options.data);
     const slot: Slot = { worker, busy: null, broadcasts: [] };
-    worker.on('message', (reply: OpReply) => this.onReply(slot, reply));
+    worker.on('message', (message: OpReply | HelpRequest) => {
+      if ('help' in message) this.onHelp(slot, message);
+      else this.onReply(slot, message);
+    });
     worker.on('error', (err) => this.onWorkerLost(slot, new Error(`${this.name} worker failed: ${err.message}`)));
     worker.on('exit', (code) => this.onWorkerLost(slot, new Error(`${this.name} worker exited with code ${code}`)));
     for (const [op, args] of this.state) {
@@ -78,6 +101,9 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
     }
     return slot;
   }
+
+  /** Parts of jobs that idle workers took over (askForHelp), since the start. */
+  helped = 0;
 
   /** Jobs waiting for a free worker (for metrics). */
   get queueLength(): number {
@@ -135,17 +161,52 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 
+  /** Workers other than `except` with nothing to do, when nothing waits in the queue (help goes to these). */
+  private idle(except: Slot): Slot[] {
+    if (this.queue.length > 0) return [];
+    return this.slots.filter((s) => s !== except && !s.busy && s.broadcasts.length === 0);
+  }
+
+  private send(slot: Slot, job: Pending, spare: number): void {
+    const id = this.nextId++;
+    slot.busy = job;
+    this.inflight.set(id, job);
+    const request = { id, op: job.op, args: job.args, spare } as PoolRequest<Ops>;
+    slot.worker.postMessage(request, job.transfer);
+  }
+
   private pump(): void {
     for (const slot of this.slots) {
       if (slot.busy) continue;
       const next = slot.broadcasts.shift() ?? this.queue.shift();
       if (!next) continue;
-      const id = this.nextId++;
-      slot.busy = next;
-      this.inflight.set(id, next);
-      const request = { id, op: next.op, args: next.args } as OpRequest<Ops>;
-      slot.worker.postMessage(request, next.transfer);
+      this.send(slot, next, this.idle(slot).length);
     }
+  }
+
+  /** Runs a worker's request for help on an idle worker, or declines at once when there is none. */
+  private onHelp(asker: Slot, request: HelpRequest): void {
+    const answer = (reply: HelpReply) => {
+      // The asker may have died meanwhile: its replacement never asked.
+      if (this.slots.includes(asker)) asker.worker.postMessage(reply);
+    };
+    const helper = this.closed ? undefined : this.idle(asker)[0];
+    if (!helper) {
+      answer({ help: request.help, ok: false, error: 'no worker is free' });
+      return;
+    }
+    this.helped++;
+    this.send(
+      helper,
+      {
+        op: request.op,
+        args: request.args,
+        transfer: request.transfer,
+        resolve: (result) => answer({ help: request.help, ok: true, result }),
+        reject: (err) => answer({ help: request.help, ok: false, error: err.message }),
+      },
+      0,
+    );
   }
 
   private onReply(slot: Slot, reply: OpReply): void {

@@ -3,6 +3,11 @@
  * stride (Layout), each rect corner as a constant byte offset, the feature test written once for one window (ONE)
  * or four adjacent windows in SIMD lanes (FOUR) with the same operations lane by lane, the tree links as OpenCV
  * reads them (stumps included) and setWindow's normalisation rect. Part of haar-wasm.ts.
+ *
+ * Two layouts of a row: `plain`, each plane's cells in column order (four adjacent windows are one 16-byte load:
+ * step-1 levels), and `split` (step-2 levels with SIMD), each plane's even columns first, then its odd columns,
+ * `half` cells each, so the windows at x, x+2, x+4, x+6 (x even, as step-2 windows always are) read four
+ * consecutive cells of one half: the corner's column parity, hence its half, is known when the code is written.
  */
 import { type Code, op, simd } from '../../wasm/builder.js';
 import type { HaarCascade } from '../cascade/parse.js';
@@ -12,6 +17,17 @@ export interface Layout {
   pitch: number;
   sqOffset: number;
   tiltedOffset: number;
+  /** The split layout's cells per half plane (stride / 2); absent or 0: the plain layout. */
+  half?: number;
+}
+
+/**
+ * The cell of column dx, row dy (from the window's top-left) in the plane starting `plane` cells into a row, counted
+ * from the window's own cell (in the split layout: its cell in the even half of the sum plane, x even).
+ */
+export function cellAt(L: Layout, plane: number, dx: number, dy: number): number {
+  const column = L.half ? (dx & 1) * L.half + (dx >> 1) : dx;
+  return plane + column + L.pitch * dy;
 }
 
 /** Byte offsets, from the window's top-left sum cell, of the four corners of rect `r` of feature `f`. */
@@ -21,14 +37,21 @@ function rectCorners(c: HaarCascade, L: Layout, f: number, r: number): number[] 
   const y = c.featureRects[b + 1];
   const w = c.featureRects[b + 2];
   const h = c.featureRects[b + 3];
-  const pitch = L.pitch;
-  // CV_TILTED_OFS / CV_SUM_OFS corners, as cells; tilted ones in the tilted plane.
+  // CV_TILTED_OFS / CV_SUM_OFS corners, as (column, row); tilted ones in the tilted plane.
   const corners =
     c.featureTilted[f] !== 0
-      ? [x + pitch * y, x - h + pitch * (y + h), x + w + pitch * (y + w), x + w - h + pitch * (y + w + h)].map(
-          (cell) => cell + L.tiltedOffset,
-        )
-      : [x + pitch * y, x + w + pitch * y, x + pitch * (y + h), x + w + pitch * (y + h)];
+      ? [
+          [x, y],
+          [x - h, y + h],
+          [x + w, y + w],
+          [x + w - h, y + w + h],
+        ].map(([dx, dy]) => cellAt(L, L.tiltedOffset, dx, dy))
+      : [
+          [x, y],
+          [x + w, y],
+          [x, y + h],
+          [x + w, y + h],
+        ].map(([dx, dy]) => cellAt(L, 0, dx, dy));
   return corners.map((cell) => cell * 4);
 }
 
@@ -57,7 +80,7 @@ const ONE: Lanes = {
   flt: (code) => code.op(op.f32Lt),
 };
 
-/** Four windows at cells p .. p+3 (a step-1 row): each corner is one 16-byte load. */
+/** Four windows at cells p .. p+3 (a step-1 row, or a split step-2 row): each corner is one 16-byte load. */
 export const FOUR: Lanes = {
   load: (code, offset) => code.v128Load(offset),
   isub: (code) => code.simd(simd.i32x4Sub),
@@ -126,5 +149,11 @@ export function links(c: HaarCascade, tree: number): { left: Int32Array; right: 
 export function normRect(c: HaarCascade, L: Layout): { area: number; corners: number[] } {
   const nw = c.windowWidth - 2;
   const nh = c.windowHeight - 2;
-  return { area: nw * nh, corners: [1 + L.pitch, 1 + nw + L.pitch, 1 + L.pitch * (1 + nh), 1 + nw + L.pitch * (1 + nh)] };
+  const corners = [
+    [1, 1],
+    [1 + nw, 1],
+    [1, 1 + nh],
+    [1 + nw, 1 + nh],
+  ].map(([dx, dy]) => cellAt(L, 0, dx, dy));
+  return { area: nw * nh, corners };
 }

@@ -7,7 +7,7 @@
 import { buildModule, type FunctionDef } from '../../wasm/builder.js';
 import { axisTable } from '../../image/ops.js';
 import type { HaarCascade } from '../cascade/parse.js';
-import { hlineFunction, integralsFunction, resizeFunction } from '../pyramid-wasm.js';
+import { hlineFunction, integralsFunction, integralsSplitFunction, resizeFunction } from '../pyramid-wasm.js';
 import type { Layout } from './emit.js';
 import { evalWindow, scalarScan, stage } from './scalar.js';
 import { eval4, maxTreeDepth, scan4, stage4 } from './simd.js';
@@ -21,23 +21,26 @@ export interface HaarKernel {
   /** Cell offset of the squared-sum plane and, for tilted cascades, of the tilted plane, within a row. */
   readonly sqOffset: number;
   readonly tiltedOffset: number;
-  /** Whether step-1 levels are scanned four windows at a time (WebAssembly SIMD). */
+  /** Whether levels are scanned four windows at a time (WebAssembly SIMD): step-2 ones too unless the cascade is tilted. */
   readonly simd: boolean;
   /**
    * Starts a pyramid: lays out the memory for an 8-bit `srcW` x `srcH` image whose first (largest) level is
    * `w0` x `h0`, and copies the image in.
    */
   begin(src: Uint8Array, srcW: number, srcH: number, w0: number, h0: number): void;
-  /** Resizes the image to the level's `lw` x `lh` (INTER_LINEAR_EXACT) and writes its sum and squared-sum integrals. */
-  level(lw: number, lh: number): void;
   /**
-   * The level's pixels and the integral cells, for a tilted integral written in JavaScript (tiltedIntegral at
-   * `tiltedOffset`, row stride `pitch`); valid until the next `begin`.
+   * Resizes the image to the level's `lw` x `lh` (INTER_LINEAR_EXACT) and writes its sum and squared-sum integrals,
+   * in the layout the scan of a level at `ystep` reads (the split one for step 2 with SIMD: see emit.ts).
+   */
+  level(lw: number, lh: number, ystep?: number): void;
+  /**
+   * The level's pixels and the integral cells (plain layout: tilted cascades are never split), for a tilted
+   * integral written in JavaScript (tiltedIntegral at `tiltedOffset`, row stride `pitch`); valid until the next `begin`.
    */
   views(lw: number, lh: number): { pixels: Uint8Array; cells: Int32Array };
   /**
-   * Scans a level's windows (x < workW, y < workH, step `ystep`) and returns the accepted windows' cell
-   * indices (y * pitch + x) in OpenCV's order.
+   * Scans the last level's windows (x < workW, y < workH, step `ystep`, as given to `level`) and returns the
+   * accepted windows' cell indices (y * pitch + x) in OpenCV's order.
    */
   scan(workW: number, workH: number, ystep: number): Int32Array;
 }
@@ -58,8 +61,9 @@ export const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
 /**
  * The module, exporting resize and integrals (a level's image work, pyramid-wasm.ts), scan (any level, one window
- * at a time) and, with `withSimd`, scan4 (step-1 levels, four windows at a time). Functions: scan, evalWindow, the
- * stages, hline, resize, integrals; then scan4, eval4 and the SIMD stages.
+ * at a time) and, with `withSimd`, scan4 (step-1 levels, four windows at a time) and, for cascades without tilted
+ * features, integrals2 and scan4x2 (step-2 levels in the split layout). Functions: scan, evalWindow, the stages,
+ * hline, resize, integrals; then scan4, eval4 and the SIMD stages; then integrals2, scan4x2, its eval4 and stages.
  */
 function generate(c: HaarCascade, L: Layout, withSimd: boolean): Uint8Array {
   const EVAL = 1;
@@ -79,6 +83,14 @@ function generate(c: HaarCascade, L: Layout, withSimd: boolean): Uint8Array {
     functions.push(scan4(c, L, eval4Index, firstStage4), eval4(c, firstStage4));
     const depth = maxTreeDepth(c);
     for (let s = 0; s < c.stageCount; s++) functions.push(stage4(c, L, s, depth));
+    // Split planes of a tilted cascade would need the tilted integral split too: its step-2 levels stay scalar.
+    if (!c.hasTiltedFeatures) {
+      const split: Layout = { ...L, half: L.stride / 2 };
+      functions.push({ ...integralsSplitFunction(L.pitch, L.sqOffset, split.half!), name: 'integrals2' });
+      const scan4x2Index = functions.length;
+      functions.push(scan4(c, split, scan4x2Index + 1, scan4x2Index + 2, 2), eval4(c, scan4x2Index + 2));
+      for (let s = 0; s < c.stageCount; s++) functions.push(stage4(c, split, s, depth));
+    }
   }
   return buildModule(functions);
 }
@@ -102,9 +114,13 @@ export class Kernel implements HaarKernel {
   private readonly fn: {
     scan: (workW: number, workH: number, ystep: number, outBase: number) => number;
     scan4?: (workW: number, workH: number, outBase: number) => number;
+    scan4x2?: (workW: number, workH: number, outBase: number) => number;
     resize: (...args: number[]) => void;
     integrals: (img: number, w: number, h: number) => void;
+    integrals2?: (img: number, w: number, h: number) => void;
   };
+  /** Whether the last level was written in the split layout (scanned by scan4x2). */
+  private split = false;
   private cells = new Int32Array(0);
   private bytes = new Uint8Array(0);
   /** Byte addresses of this pyramid's regions (see begin). */
@@ -155,7 +171,7 @@ export class Kernel implements HaarKernel {
     this.bytes.set(src.subarray(0, srcW * srcH), srcAt);
   }
 
-  level(lw: number, lh: number): void {
+  level(lw: number, lh: number, ystep = 1): void {
     const { at, src } = this;
     if (lw === src.w && lh === src.h) {
       this.bytes.copyWithin(at.level, at.src, at.src + lw * lh);
@@ -185,7 +201,9 @@ export class Kernel implements HaarKernel {
         at.bufB,
       );
     }
-    this.fn.integrals(at.level, lw, lh);
+    this.split = ystep === 2 && this.fn.integrals2 !== undefined;
+    if (this.split) this.fn.integrals2!(at.level, lw, lh);
+    else this.fn.integrals(at.level, lw, lh);
   }
 
   views(lw: number, lh: number): { pixels: Uint8Array; cells: Int32Array } {
@@ -194,7 +212,13 @@ export class Kernel implements HaarKernel {
 
   scan(workW: number, workH: number, ystep: number): Int32Array {
     const out = this.at.out;
-    const n = ystep === 1 && this.fn.scan4 ? this.fn.scan4(workW, workH, out) : this.fn.scan(workW, workH, ystep, out);
+    let n: number;
+    if (this.split) {
+      if (ystep !== 2) throw new Error('HaarKernel.scan: the level was written for a step-2 scan');
+      n = this.fn.scan4x2!(workW, workH, out);
+    } else {
+      n = ystep === 1 && this.fn.scan4 ? this.fn.scan4(workW, workH, out) : this.fn.scan(workW, workH, ystep, out);
+    }
     return this.cells.subarray(out >> 2, (out >> 2) + n);
   }
 }

@@ -2,7 +2,7 @@
  * The scalar kernel: scan (every window of a level, one at a time, in OpenCV's order with its stage-0 skip rule
  * and setWindow's normalisation), evalWindow (runAt: the stages in turn) and one function per stage that sums its
  * trees' leaves in double, each tree a select (stumps) or branches (deeper trees). Runs where the host has no
- * WebAssembly SIMD, and for levels scanned at step 2. Part of haar-wasm.ts.
+ * WebAssembly SIMD, and for the step-2 levels of cascades with tilted features. Part of haar-wasm.ts.
  */
 import { Code, F32, F64, I32, op, type FunctionDef } from '../../wasm/builder.js';
 import type { HaarCascade } from '../cascade/parse.js';

@@ -1,8 +1,9 @@
 /**
- * The SIMD kernel for levels scanned at step 1: scan4 takes four adjacent windows at a time (norms and stage 0 for
- * all four, then OpenCV's walk replayed on the lane bits), eval4 runs the later stages while any lane is alive, and
- * each stage4 evaluates a tree for all four lanes (branches no live lane takes are skipped) and sums each lane's
- * leaves in double, as the scalar stage does. Part of haar-wasm.ts.
+ * The SIMD kernel: scan4 takes four windows of a row at a time (norms and stage 0 for all four, then OpenCV's walk
+ * replayed on the lane bits), eval4 runs the later stages while any lane is alive, and each stage4 evaluates a tree
+ * for all four lanes (branches no live lane takes are skipped) and sums each lane's leaves in double, as the scalar
+ * stage does. Step-1 levels take four adjacent windows from the plain layout; step-2 levels the windows x, x+2,
+ * x+4, x+6 from the split layout (emit.ts), one set of these functions per layout. Part of haar-wasm.ts.
  */
 import { Code, I32, op, simd, V128, type FunctionDef } from '../../wasm/builder.js';
 import type { HaarCascade } from '../cascade/parse.js';
@@ -113,11 +114,14 @@ export function eval4(c: HaarCascade, firstStage4: number): FunctionDef {
 }
 
 /**
- * scan4(workW, workH, outBase) -> count: a step-1 level, four windows (x .. x+3) at a time. The norm and stage 0
- * are computed for all four; OpenCV's walk is then replayed on the lane bits (a window rejected by stage 0 skips
- * the next position, carried into the next group), and the windows still alive run the later stages together.
+ * scan4(workW, workH, outBase) -> count: a level scanned at `step` (1 or 2; 2 needs the split layout), four
+ * windows (x, x + step, x + 2 step, x + 3 step) at a time. The norm and stage 0 are computed for all four; OpenCV's
+ * walk is then replayed on the lane bits (a window rejected by stage 0 skips the next position, carried into the
+ * next group), and the windows still alive run the later stages together. Accepted windows are stored as plain
+ * cell indices (y * pitch + x) in either layout.
  */
-export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4: number): FunctionDef {
+export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4: number, step: 1 | 2 = 1): FunctionDef {
+  if (step === 2 && !L.half) throw new Error('scan4: step-2 levels need the split layout');
   const [workW, workH, outBase] = [0, 1, 2];
   const [y, x, p, rowCell, count, carry, V, A, E, nIn, bits, F0] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
   const [VNF4, SUM4, SQ4, T, NFLO, NFHI, VLO, VHI] = [15, 16, 17, 18, 19, 20, 21, 22];
@@ -164,7 +168,10 @@ export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4
   code.i32Const(0).localSet(x).i32Const(0).localSet(carry);
   code.open(op.block).open(op.loop);
   code.localGet(x).localGet(workW).op(op.i32GeS).brIf(1);
-  code.localGet(rowCell).localGet(x).op(op.i32Add).i32Const(2).op(op.i32Shl).localSet(p);
+  // The window's cell: x in the plain layout, x / 2 (its even column's index) in the split one.
+  code.localGet(rowCell).localGet(x);
+  if (step === 2) code.i32Const(1).op(op.i32ShrU);
+  code.op(op.i32Add).i32Const(2).op(op.i32Shl).localSet(p);
   code.open(op.block); // "next group"
   rectSum4(0);
   code.localSet(SUM4);
@@ -182,8 +189,10 @@ export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4
   okHalf(NFLO, VLO);
   okHalf(NFHI, VHI);
   code.shuffle(JOIN_I64_MASKS).simd(simd.i32x4Bitmask);
-  // Lanes inside the level: nIn = min(workW - x, 4).
-  code.localGet(workW).localGet(x).op(op.i32Sub).localSet(nIn);
+  // Lanes inside the level: nIn = min(ceil((workW - x) / step), 4).
+  code.localGet(workW).localGet(x).op(op.i32Sub);
+  if (step === 2) code.i32Const(1).op(op.i32Add).i32Const(1).op(op.i32ShrU);
+  code.localSet(nIn);
   code.localGet(nIn).i32Const(4).localGet(nIn).i32Const(4).op(op.i32LtS).op(op.select).localSet(nIn);
   code.i32Const(1).localGet(nIn).op(op.i32Shl).i32Const(1).op(op.i32Sub).op(op.i32And).localTee(V);
   // No window passes setWindow: none is skipped-over either, so nothing carries.
@@ -218,17 +227,28 @@ export function scan4(c: HaarCascade, L: Layout, eval4Index: number, firstStage4
       .op(op.i32And)
       .open(op.if);
     code.localGet(outBase).localGet(count).i32Const(2).op(op.i32Shl).op(op.i32Add);
-    code.localGet(rowCell).localGet(x).op(op.i32Add).i32Const(k).op(op.i32Add).i32Store(0);
+    code
+      .localGet(rowCell)
+      .localGet(x)
+      .op(op.i32Add)
+      .i32Const(k * step)
+      .op(op.i32Add)
+      .i32Store(0);
     code.localGet(count).i32Const(1).op(op.i32Add).localSet(count);
     code.op(op.end);
   }
   code.op(op.end); // next group
-  code.localGet(x).i32Const(4).op(op.i32Add).localSet(x).br(0);
+  code
+    .localGet(x)
+    .i32Const(4 * step)
+    .op(op.i32Add)
+    .localSet(x)
+    .br(0);
   code.op(op.end).op(op.end);
-  code.localGet(y).i32Const(1).op(op.i32Add).localSet(y).br(0);
+  code.localGet(y).i32Const(step).op(op.i32Add).localSet(y).br(0);
   code.op(op.end).op(op.end);
   code.localGet(count);
   const i32s = Array<typeof I32>(12).fill(I32);
   const v128s = Array<typeof V128>(8).fill(V128);
-  return { name: 'scan4', params: [I32, I32, I32], results: [I32], locals: [...i32s, ...v128s], body: code };
+  return { name: step === 1 ? 'scan4' : 'scan4x2', params: [I32, I32, I32], results: [I32], locals: [...i32s, ...v128s], body: code };
 }

@@ -27,7 +27,7 @@ export interface DetectOptions {
 
 /** The same in the generated WebAssembly (haar-wasm.ts; `kernel.begin` was called for this image). Returns its row pitch. */
 function scanLevelWasm(cascade: HaarCascade, kernel: HaarKernel, lv: LevelScan, out: number[]): number {
-  kernel.level(lv.lw, lv.lh);
+  kernel.level(lv.lw, lv.lh, lv.ystep);
   if (cascade.hasTiltedFeatures) {
     const { pixels, cells } = kernel.views(lv.lw, lv.lh);
     tiltedIntegral(pixels, lv.lw, lv.lh, cells, kernel.tiltedOffset, kernel.pitch);

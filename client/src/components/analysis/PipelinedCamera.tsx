@@ -1,0 +1,67 @@
+/**
+ * AnalysisCamera's picture, overlay and frame rate with the analysis pipelined (frame-pipeline.ts): while one
+ * camera frame is analysed the next is already taken and sent (`depth` frames at once), each camera frame once,
+ * taken without a pixel read on the page (camera.nextFrame). Used where the engine can take frames back to
+ * back (live recognition in this browser); `depth` 1 is AnalysisCamera's one request in flight.
+ */
+import { createSignal, onMount, Show } from 'solid-js';
+import { CameraView } from '../CameraView';
+import { markLiveFrame } from '../../lib/analyze';
+import { createCamera } from '../../lib/camera';
+import { createPipelinedLoop } from './frame-pipeline';
+import { formatFps } from './live-loop';
+
+export interface PipelinedCameraProps<T> {
+  /** The video's accessible name. */
+  label: string;
+  facingMode?: 'user' | 'environment';
+  /** Frames analysed at once, read before each frame is sent: 2 keeps an engine busy, 1 waits for each answer. */
+  depth: () => number;
+  analyze: (frame: HTMLCanvasElement, signal: AbortSignal) => Promise<T>;
+  /** Draws a result over the picture; the overlay has the frame's pixel size. */
+  draw: (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, result: T) => void;
+  onResult: (result: T, frame: HTMLCanvasElement) => void;
+  onError: (err: unknown) => void;
+}
+
+export function PipelinedCamera<T>(props: PipelinedCameraProps<T>) {
+  const camera = createCamera({ facingMode: props.facingMode ?? 'user' });
+  const [overlay, setOverlay] = createSignal<HTMLCanvasElement>();
+  onMount(() => void camera.start());
+
+  const loop = createPipelinedLoop<HTMLCanvasElement, T>({
+    active: () => camera.state() === 'live',
+    grab: async (signal) => {
+      // A canvas per frame: the result keeps the very pixels it was computed from (face crops).
+      const frame = await camera.nextFrame(signal);
+      if (frame) markLiveFrame(frame.canvas);
+      return frame?.canvas ?? null;
+    },
+    analyze: (frame, signal) => props.analyze(frame, signal),
+    depth: () => props.depth(),
+    onResult: (result, frame) => {
+      const o = overlay();
+      if (o) props.draw(o, frame, result);
+      props.onResult(result, frame);
+    },
+    onError: (err) => props.onError(err),
+  });
+
+  return (
+    <div class="analysis-camera">
+      <CameraView camera={camera} label={props.label}>
+        {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
+        <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
+      </CameraView>
+      <Show when={camera.state() === 'live'}>
+        <p class="live-bar">
+          <span class="live-dot" classList={{ paused: !loop.running() }} aria-hidden="true" />
+          <span>{loop.running() ? 'Live' : 'Paused'}</span>
+          <span data-testid="fps" title="Analysed frames per second">
+            {formatFps(loop.fps())}
+          </span>
+        </p>
+      </Show>
+    </div>
+  );
+}
