@@ -226,11 +226,15 @@ test.describe('with the detector double', () => {
     await expect(banner).toContainText('Nobody in view');
     await expect(page.getByTestId('safety-nobody')).toBeVisible();
 
-    // Paced: at most one request in flight, each started about a second after the one before.
+    // Paced: at most one request in flight, one a second. The page paces the frames it takes; each request
+    // starts after that frame's JPEG encoding, whose time varies with the machine's load, so one gap can be
+    // shorter by what the frame before took to encode (seen: 1131 then 714 ms) but the pace holds on average.
     await expect.poll(() => started.length).toBeGreaterThanOrEqual(5);
     expect(maxInFlight).toBe(1);
     const gaps = started.slice(1).map((t, i) => t - started[i]);
-    expect(Math.min(...gaps), `gaps between checks: ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(900);
+    const mean = (started[started.length - 1] - started[0]) / gaps.length;
+    expect(mean, `gaps between checks: ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(900);
+    expect(Math.min(...gaps), `gaps between checks: ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(400);
 
     // Five seconds: a slower pace.
     await page.getByRole('radio', { name: 'Every 5 seconds' }).check();

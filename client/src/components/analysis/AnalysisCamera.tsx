@@ -3,11 +3,11 @@
  * starts the camera when shown and analyses frame after frame (one request at a time, see live-loop.ts); the
  * camera and the loop stop when it is removed (source switched, page left).
  */
-import { createSignal, onMount, Show } from 'solid-js';
-import { CameraView } from '../CameraView';
+import { createSignal, onMount } from 'solid-js';
 import { markLiveFrame } from '../../lib/analyze';
 import { createCamera } from '../../lib/camera';
 import { createLiveLoop, formatFps } from './live-loop';
+import { LiveStage } from './LiveStage';
 
 export interface AnalysisCameraProps<T> {
   /** The video's accessible name. */
@@ -45,20 +45,16 @@ export function AnalysisCamera<T>(props: AnalysisCameraProps<T>) {
   });
 
   return (
-    <div class="analysis-camera">
-      <CameraView camera={camera} label={props.label}>
-        {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
-        <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
-      </CameraView>
-      <Show when={camera.state() === 'live'}>
-        <p class="live-bar">
-          <span class="live-dot" classList={{ paused: !loop.running() }} aria-hidden="true" />
-          <span>{loop.running() ? 'Live' : (props.ready ?? true) ? 'Paused' : 'Waiting'}</span>
-          <span data-testid="fps" title="Analysed frames per second">
-            {formatFps(loop.fps())}
-          </span>
-        </p>
-      </Show>
-    </div>
+    <LiveStage
+      camera={camera}
+      label={props.label}
+      overlayRef={setOverlay}
+      running={loop.running()}
+      status={loop.running() ? 'Live' : (props.ready ?? true) ? 'Paused' : 'Waiting'}
+    >
+      <span data-testid="fps" title="Analysed frames per second">
+        {formatFps(loop.fps())}
+      </span>
+    </LiveStage>
   );
 }

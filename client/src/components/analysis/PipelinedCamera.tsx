@@ -4,12 +4,12 @@
  * taken without a pixel read on the page (camera.nextFrame). Used where the engine can take frames back to
  * back (live recognition in this browser); `depth` 1 is AnalysisCamera's one request in flight.
  */
-import { createSignal, onMount, Show } from 'solid-js';
-import { CameraView } from '../CameraView';
+import { createSignal, onMount } from 'solid-js';
 import { markLiveFrame } from '../../lib/analyze';
 import { createCamera } from '../../lib/camera';
 import { createPipelinedLoop } from './frame-pipeline';
 import { formatFps } from './live-loop';
+import { LiveStage } from './LiveStage';
 
 export interface PipelinedCameraProps<T> {
   /** The video's accessible name. */
@@ -48,20 +48,16 @@ export function PipelinedCamera<T>(props: PipelinedCameraProps<T>) {
   });
 
   return (
-    <div class="analysis-camera">
-      <CameraView camera={camera} label={props.label}>
-        {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
-        <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
-      </CameraView>
-      <Show when={camera.state() === 'live'}>
-        <p class="live-bar">
-          <span class="live-dot" classList={{ paused: !loop.running() }} aria-hidden="true" />
-          <span>{loop.running() ? 'Live' : 'Paused'}</span>
-          <span data-testid="fps" title="Analysed frames per second">
-            {formatFps(loop.fps())}
-          </span>
-        </p>
-      </Show>
-    </div>
+    <LiveStage
+      camera={camera}
+      label={props.label}
+      overlayRef={setOverlay}
+      running={loop.running()}
+      status={loop.running() ? 'Live' : 'Paused'}
+    >
+      <span data-testid="fps" title="Analysed frames per second">
+        {formatFps(loop.fps())}
+      </span>
+    </LiveStage>
   );
 }

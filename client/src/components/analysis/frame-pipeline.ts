@@ -10,8 +10,7 @@
  * dropped and the next try waits RETRY_MS. `runPipeline` is the loop itself, free of Solid and the DOM
  * (unit-tested); `createPipelinedLoop` wires it to signals.
  */
-import { createEffect, createMemo, createSignal, onCleanup } from 'solid-js';
-import { createVisible, FPS_WINDOW_MS, NO_FRAME_WAIT_MS, RETRY_MS, type LiveLoop } from './live-loop';
+import { createRunningLoop, FPS_WINDOW_MS, NO_FRAME_WAIT_MS, RETRY_MS, type LiveLoop } from './live-loop';
 
 export interface PipelineOptions<F, R> {
   active: () => boolean;
@@ -116,25 +115,8 @@ export async function runPipeline<F, R>(run: PipelineRun<F, R>, signal: AbortSig
 }
 
 export function createPipelinedLoop<F, R>(options: PipelineOptions<F, R>): LiveLoop {
-  const visible = createVisible();
-  const [fps, setFps] = createSignal<number | null>(null);
-  // A memo: the loop restarts only when running really changes, not whenever a signal behind it is set.
-  const running = createMemo(() => options.active() && visible());
-  let stopCurrent: (() => void) | null = null;
-
-  createEffect(() => {
-    stopCurrent?.();
-    stopCurrent = null;
-    if (!running()) {
-      setFps(null);
-      return;
-    }
-    const controller = new AbortController();
-    stopCurrent = () => controller.abort();
-    const { grab, analyze, depth, onResult, onError } = options;
-    void runPipeline({ grab, analyze, depth, onResult, onError, onFps: setFps }, controller.signal);
+  const { grab, analyze, depth, onResult, onError } = options;
+  return createRunningLoop(options.active, (signal, onFps) => {
+    void runPipeline({ grab, analyze, depth, onResult, onError, onFps }, signal);
   });
-  onCleanup(() => stopCurrent?.());
-
-  return { fps, running };
 }

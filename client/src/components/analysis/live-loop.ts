@@ -91,11 +91,19 @@ export function createVisible(): () => boolean {
   return visible;
 }
 
-export function createLiveLoop<T>(options: LiveLoopOptions<T>): LiveLoop {
+/**
+ * Runs `start` (a loop that ends when its signal aborts) while `active()` and the page is visible, restarting it
+ * when either comes back; the frame rate it reports is the loop's `fps`. Shared by the one-at-a-time loop below
+ * and the pipelined one (frame-pipeline.ts).
+ */
+export function createRunningLoop(
+  active: () => boolean,
+  start: (signal: AbortSignal, onFps: (fps: number | null) => void) => void,
+): LiveLoop {
   const visible = createVisible();
   const [fps, setFps] = createSignal<number | null>(null);
   // A memo: the loop restarts only when running really changes, not whenever a signal behind it is set.
-  const running = createMemo(() => options.active() && visible());
+  const running = createMemo(() => active() && visible());
   let stopCurrent: (() => void) | null = null;
 
   createEffect(() => {
@@ -107,11 +115,17 @@ export function createLiveLoop<T>(options: LiveLoopOptions<T>): LiveLoop {
     }
     const controller = new AbortController();
     stopCurrent = () => controller.abort();
-    void runLoop({ step: options.step, onResult: options.onResult, onError: options.onError, onFps: setFps }, controller.signal);
+    start(controller.signal, setFps);
   });
   onCleanup(() => stopCurrent?.());
 
   return { fps, running };
+}
+
+export function createLiveLoop<T>(options: LiveLoopOptions<T>): LiveLoop {
+  return createRunningLoop(options.active, (signal, onFps) => {
+    void runLoop({ step: options.step, onResult: options.onResult, onError: options.onError, onFps }, signal);
+  });
 }
 
 /** "4.2 fps", or a dash while there is no rate yet. */

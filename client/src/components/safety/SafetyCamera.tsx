@@ -7,8 +7,8 @@
  */
 import { createSignal, onMount, Show } from 'solid-js';
 import { createCamera } from '../../lib/camera';
-import { CameraView } from '../CameraView';
 import { createLiveLoop } from '../analysis/live-loop';
+import { LiveStage } from '../analysis/LiveStage';
 
 /** The wait before a check is taken in slices this long, so a changed interval or a stop applies soon. */
 const SLICE_MS = 200;
@@ -66,26 +66,20 @@ export function SafetyCamera<T>(props: SafetyCameraProps<T>) {
   });
 
   return (
-    <div class="analysis-camera">
-      <CameraView camera={camera} label={props.label}>
-        {/* biome-ignore lint/a11y/noAriaHiddenOnFocusable: a canvas without tabindex is not focusable (and this one lets pointer events through); the boxes drawn on it are for the eye, the results are given in text */}
-        <canvas ref={setOverlay} class="stage-overlay" aria-hidden="true" />
-      </CameraView>
-      <Show when={camera.state() === 'live'}>
-        <p class="live-bar">
-          <span class="live-dot" classList={{ paused: !loop.running() }} aria-hidden="true" />
-          <span>
-            {loop.running() ? `Live: a check every ${props.intervalMs / 1000} s` : props.ready ? 'Paused' : 'Waiting for the detector'}
+    <LiveStage
+      camera={camera}
+      label={props.label}
+      overlayRef={setOverlay}
+      running={loop.running()}
+      status={loop.running() ? `Live: a check every ${props.intervalMs / 1000} s` : props.ready ? 'Paused' : 'Waiting for the detector'}
+    >
+      <Show when={lastCheck()}>
+        {(t) => (
+          <span data-testid="last-check" class="muted">
+            last at {t().toLocaleTimeString()}
           </span>
-          <Show when={lastCheck()}>
-            {(t) => (
-              <span data-testid="last-check" class="muted">
-                last at {t().toLocaleTimeString()}
-              </span>
-            )}
-          </Show>
-        </p>
+        )}
       </Show>
-    </div>
+    </LiveStage>
   );
 }
