@@ -14,6 +14,9 @@ import type { Logger } from '../../logger.js';
 import { WorkerPool } from '../workers/worker-pool.js';
 import type { ObjectDetectorInfo, ObjectOps, ObjectPool, ObjectWorkerData } from './object-protocol.js';
 
+/** How long close() waits for a load in progress (the server's own shutdown gives up after 5 s). */
+const LOAD_WAIT_ON_CLOSE_MS = 4000;
+
 export type ObjectDetectorState = 'loading' | 'ready' | 'error' | 'disabled';
 
 export interface ObjectServiceOptions {
@@ -80,6 +83,9 @@ export class ObjectService {
   }
 
   async close(): Promise<void> {
+    // A worker terminated while onnxruntime-node creates its session aborts the whole process (SIGABRT, seen when
+    // a server was stopped within a second of starting): let the load finish first, for a bounded time.
+    await Promise.race([this.loading.catch(() => undefined), new Promise((r) => setTimeout(r, LOAD_WAIT_ON_CLOSE_MS).unref())]);
     await this.pool?.close();
   }
 
