@@ -3,17 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { rgbToGray } from '../../shared/image/ops.js';
 import { decodeImage, ImageDecoder } from './decode.js';
 import { PixelBudget } from './pixel-budget.js';
-
-/** A JPEG that declares 6000x6000 but whose data stops one byte after the scan header (265 bytes). */
-async function declaredHugeJpeg(): Promise<Buffer> {
-  const whole = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: { r: 120, g: 130, b: 140 } } })
-    .jpeg({ quality: 50, optimizeCoding: true })
-    .toBuffer();
-  let sos = 0;
-  while (!(whole[sos] === 0xff && whole[sos + 1] === 0xda)) sos++;
-  const scanStart = sos + 2 + whole.readUInt16BE(sos + 2);
-  return Buffer.concat([whole.subarray(0, scanStart + 1), Buffer.from([0xff, 0xd9])]);
-}
+import { declaredHugeJpeg } from '../../test/helpers/image-bombs.js';
 
 describe('decodeImage', () => {
   it('gives the upright RGB pixels and, on first use only, the same grayscale as rgbToGray', async () => {

@@ -15,20 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base64, photo } from '../helpers/faces.js';
 import { freePort } from '../helpers/server-process.js';
 import { getJson, postJson, REPO_ROOT, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { declaredHugeJpeg } from '../helpers/image-bombs.js';
 
 function rssMb(pid: number): Promise<number> {
   return fs.readFile(`/proc/${pid}/status`, 'utf8').then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)![1]) / 1024);
-}
-
-/** A JPEG that declares 6000x6000 but whose data stops one byte after the scan header. */
-async function declaredHugeJpeg(): Promise<Buffer> {
-  const whole = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: { r: 120, g: 130, b: 140 } } })
-    .jpeg({ quality: 50, optimizeCoding: true })
-    .toBuffer();
-  let sos = 0;
-  while (!(whole[sos] === 0xff && whole[sos + 1] === 0xda)) sos++;
-  const scanStart = sos + 2 + whole.readUInt16BE(sos + 2);
-  return Buffer.concat([whole.subarray(0, scanStart + 1), Buffer.from([0xff, 0xd9])]);
 }
 
 describe('16 concurrent 36-megapixel images against a server process', () => {

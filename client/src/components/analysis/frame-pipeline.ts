@@ -10,7 +10,7 @@
  * dropped and the next try waits RETRY_MS. `runPipeline` is the loop itself, free of Solid and the DOM
  * (unit-tested); `createPipelinedLoop` wires it to signals.
  */
-import { createRunningLoop, FPS_WINDOW_MS, NO_FRAME_WAIT_MS, RETRY_MS, type LiveLoop } from './live-loop';
+import { createRunningLoop, FPS_WINDOW_MS, NO_FRAME_WAIT_MS, RETRY_MS, sleep, type LiveLoop } from './live-loop';
 
 export interface PipelineOptions<F, R> {
   active: () => boolean;
@@ -32,20 +32,6 @@ export interface PipelineRun<F, R> extends Omit<PipelineOptions<F, R>, 'active'>
 }
 
 type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-}
 
 type Event<F, R> =
   | { kind: 'frame'; frame: F | null }

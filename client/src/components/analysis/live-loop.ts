@@ -38,7 +38,8 @@ export interface LoopRun<T> extends Omit<LiveLoopOptions<T>, 'active'> {
   now?: () => number;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener(

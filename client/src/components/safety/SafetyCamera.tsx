@@ -7,7 +7,7 @@
  */
 import { createSignal, onMount, Show } from 'solid-js';
 import { createCamera } from '../../lib/camera';
-import { createLiveLoop } from '../analysis/live-loop';
+import { createLiveLoop, sleep } from '../analysis/live-loop';
 import { LiveStage } from '../analysis/LiveStage';
 
 /** The wait before a check is taken in slices this long, so a changed interval or a stop applies soon. */
@@ -21,17 +21,6 @@ export interface SafetyCameraProps<T> {
   draw: (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, result: T) => void;
   onResult: (result: T, frame: HTMLCanvasElement) => void;
   onError: (err: unknown) => void;
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 export function SafetyCamera<T>(props: SafetyCameraProps<T>) {
@@ -48,7 +37,7 @@ export function SafetyCamera<T>(props: SafetyCameraProps<T>) {
       for (;;) {
         const wait = takenAt + props.intervalMs - performance.now();
         if (wait <= 0 || signal.aborted) break;
-        await pause(Math.min(wait, SLICE_MS), signal);
+        await sleep(Math.min(wait, SLICE_MS), signal);
       }
       if (signal.aborted) return null;
       const frame = camera.capture();
