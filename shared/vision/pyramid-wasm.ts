@@ -137,13 +137,33 @@ export function resizeFunction(hline: number): FunctionDef {
 }
 
 /**
+ * The start of integral row y + 1, in both integral functions (whose first eleven locals are IMG, W, H, X, Y, S, Q,
+ * V, ROW, PREV, SRC): PREV and ROW the byte addresses of rows y and y + 1, the row's first cell zero (sum and
+ * squared sum), the running sums and X zero, SRC at the image's row y.
+ */
+function startIntegralRow(code: Code, pitch: number, sq: number): void {
+  const [IMG, W, X, Y, S, Q, ROW, PREV, SRC] = [0, 1, 3, 4, 5, 6, 8, 9, 10];
+  code
+    .localGet(Y)
+    .i32Const(pitch * 4)
+    .op(op.i32Mul)
+    .localTee(PREV)
+    .i32Const(pitch * 4)
+    .op(op.i32Add)
+    .localTee(ROW);
+  code.i32Const(0).i32Store(0).localGet(ROW).i32Const(0).i32Store(sq);
+  code.i32Const(0).localSet(S).i32Const(0).localSet(Q).i32Const(0).localSet(X);
+  code.localGet(IMG).localGet(Y).localGet(W).op(op.i32Mul).op(op.i32Add).localSet(SRC);
+}
+
+/**
  * integrals2(img, w, h): the same integrals in the split layout (emit.ts), for step-2 levels scanned with SIMD:
  * each plane row holds its even columns in its first `half` cells and its odd columns in the next `half`. Pixels go
  * in pairs: pixel x (x even) closes column x + 1 (odd, cell x / 2 of the odd half), pixel x + 1 column x + 2 (even,
  * cell x / 2 + 1).
  */
 export function integralsSplitFunction(pitch: number, sqOffset: number, half: number): FunctionDef {
-  const [IMG, W, H, X, Y, S, Q, V, ROW, PREV, SRC, J, LAST] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const [_IMG, W, H, X, Y, S, Q, V, ROW, PREV, SRC, J, LAST] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
   const sq = sqOffset * 4;
   const odd = half * 4;
   const code = new Code();
@@ -173,17 +193,7 @@ export function integralsSplitFunction(pitch: number, sqOffset: number, half: nu
   code.localGet(W).i32Const(1).op(op.i32Sub).localSet(LAST);
   code.i32Const(0).localSet(Y);
   loopTo(code, Y, H, () => {
-    code
-      .localGet(Y)
-      .i32Const(pitch * 4)
-      .op(op.i32Mul)
-      .localTee(PREV)
-      .i32Const(pitch * 4)
-      .op(op.i32Add)
-      .localTee(ROW);
-    code.i32Const(0).i32Store(0).localGet(ROW).i32Const(0).i32Store(sq);
-    code.i32Const(0).localSet(S).i32Const(0).localSet(Q).i32Const(0).localSet(X);
-    code.localGet(IMG).localGet(Y).localGet(W).op(op.i32Mul).op(op.i32Add).localSet(SRC);
+    startIntegralRow(code, pitch, sq);
     // Pairs while x + 1 < w; J = x * 2 is the byte offset of cell x / 2.
     code.open(op.block).open(op.loop);
     code.localGet(X).localGet(LAST).op(op.i32GeS).brIf(1);
@@ -207,7 +217,7 @@ export function integralsSplitFunction(pitch: number, sqOffset: number, half: nu
  * into each row (haar-wasm.ts's layout); row 0 and column 0 are zero.
  */
 export function integralsFunction(pitch: number, sqOffset: number): FunctionDef {
-  const [IMG, W, H, X, Y, S, Q, V, ROW, PREV, SRC] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  const [_IMG, W, H, X, Y, S, Q, V, ROW, PREV, SRC] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
   const sq = sqOffset * 4;
   const code = new Code();
   code.i32Const(0).localSet(X);
@@ -217,18 +227,7 @@ export function integralsFunction(pitch: number, sqOffset: number): FunctionDef 
   });
   code.i32Const(0).localSet(Y);
   loopTo(code, Y, H, () => {
-    // PREV, ROW: byte addresses of rows y and y + 1.
-    code
-      .localGet(Y)
-      .i32Const(pitch * 4)
-      .op(op.i32Mul)
-      .localTee(PREV)
-      .i32Const(pitch * 4)
-      .op(op.i32Add)
-      .localTee(ROW);
-    code.i32Const(0).i32Store(0).localGet(ROW).i32Const(0).i32Store(sq);
-    code.i32Const(0).localSet(S).i32Const(0).localSet(Q).i32Const(0).localSet(X);
-    code.localGet(IMG).localGet(Y).localGet(W).op(op.i32Mul).op(op.i32Add).localSet(SRC);
+    startIntegralRow(code, pitch, sq);
     loopTo(code, X, W, () => {
       code.localGet(SRC).localGet(X).op(op.i32Add).i32Load8U(0).localSet(V);
       code.localGet(S).localGet(V).op(op.i32Add).localSet(S);
