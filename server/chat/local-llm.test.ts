@@ -113,7 +113,8 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
 
   it('refuses with 429 llm_busy when the queue is full', async () => {
     const c = client({ maxConcurrent: 8, maxQueue: 8 });
-    const running = c.completion(messages, { maxTokens: 60 });
+    // Long enough that it cannot end before the second request is queued behind it (60 tokens did once in CI).
+    const running = c.completion(messages, { maxTokens: 400 });
     await vi.waitFor(() => expect(llm.load.active).toBe(1));
     const waiting = c.completion(messages, { maxTokens: 4 });
     await vi.waitFor(() => expect(llm.load.queued).toBe(1)); // maxQueue: 1
@@ -131,7 +132,8 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
 
   it('a queued request the client abandons leaves the queue', async () => {
     const c = client({ maxConcurrent: 8, maxQueue: 8 });
-    const running = c.completion(messages, { maxTokens: 60 });
+    // Long enough that it cannot end before the second request is queued behind it (60 tokens did once in CI).
+    const running = c.completion(messages, { maxTokens: 400 });
     await vi.waitFor(() => expect(llm.load.active).toBe(1));
     const ac = new AbortController();
     const queued = c.completion(messages, { maxTokens: 4, signal: ac.signal }).catch((e: unknown) => e);
