@@ -1,8 +1,9 @@
 /**
  * onnxruntime-node 1.30 starts Microsoft's telemetry at the first session (files in TMPDIR, HTTPS uploads where
  * it finds a CA bundle). server/telemetry-off.ts, imported first by the entry points, must stop it. Each check
- * runs in a fresh Node process with its own TMPDIR and no ORT_DISABLE_TELEMETRY inherited (vitest sets it for the
- * tests themselves), and looks at what the library left there. The control shows the check can see telemetry.
+ * runs in a fresh Node process with its own TMPDIR and a minimal environment, and looks at what the library left
+ * there. The control shows the check can see telemetry. The environment is minimal because the library stays quiet
+ * where it sees CI variables (`CI=true`, as CI machines set), and vitest sets ORT_DISABLE_TELEMETRY for the tests.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,8 +26,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** Files a process left in its TMPDIR after making one onnxruntime session, with `before` run first. */
 function filesLeftBySession(before: string): string[] {
   const tmp = mkdtempSync(path.join(work, 'tmp-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
-  delete env.ORT_DISABLE_TELEMETRY;
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: tmp };
   const script = `${before}
 const ort = await import(${JSON.stringify(pathToFileURL(path.join(REPO, 'node_modules/onnxruntime-node/dist/index.js')).href)});
 await ort.InferenceSession.create(${JSON.stringify(model)});`;
