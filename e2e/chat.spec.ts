@@ -25,8 +25,8 @@ test.beforeAll(async () => {
   // The photo analysis includes objects: wait for the object detector to finish loading in the background.
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const ready = (await (await fetch(`${lookout.url}/api/ready`)).json()) as { object_detection: string };
-    if (ready.object_detection !== 'loading') break;
+    const ready = (await (await fetch(`${lookout.url}/api/ready`)).json()) as { object_detection_state: string };
+    if (ready.object_detection_state !== 'loading') break;
     if (Date.now() > deadline) throw new Error(`the object detector did not load:\n${lookout.output()}`);
     await new Promise((r) => setTimeout(r, 250));
   }

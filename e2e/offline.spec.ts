@@ -213,8 +213,8 @@ test('a photo saved while the server is away is queued, then stored once when it
 
   // The answer lost, as after a crash between the server's reply and the removal from the queue: the app
   // sends the same capture again after a reload, and the server keeps one copy.
-  const [{ filename }] = ((await (await fetch(`${lookout.url}/api/images/offline-grace`)).json()) as { images: { filename: string }[] })
-    .images;
+  const [{ filename }] = ((await (await fetch(`${lookout.url}/api/images/offline-grace`)).json()) as { files: { filename: string }[] })
+    .files;
   const captureId = filename.replace(/\.[a-z]+$/, '');
   const bytes = await (await fetch(`${lookout.url}/api/images/offline-grace/${filename}`)).arrayBuffer();
   await addToQueue(page, 'captures', [

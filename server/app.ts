@@ -9,6 +9,7 @@ import { Hono, type Context } from 'hono';
 import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
 import { ChatStatus } from './chat/chat-status.js';
+import { readFeatureCascades } from './chat/feature-cascades.js';
 import { LlmClient } from './chat/llm-client.js';
 import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-server.js';
 import { FaceService } from './engines/faces/face-service.js';
@@ -19,6 +20,7 @@ import type { EmbeddingOps } from './engines/faces/embedding-protocol.js';
 import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
+import { BearerAuth } from './http/auth.js';
 import { ApiError, errorBody, sendError, sendInternalError } from './http/errors.js';
 import { appHeaders } from './http/headers.js';
 import { readOnlyPages, wrongMethod } from './http/methods.js';
@@ -33,6 +35,7 @@ import { MemoryReclaimer } from './imaging/reclaim.js';
 import type { Logger } from './logger.js';
 import { metricsResponse } from './metrics.js';
 import { PpeService } from './ppe/ppe-service.js';
+import { authConfigRoutes } from './routes/auth-config.js';
 import { chatRoutes } from './routes/chat.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
@@ -106,6 +109,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   } catch (err) {
     throw new Error(`CASCADE_FILE: cannot read ${settings.cascadeFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
+  const featureCascadeXml = await readFeatureCascades(settings);
   const images = new ImageStore(path.join(settings.dataDir, 'images'), log);
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
   const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
@@ -116,6 +120,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     script: 'faces/vision-worker',
     data: {
       cascadeXml,
+      featureCascadeXml,
       cascade: { scaleFactor: settings.cascadeScaleFactor, minNeighbors: settings.cascadeMinNeighbors, minSize: settings.cascadeMinSize },
     },
     size: settings.workers,
@@ -231,6 +236,12 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     objects,
     systemPrompt: settings.chatSystemPrompt,
     decoder,
+    features: (faces) =>
+      pool.run(
+        'features',
+        { faces },
+        faces.map((f) => f.gray.data.buffer as ArrayBuffer),
+      ),
   });
   const processorStatus = new ProcessorStatus({ url: settings.processorUrl, intervalMs: settings.processorCheckIntervalMs, log });
   void processorStatus.start();
@@ -270,11 +281,24 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const api = new Hono();
   // A path served under other methods: 405 with Allow instead of the catch-all's 404.
   api.use('*', wrongMethod(api));
+  // AUTH_MODE=oidc: a bearer token with the operation's role (shared/api/roles.ts), checked before any body is read.
+  if (settings.authMode === 'oidc') {
+    const auth = new BearerAuth({
+      issuer: settings.oidcIssuer,
+      audience: settings.oidcAudience,
+      jwksUrl: settings.oidcJwksUrl,
+      cooldownMs: settings.oidcJwksCooldownMs,
+      log,
+    });
+    auth.start();
+    api.use('*', auth.middleware());
+  }
   // 413 over MAX_BODY_BYTES, after reading (and dropping) a bounded rest of the body so the client reads it.
   api.use('*', bodyLimit({ maxBytes: settings.maxBodyBytes, readsBody: routeReadsBody('/api') }));
   // Each module mounts its entries of the route table (shared/api/routes.ts), which is also the OpenAPI document.
   const routeModules = [
     healthRoutes,
+    authConfigRoutes,
     imageRoutes,
     labelRoutes,
     trainRoutes,

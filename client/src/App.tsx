@@ -5,7 +5,7 @@
  * the first load stays small.
  */
 import { A, Router, useLocation, type RouteDefinition, type RouteSectionProps } from '@solidjs/router';
-import { createEffect, For, lazy, Show, Suspense, type Component } from 'solid-js';
+import { createEffect, For, lazy, onMount, Show, Suspense, type Component } from 'solid-js';
 import { Notice } from './components/Notice';
 import { serverStatus } from './lib/server-status';
 import { SyncStatus } from './pwa/SyncStatus';
@@ -84,7 +84,44 @@ function Shell(props: RouteSectionProps) {
   );
 }
 
-const ROUTES: RouteDefinition[] = [...PAGES.map((p) => ({ path: p.path, component: p.component })), { path: '*404', component: NotFound }];
+/** Whether a page has been shown yet: the first one (a load, a reload) leaves the focus where the browser put it. */
+let firstPage = true;
+
+/**
+ * Moves the focus to a page's main heading once it is in the document (a page shown by a transition is built before
+ * it is put in), as a screen reader user expects after following a link: otherwise the focus stays on the link of
+ * the page just left. The heading gets tabindex=-1: focusable from here, not a stop for Tab.
+ */
+export function focusHeading(root: ParentNode, deadline = performance.now() + 5000): void {
+  const h1 = root.querySelector('h1');
+  if (h1?.isConnected) {
+    if (!h1.hasAttribute('tabindex')) h1.setAttribute('tabindex', '-1');
+    h1.focus();
+    return;
+  }
+  if (performance.now() < deadline) requestAnimationFrame(() => focusHeading(root, deadline));
+}
+
+/** A routed page in a box of its own (display: contents), so its heading is found in it and nowhere else. */
+function routed(Page: Component): Component {
+  return () => {
+    let box!: HTMLDivElement;
+    onMount(() => {
+      if (firstPage) firstPage = false;
+      else focusHeading(box);
+    });
+    return (
+      <div ref={box} class="page-root">
+        <Page />
+      </div>
+    );
+  };
+}
+
+const ROUTES: RouteDefinition[] = [
+  ...PAGES.map((p) => ({ path: p.path, component: routed(p.component) })),
+  { path: '*404', component: routed(NotFound) },
+];
 
 export function App() {
   return <Router root={Shell}>{ROUTES}</Router>;

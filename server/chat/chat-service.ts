@@ -1,12 +1,15 @@
 /**
- * The chat flow (spec "Chat flow"): with an image, Lookout's own analysis (faces with the active engines,
- * objects) becomes the prompt's context; without one, only the message is sent. The LLM is any
- * OpenAI-compatible endpoint.
+ * The chat flow (spec "Chat flow"): with an image, Lookout's own analysis (faces with the active engines and
+ * their facial features, objects) becomes the prompt's context; without one, only the message is sent. The
+ * LLM is any OpenAI-compatible endpoint.
  */
-import type { ChatAnalysis } from '../../shared/api/index.js';
+import type { ChatAnalysis, ChatFace, FaceResult } from '../../shared/api/index.js';
 import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
+import type { RgbImage } from '../../shared/image/types.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
+import { grayFaceCrop, noFeatures, type FacialFeatures } from '../../shared/vision/facial-features.js';
 import type { FaceService } from '../engines/faces/face-service.js';
+import type { FaceCrop } from '../engines/faces/vision-protocol.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
 import { ApiError } from '../http/errors.js';
 import type { DecodedImage, ImageDecoder } from '../imaging/decode.js';
@@ -20,6 +23,8 @@ export interface ChatServiceOptions {
   systemPrompt: string;
   /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
   decoder: ImageDecoder;
+  /** Eyes, smile and eyeglasses of each face crop, in order (the vision workers' `features`). */
+  features: (faces: FaceCrop[]) => Promise<FacialFeatures[]>;
 }
 
 export class ChatService {
@@ -39,7 +44,8 @@ export class ChatService {
     // Faces and objects run in different worker pools: in parallel, the analysis costs the slower of the two.
     let objectsUnavailable: string | undefined;
     const [recognized, objects] = await Promise.all([
-      this.opts.faces.recognizeDecoded(decoded),
+      // The features need the face boxes, and run while the objects are still being detected.
+      this.opts.faces.recognizeDecoded(decoded).then(async (r) => ({ ...r, faces: await this.withFeatures(r.faces, decoded.rgb) })),
       this.opts.objects.detectDecoded(decoded.rgb).then(
         (r) => r.objects,
         (err: unknown): DetectedObject[] => {
@@ -50,8 +56,9 @@ export class ChatService {
         },
       ),
     ]);
+    const { faces } = recognized;
     const context = buildAnalysisContext({
-      faces: recognized.faces,
+      faces,
       objects,
       detectionMethod: recognized.detection_method,
       recognitionModel: recognized.recognition_model,
@@ -61,12 +68,28 @@ export class ChatService {
     return {
       messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, context, question: message }),
       analysis: {
-        faces: recognized.faces,
+        count: faces.length,
+        faces,
         objects,
         detection_method: recognized.detection_method,
         ...(objectsUnavailable ? { objects_unavailable: objectsUnavailable } : {}),
       },
     };
+  }
+
+  /**
+   * Each face with its facial features. Only here, for chat, not on every recognition: the three cascades run on
+   * the face boxes' pixels alone. The crops come from the RGB pixels (the gray image went to the face worker), with
+   * the same gray conversion, so the features are those of the decoded gray image.
+   */
+  private async withFeatures(faces: readonly FaceResult[], rgb: RgbImage): Promise<ChatFace[]> {
+    const crops: FaceCrop[] = [];
+    const index: (number | null)[] = faces.map((f) => {
+      const crop = grayFaceCrop(rgb, { x: f.x, y: f.y, width: f.w, height: f.h });
+      return crop ? crops.push(crop) - 1 : null;
+    });
+    const found = crops.length > 0 ? await this.opts.features(crops) : [];
+    return faces.map((f, i) => ({ ...f, features: index[i] === null ? noFeatures() : found[index[i]] }));
   }
 
   complete(messages: ChatMessage[], signal?: AbortSignal): Promise<string> {

@@ -39,9 +39,12 @@ describe('ChatStatus', { timeout: 10_000 }, () => {
     const st = s.status();
     expect(st).toMatchObject({
       enabled: true,
+      switched_on: true,
       endpoint_configured: true,
       endpoint: double.url,
       model: 'test-model',
+      model_endpoint: double.url,
+      model_name: 'test-model',
       reachable: true,
       models: ['double-model'],
     });
@@ -60,7 +63,8 @@ describe('ChatStatus', { timeout: 10_000 }, () => {
 
     await double.stop();
     await vi.waitFor(() => expect(s.status().reachable).toBe(false), { timeout: 3000, interval: 20 });
-    expect(s.status().reason).toMatch(/refused the connection/);
+    // A check in flight when the double stopped says it broke off; the next one finds the port closed.
+    await vi.waitFor(() => expect(s.status().reason).toMatch(/refused the connection/), { timeout: 3000, interval: 20 });
     expect(s.status().models).toBeUndefined();
 
     await double.start();
@@ -105,7 +109,7 @@ describe('ChatStatus', { timeout: 10_000 }, () => {
     const s = make({ enabled: false });
     await s.start();
     expect(double.requests).toHaveLength(0);
-    expect(s.status()).toMatchObject({ enabled: false, endpoint_configured: true, reachable: false, checked_at: null });
+    expect(s.status()).toMatchObject({ enabled: false, switched_on: false, endpoint_configured: true, reachable: false, checked_at: null });
     expect(s.status().reason).toMatch(/CHAT_ENABLED/);
     expect(() => s.requireClient()).toThrow(ApiError);
     try {
@@ -115,11 +119,20 @@ describe('ChatStatus', { timeout: 10_000 }, () => {
     }
   });
 
-  it('no endpoint: says so, and the chat guard refuses with chat_not_configured', async () => {
+  it('no endpoint: not enabled though switched on, says why, and the chat guard refuses with chat_not_configured', async () => {
     const s = make({ client: null });
     await s.start();
-    expect(s.status()).toMatchObject({ enabled: true, endpoint_configured: false, endpoint: null, model: null, reachable: false });
-    expect(s.status().reason).toMatch(/CHAT_ENDPOINT/);
+    expect(s.status()).toMatchObject({
+      enabled: false,
+      switched_on: true,
+      endpoint_configured: false,
+      endpoint: null,
+      model: null,
+      model_endpoint: null,
+      model_name: null,
+      reachable: false,
+    });
+    expect(s.status().reason).toMatch(/CHAT_ENDPOINT or CHAT_MODEL_PATH/);
     try {
       s.requireClient();
       expect.unreachable();

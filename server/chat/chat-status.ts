@@ -31,7 +31,7 @@ export class ChatStatus {
     this.reason = !opts.enabled
       ? 'chat is switched off (CHAT_ENABLED=false)'
       : !opts.client
-        ? 'no LLM endpoint is configured (set CHAT_ENDPOINT)'
+        ? 'no language model is configured (set CHAT_ENDPOINT or CHAT_MODEL_PATH)'
         : 'not checked yet';
     this.periodic = new PeriodicCheck(opts.intervalMs, () => this.checkOnce());
   }
@@ -78,13 +78,19 @@ export class ChatStatus {
   /** The body of `GET /api/chat/status`. */
   status(): ChatStatusBody {
     const client = this.opts.client;
+    const endpoint = client?.endpoint ?? null;
+    const model = client?.model ?? null;
     const body: ChatStatusBody = {
-      enabled: this.opts.enabled,
+      // Switched on but with nothing to answer is not enabled: the original's clients would offer a chat that always fails.
+      enabled: this.active,
+      switched_on: this.opts.enabled,
       endpoint_configured: client !== null,
-      endpoint: client?.endpoint ?? null,
-      model: client?.model ?? null,
+      endpoint,
+      model,
       reachable: this.active && this.reachable,
       checked_at: this.checkedAt,
+      model_endpoint: endpoint,
+      model_name: model,
     };
     if (!body.reachable) body.reason = this.reason;
     if (this.models && this.active) body.models = this.models.slice(0, 20);

@@ -339,6 +339,24 @@ export const SETTINGS = {
     default: String(CASCADE_DEFAULTS.minSize),
     doc: 'Smallest face in pixels (square `minSize`).',
   },
+  eyeCascadeFile: {
+    env: 'EYE_CASCADE_FILE',
+    schema: z.string().trim().min(1),
+    default: 'public/models/haarcascade_eye.xml',
+    doc: "OpenCV eye cascade XML of the chat analysis' facial features (relative to the app directory or absolute).",
+  },
+  eyeglassesCascadeFile: {
+    env: 'EYEGLASSES_CASCADE_FILE',
+    schema: z.string().trim().min(1),
+    default: 'public/models/haarcascade_eye_tree_eyeglasses.xml',
+    doc: "OpenCV eye-with-eyeglasses cascade XML of the chat analysis' facial features (relative to the app directory or absolute).",
+  },
+  smileCascadeFile: {
+    env: 'SMILE_CASCADE_FILE',
+    schema: z.string().trim().min(1),
+    default: 'public/models/haarcascade_smile.xml',
+    doc: "OpenCV smile cascade XML of the chat analysis' facial features (relative to the app directory or absolute).",
+  },
   workers: {
     env: 'WORKERS',
     schema: integer(0, 64),
@@ -487,6 +505,42 @@ export const SETTINGS = {
     schema: integer(100, 3_600_000),
     default: '5000',
     doc: "How often the event processor's `/ready` is read in the background (PROCESSOR_URL set), in milliseconds.",
+  },
+  authMode: {
+    env: 'AUTH_MODE',
+    schema: z.enum(['off', 'oidc']),
+    default: 'off',
+    doc: '`off`: the API takes no token; `oidc`: every endpoint but the probes, the docs and `/api/auth/config` needs a bearer token of OIDC_ISSUER with the role it names (README, "Authentication").',
+  },
+  oidcIssuer: {
+    env: 'OIDC_ISSUER',
+    schema: httpUrlOrEmpty,
+    default: '',
+    doc: "The OpenID issuer whose access tokens the API accepts, exactly as its tokens' `iss` (e.g. `https://idp.example/realms/lookout`); required with AUTH_MODE=oidc.",
+  },
+  oidcAudience: {
+    env: 'OIDC_AUDIENCE',
+    schema: z.string().trim().min(1),
+    default: 'lookout-backend',
+    doc: 'The audience (`aud`) an access token must name: the bearer-only backend client of the realm.',
+  },
+  oidcClientId: {
+    env: 'OIDC_CLIENT_ID',
+    schema: z.string().trim().min(1),
+    default: 'lookout-app',
+    doc: "The web app's public client at the issuer (PKCE), told to the app by `GET /api/auth/config`.",
+  },
+  oidcJwksUrl: {
+    env: 'OIDC_JWKS_URL',
+    schema: httpUrlOrEmpty,
+    default: '',
+    doc: "Where the issuer's signing keys (JWKS) are; empty: the `jwks_uri` of `<OIDC_ISSUER>/.well-known/openid-configuration`.",
+  },
+  oidcJwksCooldownMs: {
+    env: 'OIDC_JWKS_COOLDOWN_MS',
+    schema: integer(0, 3_600_000),
+    default: '10000',
+    doc: "Least time between two fetches of the issuer's keys for a token with an unknown `kid`, in milliseconds.",
   },
 } as const satisfies Record<string, SettingSpec>;
 
@@ -680,11 +734,13 @@ export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
       problems.push('LBPH_DISTANCE_MIN: must not be larger than LBPH_DISTANCE_MAX.');
     }
     if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');
+    if (s.authMode === 'oidc' && !s.oidcIssuer) problems.push(`OIDC_ISSUER: must be set with AUTH_MODE=oidc. ${SETTINGS.oidcIssuer.doc}`);
     // The entry is not echoed: a mistaken `user:password@host:port` must not reach the log.
     const bad = kafkaBrokerList(s).findIndex((b) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(b));
     if (bad >= 0) problems.push(`KAFKA_BROKERS: entry ${bad + 1} is not host:port. ${SETTINGS.kafkaBrokers.doc}`);
     s.dataDir = path.resolve(s.dataDir);
     s.cascadeFile = path.resolve(appDir, s.cascadeFile);
+    for (const key of ['eyeCascadeFile', 'eyeglassesCascadeFile', 'smileCascadeFile'] as const) s[key] = path.resolve(appDir, s[key]);
   }
   if (problems.length) throw new SettingsError(problems);
   return out as Settings;

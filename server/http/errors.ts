@@ -1,5 +1,5 @@
 /**
- * One error type for the whole HTTP layer, rendered as `{ error: { code, message, request_id } }` with the status its
+ * One error type for the whole HTTP layer, rendered as `{ error: { code, message, request_id }, detail }` with the status its
  * code implies (shared/api/errors.ts). Anything else thrown is a bug: logged, answered with a 500 that says
  * nothing internal.
  */
@@ -20,9 +20,10 @@ export class ApiError extends Error {
 }
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown, requestId?: string): ErrorBody {
-  const body: ErrorBody = details === undefined ? { error: { code, message } } : { error: { code, message, details } };
-  if (requestId) body.error.request_id = requestId;
-  return body;
+  const error: ErrorBody['error'] = details === undefined ? { code, message } : { code, message, details };
+  if (requestId) error.request_id = requestId;
+  // `detail` is what the original service's FastAPI answers carried: its clients show it to people.
+  return { error, detail: message };
 }
 
 /** The error answer, with the request's id (X-Request-Id) when the request context assigned one. */

@@ -45,6 +45,11 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   forbidden_origin: 'requests from the web page at https://other.example are not accepted; add its origin to ALLOWED_ORIGINS to allow it',
   host_not_allowed: 'this server does not answer for the host "rebind.example:8080"; add it to ALLOWED_HOSTS if it is this server\'s name',
   method_not_allowed: 'GET is not served at /api/train; it answers POST',
+  missing_token: 'this endpoint needs a bearer token from http://127.0.0.1:8081/realms/lookout (Authorization: Bearer <access token>)',
+  invalid_token: 'the token expired at 2026-11-24T10:20:30.000Z',
+  insufficient_role: 'this endpoint needs the role biometric-admin; the token has biometric-user',
+  auth_unavailable:
+    "the identity provider's keys could not be fetched from http://127.0.0.1:8081/realms/lookout/protocol/openid-connect/certs; requests are denied until they can be",
   server_busy:
     'the server is decoding 96.0 MP of images (MAX_INFLIGHT_PIXELS 96.0 MP) and this 36.0 MP image did not fit within 2000 ms; try again in 1 s',
 };
@@ -56,10 +61,10 @@ function errorResponse(codes: ErrorCode[]) {
       'application/json': {
         schema: errorBody,
         examples: Object.fromEntries(
-          codes.map((code) => [
-            code,
-            { summary: code, value: { error: { code, message: EXAMPLE_MESSAGES[code] ?? code.replace(/_/g, ' ') } } },
-          ]),
+          codes.map((code) => {
+            const message = EXAMPLE_MESSAGES[code] ?? code.replace(/_/g, ' ');
+            return [code, { summary: code, value: { error: { code, message }, detail: message } }];
+          }),
         ),
       },
     },
@@ -71,12 +76,16 @@ export function routeConfig(name: string, route: ApiRoute, prefix = '/api'): Rou
   const responses: RouteConfig['responses'] = {};
   for (const [status, res] of Object.entries(route.responses)) responses[status] = res;
   for (const [status, codes] of errorStatusesOf(route)) responses[status] = errorResponse(codes);
+  const role = route.access && route.access !== 'public' ? route.access : null;
+  const roleNote = role ? `With AUTH_MODE=oidc: a bearer token with the role \`${role}\`.` : '';
+  const description = [route.description, roleNote].filter(Boolean).join(' ');
   return createRoute({
     method: route.method,
     path: `${prefix}${route.path}`,
     operationId: name,
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    ...(description ? { description } : {}),
+    ...(role ? { security: [{ [BEARER_SCHEME]: [] }] } : {}),
     tags: [...route.tags],
     ...(route.request ? { request: route.request } : {}),
     responses,
@@ -93,17 +102,33 @@ const TAGS = [
   { name: 'PPE', description: 'Protective-equipment compliance, checked per person.' },
   { name: 'Events', description: 'The event processor (face events, mails), as the API server sees it.' },
   { name: 'Health', description: 'Probes.' },
+  { name: 'Auth', description: 'Signing in (AUTH_MODE=oidc).' },
   { name: 'Docs', description: 'This description and its reference page.' },
 ];
+
+/** The bearer scheme of the operations that need a role (shared/api/roles.ts), checked only under AUTH_MODE=oidc. */
+const BEARER_SCHEME = 'bearer';
+const BEARER_DESCRIPTION =
+  'An access token (JWT) of the OpenID issuer OIDC_ISSUER, audience OIDC_AUDIENCE, with the role the operation names in ' +
+  "`realm_access.roles` (Keycloak's shape; `biometric-admin` may do what `biometric-user` may). Checked only when the " +
+  'server runs with AUTH_MODE=oidc (GET /api/auth/config says so); with AUTH_MODE=off (the default) no token is needed. ' +
+  '401 `missing_token` or `invalid_token` (with `WWW-Authenticate: Bearer`), 403 `insufficient_role`, 503 `auth_unavailable` ' +
+  "when the issuer's keys cannot be fetched (the request is denied).";
 
 const ERROR_BODY_NOTE =
   'Every error answers `{ "error": { "code", "message" } }` with the status its code implies; codes are stable identifiers ' +
   'for programs, messages are sentences for people.';
+/** The API keeps the original service's (v1.2.0) fields for its clients; the processor is Lookout's own. */
+const COMPAT_NOTE =
+  "Error bodies also carry `detail`, the message as the original service's FastAPI answers gave it. Fields described as " +
+  '"Compatibility (original v1.2.0)" (marked `x-compat: true`) keep the names and types the original service answered, ' +
+  'beside Lookout\'s own (README, "Moving from the original service").';
 /** What any path may answer before (or instead of) a documented route: the API's own document says it once. */
 const UNROUTED_NOTE =
   'Any request, whatever its path or method, may be refused before routing: 421 `host_not_allowed` when its Host is ' +
   'not one of ALLOWED_HOSTS, 403 `forbidden_origin` when a browser sends it from another web page. A documented path ' +
-  'asked with another method answers 405 `method_not_allowed` with an `Allow` header; any other path 404 `not_found`.';
+  'asked with another method answers 405 `method_not_allowed` with an `Allow` header; any other path 404 `not_found` ' +
+  '(with AUTH_MODE=oidc, 401 first when it carries no valid token: only the open operations are answered without one).';
 
 interface DocumentSpec {
   routes: Record<string, ApiRoute>;
@@ -120,6 +145,13 @@ function buildDocument(spec: DocumentSpec, version: string): Record<string, unkn
   const app = new OpenAPIHono();
   for (const [name, route] of Object.entries(spec.routes)) app.openAPIRegistry.registerPath(routeConfig(name, route, spec.prefix));
   for (const [name, route] of Object.entries(spec.rootRoutes ?? {})) app.openAPIRegistry.registerPath(routeConfig(name, route, ''));
+  if (Object.values(spec.routes).some((r) => r.access && r.access !== 'public'))
+    app.openAPIRegistry.registerComponent('securitySchemes', BEARER_SCHEME, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: BEARER_DESCRIPTION,
+    });
   return app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: { title: spec.title, version, description: spec.description, license: { name: 'MIT' } },
@@ -134,7 +166,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       prefix: '/api',
       rootRoutes,
       title: 'Lookout API',
-      description: `Face recognition and object detection. ${ERROR_BODY_NOTE} ${UNROUTED_NOTE}`,
+      description: `Face recognition and object detection. ${ERROR_BODY_NOTE} ${COMPAT_NOTE} ${UNROUTED_NOTE}`,
       tags: TAGS,
     },
     version,

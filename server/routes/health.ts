@@ -3,9 +3,10 @@ import { Hono } from 'hono';
 import type { ReadyResponse } from '../../shared/api/index.js';
 import type { AppContext } from '../http/context.js';
 import { mountRoute } from '../http/route.js';
+import { APP_NAME, ovmsStatus } from './compat.js';
 import type { ObjectDetectorState } from '../engines/objects/object-service.js';
 
-const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection']> = {
+const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection_state']> = {
   ready: 'ready',
   loading: 'loading',
   error: 'error',
@@ -17,6 +18,7 @@ export function healthRoutes(ctx: AppContext): Hono {
 
   mountRoute(app, 'health', () => ({
     status: 'ok' as const,
+    app: APP_NAME,
     version: ctx.version,
     uptime_s: Math.round((Date.now() - ctx.startedAt) / 1000),
   }));
@@ -24,16 +26,27 @@ export function healthRoutes(ctx: AppContext): Hono {
   // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
   // engine, the object detector and the PPE detector are reported beside it; none holds readiness back.
   mountRoute(app, 'ready', (c) => {
+    const remoteStatus = ctx.remote.status;
+    const objects = OBJECT_READINESS[ctx.objects.readiness];
+    const ovms = ovmsStatus(remoteStatus);
     const body: ReadyResponse = {
       status: ctx.workers > 0 ? 'ready' : 'not_ready',
       local_detector: ctx.workers > 0 ? 'ok' : 'error',
       recognizer_trained: ctx.faces.trained,
       detection_method: ctx.faces.detectionMethod,
       recognition_model: ctx.faces.recognitionModel,
-      remote_status: ctx.remote.status,
-      object_detection: OBJECT_READINESS[ctx.objects.readiness],
+      remote_status: remoteStatus,
+      object_detection_state: objects,
       workers: ctx.workers,
       ppe: ctx.ppe.readiness(),
+      // The original service's fields, for its dashboard and scripts (README, "Moving from the original service").
+      model_loaded: ctx.faces.trained,
+      ai_model: ctx.faces.recognitionModel,
+      object_detection: objects === 'ready',
+      ovms_enabled: remoteStatus !== 'disabled',
+      ...(ovms ? { ovms_status: ovms } : {}),
+      chat_enabled: ctx.chatStatus.status().enabled,
+      ppe_enabled: ctx.settings.ppeEnabled,
     };
     return c.json(body, body.status === 'ready' ? 200 : 503);
   });

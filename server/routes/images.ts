@@ -1,6 +1,7 @@
 /**
  * Training images per label: POST /api/images (multipart `label` + `file`, or JSON `{ label, image }`),
- * GET /api/images/{label} to list, DELETE to remove, GET /api/images/{label}/{filename} for the bytes.
+ * GET /api/images/{label} to list, DELETE to remove, GET /api/images/{label}/{filename} for the bytes (DELETE: that one
+ * image).
  * An image is fully decoded (within the pixel budget) before it is stored, so training never meets a file it cannot
  * read: a truncated file, or one whose data ends before its pixels do, is refused with 400 and nothing is stored. An optional
  * `capture_id` (multipart text part or JSON field) makes the upload idempotent: stored as `<capture_id>.<ext>`,
@@ -38,6 +39,11 @@ function checkedLabel(raw: unknown): string {
   const check = normalizeLabel(raw);
   if (!check.ok) throw new ApiError('invalid_label', check.reason);
   return check.label;
+}
+
+/** The original service answered an upload with the stored file's path; Lookout gives it relative to DATA_DIR. */
+function storedPath(label: string, filename: string): string {
+  return `images/${label}/${filename}`;
 }
 
 export function imageRoutes(ctx: AppContext): Hono {
@@ -80,20 +86,20 @@ export function imageRoutes(ctx: AppContext): Hono {
     if (capture === undefined) {
       const filename = await ctx.images.save(label, bytes, format);
       ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-      return { status: 'ok' as const, label, filename };
+      return { status: 'ok' as const, label, filename, path: storedPath(label, filename) };
     }
     // A re-sent capture (a kiosk retrying after a lost answer) is answered like the first, and stored once.
     const { filename, duplicate } = await ctx.images.saveCapture(label, bytes, format, capture);
     if (duplicate) ctx.log.info(`image ${label}/${filename} was already stored (capture_id ${capture})`);
     else ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-    return { status: 'ok' as const, label, filename, duplicate };
+    return { status: 'ok' as const, label, filename, path: storedPath(label, filename), duplicate };
   });
 
   mountRoute(app, 'labelImages', async (_c, { params }) => {
     const label = checkedLabel(params.label);
     const images = await ctx.images.list(label);
     if (!images) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
-    return { label, images, count: images.length };
+    return { label, images: images.map((i) => i.filename), files: images, count: images.length };
   });
 
   mountRoute(app, 'imageFile', async (c, { params }) => {
@@ -106,6 +112,18 @@ export function imageRoutes(ctx: AppContext): Hono {
       'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream',
       'cache-control': 'private, max-age=3600',
     });
+  });
+
+  // One bad photo goes without the person: the name was checked by the route table (a stored name, never a path).
+  mountRoute(app, 'deleteImage', async (_c, { params }) => {
+    const label = checkedLabel(params.label);
+    const left = await ctx.images.removeOne(label, params.filename);
+    if (left === null) {
+      if (!(await ctx.images.list(label))) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
+      throw new ApiError('not_found', `label "${label}" has no image "${params.filename}"`);
+    }
+    ctx.log.info(`deleted image ${label}/${params.filename} (${left} left)`);
+    return { status: 'ok' as const, label, filename: params.filename, remaining: left, retrain_needed: ctx.faces.trainedLabels.has(label) };
   });
 
   mountRoute(app, 'deleteLabel', async (_c, { params }) => {

@@ -9,6 +9,7 @@ import { detectionMethodInput, recognitionModelInput } from '../config/settings.
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { mountRoute } from '../http/route.js';
+import { compatConfig, compatModels, DETECTION_DESCRIPTIONS, ovmsInfo } from './compat.js';
 
 // The original clients send `ai_model` (with `dlib`), `method` or `detection_method` (with `opencv`/`openvino`):
 // the table's body schemas take any text, and the values are checked here so the message names the choices.
@@ -26,6 +27,7 @@ export function modelRoutes(ctx: AppContext): Hono {
     recognition_model: ctx.faces.recognitionModel,
     detection_method: ctx.faces.detectionMethod,
     recognizers: ctx.faces.recognizerStatus(),
+    ...compatConfig(ctx),
   });
 
   mountRoute(app, 'modelsConfig', () => config());
@@ -44,7 +46,12 @@ export function modelRoutes(ctx: AppContext): Hono {
   mountRoute(app, 'setDetection', (_c, { body }) => {
     const method = parseChoice(body.detection_method ?? body.method, detectionMethodInput, 'detection_method', '"local" or "remote"');
     ctx.faces.setDetectionMethod(method);
-    return { status: 'ok' as const, detection_method: ctx.faces.detectionMethod, remote_status: ctx.remote.status };
+    return {
+      status: 'ok' as const,
+      detection_method: ctx.faces.detectionMethod,
+      remote_status: ctx.remote.status,
+      ovms_info: ovmsInfo(ctx),
+    };
   });
 
   mountRoute(app, 'modelsAvailable', () => {
@@ -68,8 +75,11 @@ export function modelRoutes(ctx: AppContext): Hono {
           ...(reason ? { reason } : {}),
           active: name === ctx.faces.detectionMethod,
           ...(name === 'remote' ? { status: ctx.remote.status } : {}),
+          type: name,
+          description: DETECTION_DESCRIPTIONS[name],
         };
       }),
+      models: compatModels(ctx),
     };
   });
 

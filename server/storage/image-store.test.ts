@@ -42,6 +42,38 @@ describe('ImageStore', () => {
     expect(await store.list('ada')).toBeNull();
   });
 
+  it('removes one image, leaving the others; the last one takes the label along', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    const first = await store.save('ada', new Uint8Array([1]), 'png');
+    const second = await store.save('ada', new Uint8Array([2]), 'png');
+    expect(await store.removeOne('ada', first)).toBe(1);
+    expect((await store.list('ada'))!.map((i) => i.filename)).toEqual([second]);
+    expect(await store.removeOne('ada', first)).toBeNull();
+    expect(await store.removeOne('ada', second)).toBe(0);
+    expect(await store.labels()).toEqual([]);
+    await expect(fs.stat(path.join(root, 'ada'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await store.removeOne('nobody', first)).toBeNull();
+  });
+
+  it('removes one image only under a name of its own: no path, no dot file, no temporary file', async () => {
+    const store = new ImageStore(root);
+    await store.init();
+    const kept = await store.save('ada', new Uint8Array([1]), 'png');
+    await store.save('bob', new Uint8Array([2]), 'png');
+    await fs.writeFile(path.join(root, 'ada', '.tmp-upload-1.png'), 'half');
+    await fs.writeFile(path.join(root, 'top.png'), 'beside the labels');
+    for (const name of ['../top.png', `../bob/${kept}`, '.tmp-upload-1.png', '..', '.', '', 'a/b.png', 'a\\b.png']) {
+      expect(await store.removeOne('ada', name), name).toBeNull();
+    }
+    expect(await fs.readdir(path.join(root, 'ada'))).toHaveLength(2);
+    expect(await fs.readFile(path.join(root, 'top.png'), 'utf8')).toBe('beside the labels');
+    expect(await store.labels()).toEqual([
+      { label: 'ada', images: 1 },
+      { label: 'bob', images: 1 },
+    ]);
+  });
+
   it('ignores temp files a crash left behind and cleans them at start', async () => {
     await fs.mkdir(path.join(root, 'ada'));
     await fs.writeFile(path.join(root, 'ada', '.tmp-dead-1.jpg'), 'half');
@@ -145,6 +177,9 @@ describe('ImageStore and symbolic links', () => {
     expect(await store.read('ada', 'link.jpg')).toBeNull();
     expect(await store.read('ada', name)).toEqual(new Uint8Array([1]));
     expect((await store.all()).map((r) => r.filename)).toEqual([name]);
+    // One image: the link is no image, so nothing is deleted (neither the link nor its target).
+    expect(await store.removeOne('ada', 'link.jpg')).toBeNull();
+    expect(await fs.readFile(path.join(outside, 'secret.jpg'), 'utf8')).toBe('not yours');
     expect(await store.remove('ada')).toBe(1);
     expect(await fs.readFile(path.join(outside, 'secret.jpg'), 'utf8')).toBe('not yours');
   });
@@ -167,6 +202,7 @@ describe('ImageStore and symbolic links', () => {
     expect(await store.list('eve')).toBeNull();
     expect(await store.read('eve', 'secret.jpg')).toBeNull();
     expect(await store.remove('eve')).toBe(0);
+    expect(await store.removeOne('eve', 'secret.jpg')).toBeNull();
     await expect(store.save('eve', new Uint8Array([1]), 'png')).rejects.toThrow(/not a folder/);
     await expect(store.saveCapture('eve', new Uint8Array([1]), 'png', 'capture-0001')).rejects.toThrow(/not a folder/);
     expect(await fs.readdir(outside)).toEqual(['secret.jpg']);

@@ -236,6 +236,35 @@ export class ImageStore {
     });
   }
 
+  /**
+   * Removes one stored image (unlink: atomic, never half a file). Returns the images the label has left, or null
+   * when there is no such image: the name is not one of ours, the folder or the file is a link (a link is left
+   * alone, nothing is deleted through it), or it is already gone. The label's last image takes its folder along,
+   * as deleting the label would; an upload racing that finds the folder gone writes it anew (retryVanished).
+   */
+  async removeOne(label: string, filename: string): Promise<number | null> {
+    return this.lock.run(label, async () => {
+      const file = await this.find(label, filename);
+      if (!file) return null;
+      try {
+        await fs.unlink(file);
+      } catch (err) {
+        if (errCode(err) === 'ENOENT') return null;
+        throw err;
+      }
+      const left = (await this.list(label))?.length ?? 0;
+      if (left === 0) {
+        try {
+          await fs.rmdir(path.join(this.root, label));
+        } catch (err) {
+          // Not empty after all (a temporary file of an upload on another replica): the folder stays, harmless.
+          if (errCode(err) !== 'ENOTEMPTY' && errCode(err) !== 'EEXIST' && errCode(err) !== 'ENOENT') throw err;
+        }
+      }
+      return left;
+    });
+  }
+
   /** Every label that has at least one image, with its image count, sorted by label. */
   async labels(): Promise<{ label: string; images: number }[]> {
     const out: { label: string; images: number }[] = [];

@@ -3,7 +3,7 @@
  * `GET /api/chat/status`.
  */
 import { z } from 'zod';
-import { faceResult, imageField, isoTime } from './common.js';
+import { compat, faceResult, imageField, isoTime } from './common.js';
 import { detectedObject } from './objects.js';
 
 /** CHAT_MAX_MESSAGE_CHARS's default; the server builds its schema with the configured value. */
@@ -28,9 +28,33 @@ export function chatRequestFor(maxChars: number) {
 export const chatRequest = chatRequestFor(CHAT_MAX_MESSAGE_CHARS_DEFAULT).meta({ id: 'ChatRequest' });
 export type ChatRequest = z.input<typeof chatRequest>;
 
+const featureBox = z.object({ x: z.number(), y: z.number(), w: z.number(), h: z.number() });
+
+/** shared/vision/facial-features.ts FacialFeatures, the original service's per-face `features`. */
+export const facialFeatures = z
+  .object({
+    eyes: z.number().int().min(0).max(2).meta({ description: 'Eyes seen (OpenCV eye and eye-with-eyeglasses cascades), 0 to 2.' }),
+    eye_boxes: z.array(featureBox).meta({ description: 'Their boxes in pixels of the submitted image, left to right.' }),
+    smiling: z.boolean().meta({ description: 'The smile cascade found a smile in the lower third of the face.' }),
+    eyeglasses: z.boolean().meta({
+      description: 'The eye-with-eyeglasses cascade found more eyes than the plain eye cascade (which misses eyes behind glasses).',
+    }),
+    face_too_small: z.boolean().meta({
+      description: 'The face is under 80 pixels wide or high and was not searched: then `eyes` 0 and `false` say nothing about the person.',
+    }),
+  })
+  .meta({
+    id: 'FacialFeatures',
+    description: "Facial features of one face, from OpenCV's Haar cascades run on the face box (a `false` means not detected).",
+  });
+
+export const chatFace = faceResult.extend({ features: facialFeatures }).meta({ id: 'ChatFace', description: 'One face of the analysis.' });
+export type ChatFace = z.infer<typeof chatFace>;
+
 export const chatAnalysis = z
   .object({
-    faces: z.array(faceResult),
+    count: compat(z.number().int().min(0), 'the number of faces (`faces.length`).'),
+    faces: z.array(chatFace),
     objects: z.array(detectedObject),
     detection_method: z.string(),
     objects_unavailable: z
@@ -51,7 +75,27 @@ export const chatResponse = z
     example: {
       response: 'One person, recognised as alice-smith, sitting at a desk with a laptop.',
       analysis: {
-        faces: [{ x: 120, y: 80, w: 96, h: 96, label: 'alice-smith', confidence: 87.5 }],
+        count: 1,
+        faces: [
+          {
+            x: 120,
+            y: 80,
+            w: 96,
+            h: 96,
+            label: 'alice-smith',
+            confidence: 87.5,
+            features: {
+              eyes: 2,
+              eye_boxes: [
+                { x: 136, y: 104, w: 22, h: 22 },
+                { x: 178, y: 105, w: 21, h: 21 },
+              ],
+              smiling: true,
+              eyeglasses: false,
+              face_too_small: false,
+            },
+          },
+        ],
         objects: [{ class_id: 63, class_name: 'laptop', confidence: 0.8, x: 300, y: 260, w: 200, h: 120 }],
         detection_method: 'local',
       },
@@ -78,7 +122,11 @@ export type ChatStreamEvent = z.infer<typeof chatStreamEvent>;
 
 export const chatStatusResponse = z
   .object({
-    enabled: z.boolean(),
+    enabled: z.boolean().meta({
+      description:
+        'Chat can answer: switched on (CHAT_ENABLED) and a model configured (CHAT_ENDPOINT or CHAT_MODEL_PATH); `reason` says why not.',
+    }),
+    switched_on: z.boolean().meta({ description: 'CHAT_ENABLED: chat is switched on, configured or not.' }),
     endpoint_configured: z.boolean(),
     endpoint: z
       .string()
@@ -92,17 +140,22 @@ export const chatStatusResponse = z
     reason: z.string().optional().meta({ description: 'Why it is not reachable, in words; absent when it is.' }),
     models: z.array(z.string()).optional().meta({ description: 'Models the endpoint listed at the last check, when it succeeded.' }),
     checked_at: isoTime.nullable(),
+    model_endpoint: compat(z.string().nullable(), 'the LLM endpoint (`endpoint`).'),
+    model_name: compat(z.string().nullable(), 'the model (`model`).'),
   })
   .meta({
     id: 'ChatStatusResponse',
     example: {
       enabled: true,
+      switched_on: true,
       endpoint_configured: true,
       endpoint: 'http://127.0.0.1:8080/v1',
       model: 'qwen2.5-1.5b-instruct',
       reachable: true,
       models: ['qwen2.5-1.5b-instruct'],
       checked_at: '2024-05-01T12:00:00.000Z',
+      model_endpoint: 'http://127.0.0.1:8080/v1',
+      model_name: 'qwen2.5-1.5b-instruct',
     },
   });
 export type ChatStatusResponse = z.infer<typeof chatStatusResponse>;

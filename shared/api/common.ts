@@ -33,9 +33,22 @@ export const isoTime = z.string().meta({ description: 'ISO 8601 time.', example:
 
 const CODES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
-/** `{ "error": { "code", "message" } }`: the body of every error answer. */
+/** What the OpenAPI document says before the description of every field kept for the original service's clients. */
+export const COMPAT_PREFIX = 'Compatibility (original v1.2.0):';
+
+/**
+ * Marks a field that the original service (v1.2.0) answered, kept with its name and type so its clients (its web
+ * frontend, its Keycloak extension, scripts against its FastAPI answers) keep working. In the OpenAPI document the
+ * field's description starts with COMPAT_PREFIX and carries `x-compat: true`.
+ */
+export function compat<S extends z.ZodType>(schema: S, description: string): S {
+  return schema.meta({ description: `${COMPAT_PREFIX} ${description}`, 'x-compat': true }) as S;
+}
+
+/** `{ "error": { "code", "message" }, "detail" }`: the body of every error answer. */
 export const errorBody = z
   .object({
+    detail: compat(z.string(), "the error's message, as FastAPI answered it (`{ detail }`); the same text as `error.message`."),
     error: z.object({
       code: z.enum(CODES).meta({ description: 'Stable identifier for programs.' }),
       message: z.string().meta({ description: 'A sentence for people.' }),
@@ -51,6 +64,29 @@ export type ErrorBody = z.infer<typeof errorBody>;
 
 /** A binary body (an image, a model file); a string in the schema, bytes on the wire. */
 export const binaryBody = z.string().meta({ format: 'binary', description: "The file's bytes." });
+
+/**
+ * Why a face is `unknown` (shared/recognition/confidence.ts decides it, for the server and the browser alike). Here
+ * rather than in faces.ts: faceResult below carries it, and faces.ts imports this module.
+ */
+export const UNKNOWN_REASONS = {
+  not_trained: 'The active recognizer has no trained model yet: train it (`POST /api/train`).',
+  no_match:
+    "Nobody the model knows is close enough: the distance is above the window's end (LBPH 85, embedding 0.6 by default), or the recognizer found no label.",
+  copy_of_training_image:
+    "The distance is below the window's start (LBPH 4 by default): the face is a pixel-exact copy of a training photo (a replayed photo, or a still camera frame), which is refused. Show a live face. Never given by the embedding recognizer, whose window starts at 0.",
+} as const;
+export type UnknownReason = keyof typeof UNKNOWN_REASONS;
+
+export const unknownReason = z
+  .enum(Object.keys(UNKNOWN_REASONS) as [UnknownReason, ...UnknownReason[]], { error: 'must be one of the unknown reasons' })
+  .meta({
+    id: 'UnknownReason',
+    description: `Present on every \`unknown\` face of a recognition: why it is unknown.\n${Object.entries(UNKNOWN_REASONS)
+      .map(([code, text]) => `- \`${code}\`: ${text}`)
+      .join('\n')}`,
+    'x-enum-descriptions': UNKNOWN_REASONS,
+  });
 
 /** One face in a recognition result (and in a stored result, where unknown fields are dropped). */
 export const faceResult = z
@@ -73,6 +109,8 @@ export const faceResult = z
       .number({ error: 'must be a number' })
       .optional()
       .meta({ description: "The recognizer's raw distance to the nearest known face (lower is closer); absent when untrained." }),
+    // No description here: it would replace the reference to UnknownReason (its description says when it is present).
+    reason: unknownReason.optional(),
   })
   .meta({
     id: 'FaceResult',

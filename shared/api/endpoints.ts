@@ -6,11 +6,13 @@
 export const ENDPOINTS = {
   health: { method: 'get', path: '/health' },
   ready: { method: 'get', path: '/ready' },
+  authConfig: { method: 'get', path: '/auth/config' },
   recognize: { method: 'post', path: '/recognize' },
   uploadImage: { method: 'post', path: '/images' },
   labelImages: { method: 'get', path: '/images/{label}' },
   imageFile: { method: 'get', path: '/images/{label}/{filename}' },
   deleteLabel: { method: 'delete', path: '/images/{label}' },
+  deleteImage: { method: 'delete', path: '/images/{label}/{filename}' },
   labels: { method: 'get', path: '/labels' },
   train: { method: 'post', path: '/train' },
   trainStatus: { method: 'get', path: '/train/status' },

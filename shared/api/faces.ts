@@ -1,6 +1,6 @@
 /** Faces: recognition (`POST /api/recognize`), training images per label (`/api/images`), labels. */
 import { z } from 'zod';
-import { binaryBody, detectionMethod, faceResult, imageField, isoTime, recognitionModel } from './common.js';
+import { binaryBody, compat, detectionMethod, faceResult, imageField, isoTime, recognitionModel } from './common.js';
 
 export const recognizeRequest = z.object({ image: imageField }).meta({ id: 'RecognizeRequest' });
 export type RecognizeRequest = z.infer<typeof recognizeRequest>;
@@ -16,8 +16,11 @@ export const recognizeResponse = z
   .meta({
     id: 'RecognizeResponse',
     example: {
-      faces: [{ x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 }],
-      count: 1,
+      faces: [
+        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 },
+        { x: 300, y: 90, w: 90, h: 90, label: 'unknown', confidence: 0, distance: 131.7, reason: 'no_match' },
+      ],
+      count: 2,
       detection_method: 'local',
       recognition_model: 'lbph',
       trained: true,
@@ -57,12 +60,22 @@ export const imageUploadResponse = z
     status: z.literal('ok'),
     label: z.string(),
     filename: z.string(),
+    path: compat(z.string(), 'where the image is stored, relative to DATA_DIR (`images/<label>/<filename>`).'),
     duplicate: z
       .boolean()
       .optional()
       .meta({ description: 'Present with `capture_id`: true when it was already stored for this label, so nothing new was stored.' }),
   })
-  .meta({ id: 'ImageUploadResponse', example: { status: 'ok', label: 'alice-smith', filename: 'c0ffee00-1234.jpg', duplicate: false } });
+  .meta({
+    id: 'ImageUploadResponse',
+    example: {
+      status: 'ok',
+      label: 'alice-smith',
+      filename: 'c0ffee00-1234.jpg',
+      path: 'images/alice-smith/c0ffee00-1234.jpg',
+      duplicate: false,
+    },
+  });
 export type ImageUploadResponse = z.infer<typeof imageUploadResponse>;
 
 export const storedImage = z
@@ -81,8 +94,41 @@ export const imageFileParams = labelParams.extend({
   filename: z.string().meta({ description: 'A filename from `GET /api/images/{label}`.', example: 'c0ffee00-1234.jpg' }),
 });
 
+/**
+ * A stored image's name as the server makes them (`<time>-<id>.<ext>`, `<capture_id>.<ext>`): letters, digits, `.`,
+ * `_` and `-`, not starting with `.`, so a name never leaves its label's folder (no `/`, no `..`).
+ */
+export const STORED_FILENAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+/** `DELETE /api/images/{label}/{filename}`: the name is checked (400), where a GET just finds no such file. */
+export const imageDeleteParams = labelParams.extend({
+  filename: z
+    .string()
+    .regex(STORED_FILENAME, 'must be a stored image\'s name: letters, digits, ".", "_" or "-", not starting with "." (up to 200)')
+    .meta({ description: 'A filename from `GET /api/images/{label}`.', example: 'c0ffee00-1234.jpg' }),
+});
+
+export const imageDeleteResponse = z
+  .object({
+    status: z.literal('ok'),
+    label: z.string(),
+    filename: z.string(),
+    remaining: z.number().int().meta({ description: 'Images the label still has (0: the label is gone).' }),
+    retrain_needed: z.boolean().meta({ description: "The trained model still holds this image's face until the next training run." }),
+  })
+  .meta({
+    id: 'ImageDeleteResponse',
+    example: { status: 'ok', label: 'alice-smith', filename: 'c0ffee00-1234.jpg', remaining: 4, retrain_needed: true },
+  });
+export type ImageDeleteResponse = z.infer<typeof imageDeleteResponse>;
+
 export const labelImagesResponse = z
-  .object({ label: z.string(), images: z.array(storedImage), count: z.number().int() })
+  .object({
+    label: z.string(),
+    images: compat(z.array(z.string()), 'the file names, oldest first (`files` has their sizes and times).'),
+    files: z.array(storedImage).meta({ description: 'The images, oldest first.' }),
+    count: z.number().int(),
+  })
   .meta({ id: 'LabelImagesResponse' });
 export type LabelImagesResponse = z.infer<typeof labelImagesResponse>;
 

@@ -1,10 +1,15 @@
 /** Probes: `GET /api/health` (liveness) and `GET /api/ready` (readiness, 503 with the same body until ready). */
 import { z } from 'zod';
-import { detectionMethod, recognitionModel } from './common.js';
+import { compat, detectionMethod, recognitionModel } from './common.js';
 
 export const healthResponse = z
-  .object({ status: z.literal('ok'), version: z.string(), uptime_s: z.number().int() })
-  .meta({ id: 'HealthResponse', example: { status: 'ok', version: '0.1.0', uptime_s: 3600 } });
+  .object({
+    status: z.literal('ok'),
+    app: compat(z.string(), "the application's name (`Lookout`)."),
+    version: z.string(),
+    uptime_s: z.number().int(),
+  })
+  .meta({ id: 'HealthResponse', example: { status: 'ok', app: 'Lookout', version: '0.1.0', uptime_s: 3600 } });
 export type HealthResponse = z.infer<typeof healthResponse>;
 
 export const readyCheck = z.enum(['ok', 'loading', 'error']);
@@ -15,6 +20,11 @@ export const remoteStatus = z
   .meta({ id: 'RemoteStatus', description: 'State of the remote detection server.' });
 export type RemoteStatus = z.infer<typeof remoteStatus>;
 
+export const objectDetectionState = z
+  .enum(['ready', 'loading', 'unavailable', 'error'])
+  .meta({ id: 'ObjectDetectionState', description: 'The object detector: loaded, loading, switched off, or failed to load.' });
+export type ObjectDetectionState = z.infer<typeof objectDetectionState>;
+
 export const readyResponse = z
   .object({
     status: z.enum(['ready', 'not_ready']),
@@ -23,11 +33,21 @@ export const readyResponse = z
     detection_method: detectionMethod,
     recognition_model: recognitionModel,
     remote_status: remoteStatus,
-    object_detection: z.enum(['ready', 'loading', 'unavailable', 'error']),
+    object_detection_state: objectDetectionState,
     workers: z.number().int(),
     ppe: z.enum(['ready', 'unreachable', 'not_configured', 'disabled']).meta({
       description: 'The PPE detector: `ready` when its /health answers; reported only, it never holds readiness back.',
     }),
+    model_loaded: compat(z.boolean(), 'the active recognizer is trained (`recognizer_trained`).'),
+    ai_model: compat(z.string(), 'the active recognizer (`recognition_model`: `lbph` or `embedding`).'),
+    object_detection: compat(z.boolean(), 'the object detector is ready (`object_detection_state` is `ready`).'),
+    ovms_enabled: compat(z.boolean(), 'a remote detection server is configured (REMOTE_DETECTOR_URL).'),
+    ovms_status: compat(
+      z.enum(['connected', 'error', 'unreachable']).optional(),
+      'the remote detection server (`remote_status`; `error` for `model_not_ready`); absent when none is configured.',
+    ),
+    chat_enabled: compat(z.boolean(), 'chat can answer (`enabled` of GET /api/chat/status).'),
+    ppe_enabled: compat(z.boolean(), 'PPE checks are switched on (PPE_ENABLED).'),
   })
   .meta({
     id: 'ReadyResponse',
@@ -38,9 +58,15 @@ export const readyResponse = z
       detection_method: 'local',
       recognition_model: 'lbph',
       remote_status: 'disabled',
-      object_detection: 'ready',
+      object_detection_state: 'ready',
       workers: 2,
       ppe: 'disabled',
+      model_loaded: true,
+      ai_model: 'lbph',
+      object_detection: true,
+      ovms_enabled: false,
+      chat_enabled: true,
+      ppe_enabled: false,
     },
   });
 export type ReadyResponse = z.infer<typeof readyResponse>;

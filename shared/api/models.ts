@@ -3,7 +3,7 @@
  * models a browser downloads to run itself (`/api/models/trained`).
  */
 import { z } from 'zod';
-import { detectionMethod, isoTime, recognitionModel } from './common.js';
+import { compat, detectionMethod, isoTime, recognitionModel } from './common.js';
 import { remoteStatus } from './health.js';
 
 const recognizerState = z.object({ trained: z.boolean(), trained_at: isoTime.nullable(), labels: z.number().int() });
@@ -12,7 +12,40 @@ export const recognizerStatus = z
   .meta({ id: 'RecognizerStatus', description: 'Per recognizer: whether it is trained, when, and how many labels it knows.' });
 export type RecognizerStatus = z.infer<typeof recognizerStatus>;
 
-const configFields = { recognition_model: recognitionModel, detection_method: detectionMethod, recognizers: recognizerStatus };
+/** The original service's `model_info`: the active recognizer described. */
+export const modelInfo = z
+  .object({
+    name: z.string().meta({ description: 'Display name, e.g. `LBPH`.' }),
+    type: recognitionModel,
+    backend: z.string().meta({ description: 'What runs it, e.g. `lookout`.' }),
+    available: z.boolean(),
+    params: z.record(z.string(), z.unknown()).meta({ description: 'Its settings (distance window, LBPH parameters).' }),
+  })
+  .meta({ id: 'ModelInfo' });
+export type ModelInfo = z.infer<typeof modelInfo>;
+
+/** The original service's `ovms_info`: the remote detection server, or null when none is configured. */
+export const ovmsInfo = z
+  .object({
+    model_name: z.string(),
+    endpoint: z.string().meta({ description: 'Base URL of the KServe V2 server, without credentials.' }),
+    status: remoteStatus,
+    confidence_threshold: z.number(),
+  })
+  .nullable()
+  .meta({ id: 'OvmsInfo' });
+export type OvmsInfo = z.infer<typeof ovmsInfo>;
+
+const configFields = {
+  recognition_model: recognitionModel,
+  detection_method: detectionMethod,
+  recognizers: recognizerStatus,
+  ai_model: compat(z.string(), 'the active recognizer (`recognition_model`).'),
+  is_trained: compat(z.boolean(), 'the active recognizer is trained.'),
+  model_info: compat(modelInfo, 'the active recognizer described.'),
+  ovms_info: compat(ovmsInfo, 'the remote detection server; null when none is configured.'),
+  chat_enabled: compat(z.boolean(), 'chat can answer (`enabled` of GET /api/chat/status).'),
+};
 
 export const modelsConfigResponse = z.object(configFields).meta({
   id: 'ModelsConfigResponse',
@@ -23,6 +56,17 @@ export const modelsConfigResponse = z.object(configFields).meta({
       lbph: { trained: true, trained_at: '2024-05-01T12:00:00.000Z', labels: 3 },
       embedding: { trained: false, trained_at: null, labels: 0 },
     },
+    ai_model: 'lbph',
+    is_trained: true,
+    model_info: {
+      name: 'LBPH',
+      type: 'lbph',
+      backend: 'lookout',
+      available: true,
+      params: { radius: 1, neighbors: 8, grid_x: 8, grid_y: 8 },
+    },
+    ovms_info: null,
+    chat_enabled: false,
   },
 });
 export type ModelsConfigResponse = z.infer<typeof modelsConfigResponse>;
@@ -56,8 +100,21 @@ export const detectionRequest = z
   .meta({ id: 'DetectionRequest' });
 
 export const detectionResponse = z
-  .object({ status: z.literal('ok'), detection_method: detectionMethod, remote_status: remoteStatus })
-  .meta({ id: 'DetectionResponse', example: { status: 'ok', detection_method: 'remote', remote_status: 'connected' } });
+  .object({
+    status: z.literal('ok'),
+    detection_method: detectionMethod,
+    remote_status: remoteStatus,
+    ovms_info: compat(ovmsInfo, 'the remote detection server; null when none is configured.'),
+  })
+  .meta({
+    id: 'DetectionResponse',
+    example: {
+      status: 'ok',
+      detection_method: 'remote',
+      remote_status: 'connected',
+      ovms_info: { model_name: 'face-detection-retail-0005', endpoint: 'http://ovms:8080', status: 'connected', confidence_threshold: 0.5 },
+    },
+  });
 export type DetectionResponse = z.infer<typeof detectionResponse>;
 
 const choice = {
@@ -66,10 +123,29 @@ const choice = {
   active: z.boolean(),
 };
 
+/** An entry of the original service's `models[]`; `type` is what `PUT /api/models/config` takes as `ai_model`. */
+export const compatModel = z
+  .object({
+    type: recognitionModel,
+    name: z.string().meta({ description: 'Display name.' }),
+    available: z.boolean(),
+    description: z.string(),
+  })
+  .meta({ id: 'CompatModel' });
+
 export const modelsAvailableResponse = z
   .object({
     recognition_models: z.array(z.object({ name: recognitionModel, ...choice, trained: z.boolean() })),
-    detection_methods: z.array(z.object({ name: detectionMethod, ...choice, status: remoteStatus.optional() })),
+    detection_methods: z.array(
+      z.object({
+        name: detectionMethod,
+        ...choice,
+        status: remoteStatus.optional(),
+        type: compat(detectionMethod, 'what `PUT /api/models/detection` takes (the same as `name`).'),
+        description: compat(z.string(), 'the method in words.'),
+      }),
+    ),
+    models: compat(z.array(compatModel), 'the recognizers as the original listed them (`recognition_models`).'),
   })
   .meta({
     id: 'ModelsAvailableResponse',
@@ -79,8 +155,20 @@ export const modelsAvailableResponse = z
         { name: 'embedding', available: true, active: false, trained: true },
       ],
       detection_methods: [
-        { name: 'local', available: true, active: true },
-        { name: 'remote', available: false, reason: 'REMOTE_DETECTOR_ENABLED is false', active: false, status: 'disabled' },
+        { name: 'local', available: true, active: true, type: 'local', description: 'Haar cascade in this server.' },
+        {
+          name: 'remote',
+          available: false,
+          reason: 'REMOTE_DETECTOR_ENABLED is false',
+          active: false,
+          status: 'disabled',
+          type: 'remote',
+          description: 'A KServe V2 model server (face-detection-retail-0005).',
+        },
+      ],
+      models: [
+        { type: 'lbph', name: 'LBPH', available: true, description: 'Local binary pattern histograms.' },
+        { type: 'embedding', name: 'Face embedding', available: true, description: '128-d face-api descriptors.' },
       ],
     },
   });

@@ -1,7 +1,7 @@
 /** Object detection: `POST /api/objects/detect`, `GET /api/objects/classes`, `GET /api/objects/status`. */
 import { z } from 'zod';
 import { OBJECT_CLASSES } from '../objects/classes.js';
-import { imageField } from './common.js';
+import { compat, imageField } from './common.js';
 
 export const objectDetectRequest = z
   .object({
@@ -59,23 +59,26 @@ export const objectDetectionResponse = z
   });
 export type ObjectDetectionResponse = z.infer<typeof objectDetectionResponse>;
 
-export const objectClassesResponse = z
-  .object({ classes: z.array(z.enum(OBJECT_CLASSES)), count: z.number().int(), detector: z.string() })
-  .meta({ id: 'ObjectClassesResponse' });
-export type ObjectClassesResponse = z.infer<typeof objectClassesResponse>;
+/** The detector's own report (the engine's; `GET /api/objects/status` adds the original service's fields). */
+const detectorStatusFields = {
+  name: z.string(),
+  runtime: z.string().nullable(),
+  input_size: z.number().int().nullable(),
+  classes: z.number().int(),
+  available: z.boolean(),
+  state: z.enum(['loading', 'ready', 'error', 'disabled']),
+  reason: z.string().optional(),
+  confidence_threshold: z.number(),
+  nms_iou: z.number(),
+  load_ms: z.number().nullable(),
+};
+export type ObjectDetectorStatus = z.infer<z.ZodObject<typeof detectorStatusFields>>;
 
 export const objectStatusResponse = z
   .object({
-    name: z.string(),
-    runtime: z.string().nullable(),
-    input_size: z.number().int().nullable(),
-    classes: z.number().int(),
-    available: z.boolean(),
-    state: z.enum(['loading', 'ready', 'error', 'disabled']),
-    reason: z.string().optional(),
-    confidence_threshold: z.number(),
-    nms_iou: z.number(),
-    load_ms: z.number().nullable(),
+    ...detectorStatusFields,
+    type: compat(z.string(), 'what runs the detector (`runtime`, or `none` before it loaded).'),
+    classes_count: compat(z.number().int(), 'the number of classes (`classes`).'),
   })
   .meta({
     id: 'ObjectStatusResponse',
@@ -89,8 +92,21 @@ export const objectStatusResponse = z
       confidence_threshold: 0.25,
       nms_iou: 0.45,
       load_ms: 310,
+      type: 'onnxruntime-node',
+      classes_count: 80,
     },
   });
 export type ObjectStatusResponse = z.infer<typeof objectStatusResponse>;
+
+export const objectClassesResponse = z
+  .object({
+    classes: z.array(z.enum(OBJECT_CLASSES)),
+    count: z.number().int(),
+    detector: compat(objectStatusResponse, 'the detector, as `GET /api/objects/status` reports it.'),
+    detector_name: z.string().meta({ description: 'The detector (`nanodet`, or the YOLO file).' }),
+  })
+  .meta({ id: 'ObjectClassesResponse' });
+export type ObjectClassesResponse = z.infer<typeof objectClassesResponse>;
+
 /** The name this schema had in contract.ts. */
 export const detectedObjectSchema = detectedObject;

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
+import type { Access } from './roles.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
 
@@ -42,6 +43,8 @@ export interface ApiRoute {
   responses: Record<number, ApiResponse>;
   /** Error codes this route answers with beyond those every route or every body can give (see errorCodesOf). */
   errors: readonly ErrorCode[];
+  /** Who may call it under AUTH_MODE=oidc (roles.ts; the API's table sets it for every entry); absent: open. */
+  access?: Access;
 }
 
 /** Keeps the literal types of an entry, for the typed client. */
@@ -68,6 +71,11 @@ export function errorCodesOf(route: ApiRoute): ErrorCode[] {
     if (body.required) codes.add('missing_field');
   }
   if (route.request?.query) codes.add('bad_request');
+  // Under AUTH_MODE=oidc (server/http/auth.ts): no token, a token that does not verify, a role missing, or the
+  // issuer's keys out of reach (denied, never let through). Documented whatever the mode, as the contract.
+  if (route.access && route.access !== 'public') {
+    for (const code of ['missing_token', 'invalid_token', 'insufficient_role', 'auth_unavailable'] as const) codes.add(code);
+  }
   codes.add('internal_error');
   return [...codes];
 }

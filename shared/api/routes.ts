@@ -4,9 +4,12 @@
  * check every real answer against it.
  */
 import { z } from 'zod';
+import { authConfigResponse } from './auth.js';
 import { chatRequest, chatResponse, chatStatusResponse, chatStreamEvent } from './chat.js';
 import { binaryBody, EXAMPLE_IMAGE } from './common.js';
 import {
+  imageDeleteParams,
+  imageDeleteResponse,
   imageFileParams,
   imageUploadForm,
   imageUploadJson,
@@ -36,6 +39,7 @@ import { metricsRoute, processorStatusResponse } from './processor.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
 import { ENDPOINTS, type EndpointName } from './endpoints.js';
 import { defineRoute, type ApiRoute } from './route.js';
+import { withAccess } from './roles.js';
 import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
 
 const json = <S extends z.ZodType>(schema: S, example?: unknown) => ({
@@ -47,7 +51,7 @@ const jsonBody = <S extends z.ZodType>(schema: S, example?: unknown) => ({ requi
 /** A page or file of the API reference (`text/html`, CSS, JavaScript, PNG). */
 const docsFile = z.string().meta({ description: 'The file.' });
 
-export const apiRoutes = {
+const routeTable = {
   health: defineRoute({
     ...ENDPOINTS.health,
     summary: 'Liveness: the process answers',
@@ -64,6 +68,16 @@ export const apiRoutes = {
       200: { description: 'Ready.', content: json(readyResponse) },
       503: { description: 'Not ready yet; the same body says what is missing.', content: json(readyResponse) },
     },
+    errors: [],
+  }),
+  authConfig: defineRoute({
+    ...ENDPOINTS.authConfig,
+    summary: 'How the web app signs in: the OpenID issuer and client, or that no sign-in is needed',
+    description:
+      'Open, like the probes. With AUTH_MODE=oidc every other endpoint but the probes and the docs needs ' +
+      '`Authorization: Bearer <access token>` from this issuer, with the audience OIDC_AUDIENCE and the role the operation names.',
+    tags: ['Auth'],
+    responses: ok(authConfigResponse, 'The sign-in configuration.'),
     errors: [],
   }),
   recognize: defineRoute({
@@ -121,6 +135,16 @@ export const apiRoutes = {
     request: { params: labelParams },
     responses: ok(labelDeleteResponse, 'Deleted.'),
     errors: ['invalid_label', 'label_not_found'],
+  }),
+  deleteImage: defineRoute({
+    ...ENDPOINTS.deleteImage,
+    summary: 'Delete one stored image of a label',
+    description:
+      'Removes one file at once (a bad photo, without losing the person). The last image of a label takes the label with it. The trained model keeps the face until the next training run.',
+    tags: ['Faces'],
+    request: { params: imageDeleteParams },
+    responses: ok(imageDeleteResponse, 'Deleted.'),
+    errors: ['bad_request', 'invalid_label', 'label_not_found', 'not_found'],
   }),
   labels: defineRoute({
     ...ENDPOINTS.labels,
@@ -393,6 +417,9 @@ export const apiRoutes = {
     errors: ['not_found'],
   }),
 } satisfies Record<EndpointName, ApiRoute>;
+
+/** The table with who may call each route under AUTH_MODE=oidc (roles.ts, beside this file). */
+export const apiRoutes = withAccess(routeTable);
 
 export type ApiRoutes = typeof apiRoutes;
 export type RouteName = keyof ApiRoutes;

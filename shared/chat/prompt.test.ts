@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FaceResult } from '../api/index.js';
 import type { DetectedObject } from '../objects/types.js';
-import { buildAnalysisContext, buildChatMessages, DEFAULT_SYSTEM_PROMPT, MAX_LISTED_FACES } from './prompt.js';
+import type { FacialFeatures } from '../vision/facial-features.js';
+import { buildAnalysisContext, buildChatMessages, DEFAULT_SYSTEM_PROMPT, FEATURES_NOTE, featuresText, MAX_LISTED_FACES } from './prompt.js';
 
 const faces: FaceResult[] = [
   { x: 20, y: 40, w: 100, h: 100, label: 'alice', confidence: 87.4, distance: 30 },
@@ -73,6 +74,63 @@ describe('buildAnalysisContext', () => {
     expect(buildAnalysisContext(sample)).toBe(
       buildAnalysisContext({ ...sample, faces: [...faces].reverse(), objects: [...objects].reverse() }),
     );
+  });
+});
+
+describe('buildAnalysisContext with facial features', () => {
+  const features = (f: Partial<FacialFeatures>): FacialFeatures => ({
+    eyes: 2,
+    eye_boxes: [],
+    smiling: false,
+    eyeglasses: false,
+    face_too_small: false,
+    ...f,
+  });
+  const withFeatures = [
+    { ...faces[0], features: features({ eyeglasses: true }) },
+    { ...faces[1], features: features({ smiling: true, eyes: 1 }) },
+    { ...faces[2], features: features({}) },
+    { ...faces[3], features: features({ eyes: 0, face_too_small: true }) },
+  ];
+
+  it('lists every face, unknown ones too, with its eyes, smile and eyeglasses', () => {
+    const text = buildAnalysisContext({ ...sample, faces: withFeatures });
+    expect(text).toContain('4 faces detected, 2 recognised, 2 unknown');
+    expect(text).toContain('- alice: confidence 87%, left of the image; eyes seen: 2; smiling: no; eyeglasses: yes');
+    expect(text).toContain('- bob: confidence 72%, centre of the image; eyes seen: 2; smiling: no; eyeglasses: no');
+    expect(text).toContain('- unknown person (not recognised; identity not known), centre of the image; face too small to check');
+    expect(text).toContain(
+      '- unknown person (not recognised; identity not known), right of the image; eyes seen: 1; smiling: yes; eyeglasses: no',
+    );
+    expect(text).toContain(FEATURES_NOTE);
+    // Known faces by confidence, then unknown ones left to right.
+    const order = ['alice', 'bob', 'centre of the image; face too small', 'right of the image; eyes seen: 1'].map((t) => text.indexOf(t));
+    expect(order).toEqual([...order].sort((p, q) => p - q));
+    expect(text).not.toMatch(/- unknown:/);
+  });
+
+  it('is deterministic and bounded for a crowd', () => {
+    expect(buildAnalysisContext({ ...sample, faces: withFeatures })).toBe(
+      buildAnalysisContext({ ...sample, faces: [...withFeatures].reverse() }),
+    );
+    const crowd = Array.from({ length: 50 }, (_, i) => ({
+      x: i,
+      y: 0,
+      w: 10,
+      h: 10,
+      label: i % 2 ? `p${i}` : 'unknown',
+      confidence: i % 2 ? 60 : 0,
+      features: features({}),
+    }));
+    const text = buildAnalysisContext({ ...sample, faces: crowd, objects: [] });
+    expect(text.split('\n').filter((l) => /eyes seen/.test(l))).toHaveLength(MAX_LISTED_FACES);
+    expect(text).toContain(`- and ${50 - MAX_LISTED_FACES} more faces`);
+    expect(text.length).toBeLessThan(4000);
+  });
+
+  it('featuresText says when a face was too small to check', () => {
+    expect(featuresText(features({ face_too_small: true }))).toBe('face too small to check eyes, smile or eyeglasses');
+    expect(featuresText(features({ eyes: 1, smiling: true }))).toBe('eyes seen: 1; smiling: yes; eyeglasses: no');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { className, OBJECT_CLASSES } from './classes.js';
+import { className, OBJECT_CLASSES, objectDisplayName } from './classes.js';
 
 // The spec's table (service-spec.md, "Object classes"), alphabetical, row by row.
 const SPEC_CLASSES = [
@@ -101,5 +101,19 @@ describe('OBJECT_CLASSES', () => {
     expect(OBJECT_CLASSES.slice(56, 63)).toEqual(['chair', 'sofa', 'pottedplant', 'bed', 'diningtable', 'toilet', 'tvmonitor']);
     expect(className(79)).toBe('toothbrush');
     expect(() => className(80)).toThrow(RangeError);
+  });
+});
+
+describe('objectDisplayName', () => {
+  it('shows every class in words, with the API names unchanged', () => {
+    expect(objectDisplayName('diningtable')).toBe('dining table');
+    expect(objectDisplayName('pottedplant')).toBe('potted plant');
+    expect(objectDisplayName('tvmonitor')).toBe('TV monitor');
+    expect(objectDisplayName('traffic light')).toBe('traffic light');
+    expect(objectDisplayName('hard_hat')).toBe('hard hat');
+    expect(objectDisplayName('constructor')).toBe('constructor');
+    // No run-together Darknet spelling is left: each shown name is words a person reads.
+    for (const name of OBJECT_CLASSES) expect(objectDisplayName(name)).not.toMatch(/^(pottedplant|diningtable|tvmonitor)$/);
+    expect(OBJECT_CLASSES).toContain('diningtable');
   });
 });

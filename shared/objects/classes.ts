@@ -96,3 +96,17 @@ export function className(classId: number): ObjectClassName {
   if (name === undefined) throw new RangeError(`class id ${classId} is outside 0..${OBJECT_CLASSES.length - 1}`);
   return name;
 }
+
+/**
+ * How the pages show a class: Darknet's run-together spellings as words ("dining table"); the API keeps the spec's
+ * names. Any other name (an operator's own model) is shown as it is, with `_` as a space.
+ */
+const DISPLAY_NAMES: Readonly<Record<string, string>> = {
+  pottedplant: 'potted plant',
+  diningtable: 'dining table',
+  tvmonitor: 'TV monitor',
+};
+
+export function objectDisplayName(className: string): string {
+  return Object.hasOwn(DISPLAY_NAMES, className) ? DISPLAY_NAMES[className] : className.replace(/_/g, ' ');
+}

@@ -3,10 +3,19 @@ import { decide, DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW, EDGE_SCORE } fro
 
 describe('decide (docs/ARCHITECTURE.md#confidence)', () => {
   it('LBPH: known only inside the spec window 4 to 85, inclusive', () => {
-    expect(decide(3.99, DEFAULT_LBPH_WINDOW)).toEqual({ known: false, confidence: 0 });
+    expect(decide(3.99, DEFAULT_LBPH_WINDOW)).toEqual({ known: false, confidence: 0, reason: 'copy_of_training_image' });
     expect(decide(4, DEFAULT_LBPH_WINDOW)).toEqual({ known: true, confidence: 100 });
     expect(decide(85, DEFAULT_LBPH_WINDOW)).toEqual({ known: true, confidence: EDGE_SCORE });
-    expect(decide(85.01, DEFAULT_LBPH_WINDOW)).toEqual({ known: false, confidence: 0 });
+    expect(decide(85.01, DEFAULT_LBPH_WINDOW)).toEqual({ known: false, confidence: 0, reason: 'no_match' });
+  });
+
+  it('says why a distance is unknown: below the window a copy of a training photo, above it no match', () => {
+    // Distance 0: the training photo's own pixels (the same photo, a still camera frame).
+    expect(decide(0, DEFAULT_LBPH_WINDOW)).toMatchObject({ known: false, reason: 'copy_of_training_image' });
+    expect(decide(400, DEFAULT_LBPH_WINDOW)).toMatchObject({ known: false, reason: 'no_match' });
+    // A window from 0 has nothing below it: the embedding recognizer never calls a face a copy.
+    expect(decide(0, DEFAULT_EMBEDDING_WINDOW)).toEqual({ known: true, confidence: 100 });
+    expect(decide(1.2, DEFAULT_EMBEDDING_WINDOW)).toMatchObject({ known: false, reason: 'no_match' });
   });
 
   it('the score falls monotonically with the distance', () => {
@@ -30,7 +39,8 @@ describe('decide (docs/ARCHITECTURE.md#confidence)', () => {
   });
 
   it('non-finite distances are unknown', () => {
-    expect(decide(Number.NaN, DEFAULT_LBPH_WINDOW).known).toBe(false);
-    expect(decide(Number.POSITIVE_INFINITY, DEFAULT_LBPH_WINDOW).known).toBe(false);
+    expect(decide(Number.NaN, DEFAULT_LBPH_WINDOW)).toMatchObject({ known: false, reason: 'no_match' });
+    expect(decide(Number.POSITIVE_INFINITY, DEFAULT_LBPH_WINDOW)).toMatchObject({ known: false, reason: 'no_match' });
+    expect(decide(Number.NEGATIVE_INFINITY, DEFAULT_LBPH_WINDOW)).toMatchObject({ known: false, reason: 'no_match' });
   });
 });

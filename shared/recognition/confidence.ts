@@ -13,7 +13,20 @@
  * nearest other-person distance 117 to 136; the API tests' photos rescaled 0.5x to 1.4x gave 44 to 72. With
  * EDGE_SCORE 60, the second factor's default threshold of 65% sits at distance 75: above every genuine match
  * seen, far below every impostor.
+ *
+ * Why a face is unknown (`reason`, decided here and in face-results.ts for the server and the browser alike):
+ *   d > max, or no finite distance            no_match
+ *   d < min                                   copy_of_training_image: a genuine face never comes that close (the
+ *                                             nearest genuine LBPH match above was 4), only the training photo's own
+ *                                             pixels do (a replayed photo, a still camera frame); kept refused, as the
+ *                                             spec's window says, since it is what a replay attack on the second factor
+ *                                             looks like
+ *   no model for the active recognizer        not_trained (face-results.ts)
+ * The embedding recognizer's window starts at 0, so it never answers copy_of_training_image: a copy's descriptor
+ * is at distance 0 and is accepted (face descriptors are not meant to tell a photo from a face); its unknown faces
+ * are no_match (above 0.6, or no descriptor for the box) or not_trained.
  */
+import type { UnknownReason } from '../api/index.js';
 
 /** Score of a face exactly at the far edge of the known window. */
 export const EDGE_SCORE = 60;
@@ -28,17 +41,18 @@ export interface DistanceWindow {
 export const DEFAULT_LBPH_WINDOW: DistanceWindow = { min: 4, max: 85 };
 export const DEFAULT_EMBEDDING_WINDOW: DistanceWindow = { min: 0, max: 0.6 };
 
-export interface Decision {
-  known: boolean;
-  /** 0 to 100, one decimal; 0 when not known. */
-  confidence: number;
-}
+export type Decision =
+  | {
+      known: true;
+      /** 0 to 100, one decimal. */
+      confidence: number;
+    }
+  | { known: false; confidence: 0; reason: Exclude<UnknownReason, 'not_trained'> };
 
-/** Decides known/unknown from a raw distance and maps it to the percent score. */
+/** Decides known/unknown from a raw distance and maps it to the percent score; an unknown one says why. */
 export function decide(distance: number, window: DistanceWindow): Decision {
-  if (!Number.isFinite(distance) || distance < window.min || distance > window.max) {
-    return { known: false, confidence: 0 };
-  }
+  if (Number.isFinite(distance) && distance < window.min) return { known: false, confidence: 0, reason: 'copy_of_training_image' };
+  if (!Number.isFinite(distance) || distance > window.max) return { known: false, confidence: 0, reason: 'no_match' };
   const span = window.max - window.min;
   const t = span > 0 ? (distance - window.min) / span : 0;
   const score = 100 - (100 - EDGE_SCORE) * t;

@@ -77,7 +77,7 @@ describe('FacePipeline', () => {
     const given: Rect[] = [{ x: 1, y: 2, width: 40, height: 40 }];
     const r = await pipeline.recognize(photo, { recognizer: 'lbph', window: DEFAULT_LBPH_WINDOW, boxes: given });
     expect(hostDetect).not.toHaveBeenCalled();
-    expect(r.faces).toEqual([{ x: 1, y: 2, w: 40, h: 40, label: 'unknown', confidence: 0 }]);
+    expect(r.faces).toEqual([{ x: 1, y: 2, w: 40, h: 40, label: 'unknown', confidence: 0, reason: 'not_trained' }]);
   });
 
   it('a host without a detector needs the boxes with the job', async () => {

@@ -18,13 +18,15 @@
  */
 import { cvRound } from '../image/ops.js';
 import type { GrayImage, Rect } from '../image/types.js';
-import { detectMultiScale, groupRectangles, type DetectOptions, type HaarCascade } from './haar-cascade.js';
+import { detectMultiScale, groupRectangles, stripeCount, type DetectOptions, type HaarCascade } from './haar-cascade.js';
 
 const fround = Math.fround;
 
 interface Level {
   /** Window size at this level, in image pixels. */
   window: number;
+  /** Window positions across the level (OpenCV's working width). */
+  workW: number;
   /** Relative cost: the windows the level scans. */
   cost: number;
 }
@@ -54,7 +56,7 @@ function levels(cascade: HaarCascade, width: number, height: number, options: De
     const lh = cvRound(fround(height / sc));
     const step = sc >= 2 ? 1 : 2;
     const cost = (Math.max(lw + 1 - W0, 0) / step) * (Math.max(lh + 1 - H0, 0) / step);
-    out.push({ window: ww, cost });
+    out.push({ window: ww, workW: Math.max(lw + 1 - W0, 0), cost });
   }
   return out;
 }
@@ -95,7 +97,8 @@ export function splitPyramid(
     }
   }
   if (start < groups.length) bounds.push({ from: groups[start].window, to: groups[groups.length - 1].window });
-  const base: DetectOptions = { ...options, minNeighbors: 0 };
+  // Every part scans the rows the whole pyramid would: OpenCV's stripes follow its first level (detect.ts).
+  const base: DetectOptions = { ...options, minNeighbors: 0, stripes: options.stripes ?? stripeCount(all[0]?.workW ?? 0) };
   return bounds.map(({ from, to }, i) => ({
     ...base,
     minSize: { width: from, height: from },

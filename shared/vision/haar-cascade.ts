@@ -11,5 +11,5 @@
  */
 export { HaarCascadeParseError, parseHaarCascade, type HaarCascade } from './cascade/parse.js';
 export { tiltedIntegral } from './cascade/integrals.js';
-export { detectMultiScale, type CascadeScan, type DetectOptions } from './cascade/detect.js';
+export { detectMultiScale, stripeCount, type CascadeScan, type DetectOptions } from './cascade/detect.js';
 export { groupRectangles } from './cascade/group.js';

@@ -404,10 +404,22 @@ describe('idempotent training uploads (capture_id)', () => {
     const jpeg = await photo('grace');
     const first = await multipart('Ada', jpeg, 'cap_0001-abcd');
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ status: 'ok', label: 'ada', filename: 'cap_0001-abcd.jpg', duplicate: false });
+    expect(first.body).toEqual({
+      status: 'ok',
+      label: 'ada',
+      filename: 'cap_0001-abcd.jpg',
+      path: 'images/ada/cap_0001-abcd.jpg',
+      duplicate: false,
+    });
     const again = await multipart('ada', jpeg, 'cap_0001-abcd');
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ status: 'ok', label: 'ada', filename: 'cap_0001-abcd.jpg', duplicate: true });
+    expect(again.body).toEqual({
+      status: 'ok',
+      label: 'ada',
+      filename: 'cap_0001-abcd.jpg',
+      path: 'images/ada/cap_0001-abcd.jpg',
+      duplicate: true,
+    });
     expect(await fs.readdir(path.join(appData, 'images/ada'))).toEqual(['cap_0001-abcd.jpg']);
     expect((await getJson(`${app.url}/api/images/ada`)).body.count).toBe(1);
   });
@@ -420,7 +432,8 @@ describe('idempotent training uploads (capture_id)', () => {
 
   it('an upload without capture_id keeps the original answer', async () => {
     const res = await multipart('ada', await photo('grace'));
-    expect(Object.keys(res.body).sort()).toEqual(['filename', 'label', 'status']);
+    // The original service's fields (its `path` relative to DATA_DIR), and no `duplicate`.
+    expect(Object.keys(res.body).sort()).toEqual(['filename', 'label', 'path', 'status']);
   });
 
   it('stores concurrent uploads of one capture once', async () => {

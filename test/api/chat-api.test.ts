@@ -153,7 +153,11 @@ describe('GET /api/chat/status', () => {
       const b = await postJson(`${unconfigured.url}/api/chat`, { message: 'hi' });
       expect(b.status).toBe(503);
       expect(b.body.error.code).toBe('chat_not_configured');
-      expect((await getJson(`${unconfigured.url}/api/chat/status`)).body).toMatchObject({ enabled: true, endpoint_configured: false });
+      expect((await getJson(`${unconfigured.url}/api/chat/status`)).body).toMatchObject({
+        enabled: false,
+        switched_on: true,
+        endpoint_configured: false,
+      });
     } finally {
       await off.close();
       await unconfigured.close();

@@ -61,7 +61,7 @@ describe('createLookoutClient', () => {
 
     const images = await lookout.call('labelImages', { params: { label: 'grace-hopper' } });
     expect(images.count).toBe(captures.length + 1);
-    const file = await fetch(lookout.url('imageFile', { params: { label: 'grace-hopper', filename: images.images[0].filename } }));
+    const file = await fetch(lookout.url('imageFile', { params: { label: 'grace-hopper', filename: images.files[0].filename } }));
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toMatch(/^image\//);
   });

@@ -31,12 +31,13 @@ describe('probes', () => {
     expect(typeof body.version).toBe('string');
   });
 
-  it('GET /api/ready reports readiness with remote_status and object_detection', async () => {
+  it('GET /api/ready reports readiness with remote_status and object_detection_state', async () => {
     const { status, body } = await getJson(`${server.url}/api/ready`);
     expect(status).toBe(200);
     expect(body).toMatchObject({ status: 'ready', local_detector: 'ok', detection_method: 'local', recognition_model: 'lbph' });
     expect(body.remote_status).toBe('disabled');
-    expect(['ready', 'loading', 'unavailable', 'error']).toContain(body.object_detection);
+    expect(['ready', 'loading', 'unavailable', 'error']).toContain(body.object_detection_state);
+    expect(body.object_detection).toBe(body.object_detection_state === 'ready');
     expect(body.recognizer_trained).toBe(false);
   });
 
@@ -107,11 +108,13 @@ describe('upload, train, recognize', () => {
     expect(status).toBe(200);
     expect(body.label).toBe('grace-hopper');
     expect(body.count).toBe(4);
-    const file = await fetch(`${server.url}/api/images/grace-hopper/${body.images[0].filename}`);
+    const file = await fetch(`${server.url}/api/images/grace-hopper/${body.files[0].filename}`);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toBe('image/jpeg');
     const onDisk = await fs.readdir(path.join(dataDir, 'images', 'grace-hopper'));
-    expect(onDisk.sort()).toEqual(body.images.map((i: { filename: string }) => i.filename).sort());
+    expect(onDisk.sort()).toEqual(body.files.map((i: { filename: string }) => i.filename).sort());
+    // The original service's shape: the file names.
+    expect(body.images).toEqual(body.files.map((i: { filename: string }) => i.filename));
   });
 
   it('GET /api/labels lists the labels with image counts', async () => {

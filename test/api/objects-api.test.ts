@@ -154,7 +154,8 @@ describe('classes and status', () => {
     ]) {
       expect(body.classes).toContain(name);
     }
-    expect(body.detector).toBe('nanodet');
+    expect(body.detector_name).toBe('nanodet');
+    expect(body.detector).toMatchObject({ name: 'nanodet', available: true, classes_count: 80 });
   });
 
   it('GET /api/objects/status and /api/ready report the loaded detector', async () => {
@@ -168,7 +169,7 @@ describe('classes and status', () => {
       confidence_threshold: 0.4,
     });
     expect(body.load_ms).toBeGreaterThan(0);
-    expect((await getJson(`${server.url}/api/ready`)).body.object_detection).toBe('ready');
+    expect((await getJson(`${server.url}/api/ready`)).body).toMatchObject({ object_detection_state: 'ready', object_detection: true });
   });
 });
 
@@ -180,7 +181,10 @@ describe('detector switched off or broken', () => {
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe('detector_unavailable');
       expect(res.body.error.message).toMatch(/OBJECT_DETECTION_ENABLED/);
-      expect((await getJson(`${off.url}/api/ready`)).body.object_detection).toBe('unavailable');
+      expect((await getJson(`${off.url}/api/ready`)).body).toMatchObject({
+        object_detection_state: 'unavailable',
+        object_detection: false,
+      });
     } finally {
       await off.close();
     }
@@ -194,7 +198,7 @@ describe('detector switched off or broken', () => {
       expect(res.body.error.message).toMatch(/missing-yolo\.onnx/);
       const status = await getJson(`${broken.url}/api/objects/status`);
       expect(status.body).toMatchObject({ available: false, state: 'error' });
-      expect((await getJson(`${broken.url}/api/ready`)).body.object_detection).toBe('error');
+      expect((await getJson(`${broken.url}/api/ready`)).body).toMatchObject({ object_detection_state: 'error', object_detection: false });
     } finally {
       await broken.close();
     }
@@ -225,7 +229,7 @@ describe('an operator-supplied YOLO ONNX model (OBJECT_MODEL)', () => {
       expect(body.summary).toEqual({ person: 1 });
       const objectStatus = await getJson(`${yolo.url}/api/objects/status`);
       expect(objectStatus.body).toMatchObject({ name, runtime: 'onnxruntime-node', input_size: 416, available: true });
-      expect((await getJson(`${yolo.url}/api/objects/classes`)).body.detector).toBe(name);
+      expect((await getJson(`${yolo.url}/api/objects/classes`)).body.detector_name).toBe(name);
     } finally {
       await yolo.close();
       await rm(file, { force: true });

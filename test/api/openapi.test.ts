@@ -121,7 +121,19 @@ describe('GET /api/openapi.json', () => {
     expect(p['/api/train'].post.responses['409'].content['application/json'].examples.training_in_progress.value.error.code).toBe(
       'training_in_progress',
     );
-    expect(doc.components.schemas.RecognizeResponse.example.faces.length).toBe(1);
+    // A known face and an unknown one, with its reason.
+    expect(doc.components.schemas.RecognizeResponse.example.faces.map((f: any) => f.reason ?? null)).toEqual([null, 'no_match']);
+  });
+
+  it('documents why a face is unknown, each reason in words, and deleting one image', () => {
+    const reason = doc.components.schemas.UnknownReason;
+    expect(reason.enum).toEqual(['not_trained', 'no_match', 'copy_of_training_image']);
+    for (const code of reason.enum) expect(reason.description).toContain(`\`${code}\`: `);
+    expect(doc.components.schemas.FaceResult.properties.reason).toBeTruthy();
+    const del = doc.paths['/api/images/{label}/{filename}'].delete;
+    expect(Object.keys(del.responses)).toEqual(expect.arrayContaining(['200', '400', '404']));
+    expect(del.responses['404'].description).toContain('`not_found`');
+    expect(del.responses['404'].description).toContain('`label_not_found`');
   });
 });
 
@@ -130,14 +142,30 @@ describe('the contract check of the test server', () => {
     expect(contractProblems('GET', '/api/labels', 200, 'application/json', '{"labels":[],"count":0,"details":[]}')).toEqual([]);
     expect(contractProblems('GET', '/api/labels', 200, 'application/json', '{"labels":[],"count":"0"}').join()).toMatch(/does not match/);
     expect(
-      contractProblems('GET', '/api/labels', 409, 'application/json', '{"error":{"code":"training_in_progress","message":"x"}}').join(),
+      contractProblems(
+        'GET',
+        '/api/labels',
+        409,
+        'application/json',
+        '{"error":{"code":"training_in_progress","message":"x"},"detail":"x"}',
+      ).join(),
     ).toMatch(/not documented/);
     expect(
-      contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"not_trained","message":"x"}}').join(),
+      contractProblems(
+        'GET',
+        '/api/images/a',
+        404,
+        'application/json',
+        '{"error":{"code":"not_trained","message":"x"},"detail":"x"}',
+      ).join(),
     ).toMatch(/not documented/);
-    expect(contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"}}')).toEqual(
-      [],
-    );
+    expect(
+      contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"},"detail":"x"}'),
+    ).toEqual([]);
+    // Without `detail` (the original's clients read it) an error is not the error body.
+    expect(
+      contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"}}').join(),
+    ).toMatch(/detail/);
     expect(contractProblems('GET', '/api/nothing', 200, 'application/json', '{}').join()).toMatch(/no documented route/);
     expect(routeFor('GET', '/api/images/alice/1.jpg')?.name).toBe('imageFile');
     expect(contractProblems('GET', '/api/images/alice/1.jpg', 200, 'text/html', '<p>').join()).toMatch(/content type/);

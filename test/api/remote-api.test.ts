@@ -40,9 +40,9 @@ describe('remote detection engine', () => {
     const ready = await getJson(`${server.url}/api/ready`);
     expect(ready.body.remote_status).toBe('connected');
     const available = await getJson(`${server.url}/api/models/available`);
-    expect(available.body.detection_methods).toEqual([
-      { name: 'local', available: true, active: true },
-      { name: 'remote', available: true, active: false, status: 'connected' },
+    expect(available.body.detection_methods).toMatchObject([
+      { name: 'local', type: 'local', available: true, active: true },
+      { name: 'remote', type: 'remote', available: true, active: false, status: 'connected' },
     ]);
   });
 

@@ -164,6 +164,12 @@ export class CaseChecker {
       if (fs.existsSync(path.join(this.target.dataDir, 'images', label)))
         problems.push(`label ${label} deleted, but its folder is still there`);
     }
+    if (req.route === 'deleteImage' && a.status === 200) {
+      const { label, filename } = JSON.parse(a.text) as { label: string; filename: string };
+      this.target.state.uploads = this.target.state.uploads.filter((u) => u.label !== label || u.filename !== filename);
+      if (fs.existsSync(path.join(this.target.dataDir, 'images', label, filename)))
+        problems.push(`image ${label}/${filename} deleted, but it is still there`);
+    }
     if (req.route === 'trainedModels' && a.headers.get('etag')) this.target.state.etag = a.headers.get('etag');
     return problems;
   }
@@ -197,7 +203,7 @@ export class CaseChecker {
         headers: [],
         note: 'follow-up of an upload',
       });
-      const names = listed.status === 200 ? (JSON.parse(listed.text).images as { filename: string }[]).map((i) => i.filename) : [];
+      const names = listed.status === 200 ? (JSON.parse(listed.text).files as { filename: string }[]).map((i) => i.filename) : [];
       if (!names.includes(body.filename)) problems.push(`GET /api/images/{raw label} answers ${listed.status} without ${body.filename}`);
     }
     const labels = JSON.parse(

@@ -165,6 +165,7 @@ const resultsBody = fc.oneof(
 
 export const GENERATORS = {
   health: plainGet('health', '/health'),
+  authConfig: plainGet('authConfig', '/auth/config'),
   ready: plainGet('ready', '/ready'),
   labels: plainGet('labels', '/labels'),
   trainStatus: plainGet('trainStatus', '/train/status'),
@@ -239,6 +240,20 @@ export const GENERATORS = {
       )
       .map(([rest, headers]) =>
         request({ route: 'imageFile', method: 'GET', path: `/api/images/${rest}`, headers, note: 'label and file' }),
+      ),
+
+  deleteImage: () =>
+    fc
+      .tuple(
+        fc.oneof(
+          // A stored pair, so real files are deleted.
+          { weight: 3, arbitrary: fc.nat(50).map((n) => `{{label:${n}}}/{{file:${n}}}`) },
+          { weight: 4, arbitrary: fc.tuple(labelSegment, fileSegment).map(([l, f]) => `${l}/${f}`) },
+        ),
+        extraHeaders,
+      )
+      .map(([rest, headers]) =>
+        request({ route: 'deleteImage', method: 'DELETE', path: `/api/images/${rest}`, headers, note: 'label and file' }),
       ),
 
   deleteLabel: () =>

@@ -83,7 +83,10 @@ export function contractProblems(
     // Refused before routing, whatever the path or method (server/http/security.ts; the document's description
     // says so); a documented route lists these among its own errors.
     if (status === 421) return checkError(['host_not_allowed']);
-    if (status === 403) return checkError(['forbidden_origin']);
+    // AUTH_MODE=oidc: a path the route table does not name needs a valid token with a role first (server/http/auth.ts).
+    if (status === 403) return checkError(['forbidden_origin', 'insufficient_role']);
+    if (status === 401) return checkError(['missing_token', 'invalid_token']);
+    if (status === 503) return checkError(['auth_unavailable']);
     // A documented path asked with another method: 405 `method_not_allowed` (server/http/methods.ts).
     if (status === 405 && MATCHERS.some((x) => x.pattern.test(pathname))) return checkError(['method_not_allowed']);
     return [`${where}: no documented route answers this request`];

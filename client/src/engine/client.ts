@@ -11,6 +11,7 @@
  * left empty unless `{ transfer: false }`), or an ImageBitmap (always transferred and closed by the worker).
  */
 import type { ArgsOf, ResultOf } from '../../../shared/recognition/worker-messages';
+import { DEFAULT_FEATURE_CASCADE_URLS } from './features';
 import { OpsWorker } from './ops-worker';
 import type {
   BackendChoice,
@@ -69,6 +70,7 @@ export const DEFAULT_MODEL_URLS: ModelUrls = {
   cascade: '/models/haarcascade_frontalface_alt2.xml',
   faceApi: '/models/face-api/',
   nanodet: '/models/nanodet.json',
+  features: DEFAULT_FEATURE_CASCADE_URLS,
 };
 
 function absolute(url: string): string {
@@ -119,6 +121,11 @@ export class EngineClient {
       faceApi: absolute(urls.faceApi.endsWith('/') ? urls.faceApi : `${urls.faceApi}/`),
       nanodet: absolute(urls.nanodet),
       ...(urls.yolo ? { yolo: absolute(urls.yolo) } : {}),
+      features: {
+        eye: absolute(urls.features.eye),
+        eyeglasses: absolute(urls.features.eyeglasses),
+        smile: absolute(urls.features.smile),
+      },
     };
     return this.call('init', {
       backend: options.backend ?? 'auto',

@@ -3,9 +3,11 @@
  * `run('recognize', args)` is typed with recognize's result. Pixels travel as transferred ArrayBuffers or
  * ImageBitmaps (no copy); every result carries the time the worker spent on it.
  */
-import type { ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
+import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
 import type { DistanceWindow } from '../../../shared/recognition/confidence';
 import type { CascadeParams } from '../../../shared/recognition/pipeline';
+import type { FacialFeatures } from '../../../shared/vision/facial-features';
+import type { FeatureCascadeUrls } from './features';
 
 export type TfBackend = 'webgpu' | 'webgl' | 'wasm';
 export type BackendChoice = TfBackend | 'auto';
@@ -35,6 +37,8 @@ export interface ModelUrls {
   nanodet: string;
   /** A YOLOv5/v8 ONNX export; when set, object detection runs it (onnxruntime-web) instead of NanoDet. */
   yolo?: string;
+  /** The eye, eyeglasses and smile cascades (`recognize` with `features`), fetched on first use. */
+  features: FeatureCascadeUrls;
 }
 
 export interface BackendAttempt {
@@ -87,6 +91,8 @@ export interface RecognizeOptions {
   recognition_model?: RecognitionModel;
   /** Known/unknown distance windows (defaults: LBPH 4..85, embedding 0..0.6, as the server's). */
   windows?: { lbph?: DistanceWindow; embedding?: DistanceWindow };
+  /** Also each face's eyes, smile and eyeglasses (as the server's chat analysis gives them). */
+  features?: boolean;
 }
 
 export interface RecognizeTiming {
@@ -95,9 +101,13 @@ export interface RecognizeTiming {
   convertMs: number;
   detectMs: number;
   recognizeMs: number;
+  /** The facial features (with `features`; the first call includes loading the cascades). */
+  featuresMs?: number;
 }
 
-export interface RecognizeResult extends RecognizeResponse {
+export interface RecognizeResult extends Omit<RecognizeResponse, 'faces'> {
+  /** Each face, with `features` when asked for. */
+  faces: (FaceResult & { features?: FacialFeatures })[];
   timing: RecognizeTiming;
 }
 

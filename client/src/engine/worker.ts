@@ -9,6 +9,7 @@ import { CASCADE_DEFAULTS } from '../../../shared/recognition/pipeline';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { startBackend } from './backend';
 import { FaceEngine, frameFromRgba, type Frame } from './faces';
+import { FeatureCascadeLoader, facesWithFeatures } from './features';
 import { loadNanoDet, loadYolo, type ObjectDetector } from './objects';
 import { serveOps } from './ops-worker';
 import type { BackendReport, CascadeOptions, EngineOps, FramePixels, InitOptions, InitResult, ModelUrls } from './protocol';
@@ -19,6 +20,7 @@ let faces: FaceEngine | null = null;
 let backend: BackendReport | null = null;
 let urls: ModelUrls | null = null;
 let detector: Promise<ObjectDetector> | null = null;
+let featureCascades: FeatureCascadeLoader | null = null;
 let scratch: OffscreenCanvasRenderingContext2D | null = null;
 
 /** RGBA pixels of a frame; an ImageBitmap is read through a reused 2D canvas and closed. */
@@ -59,6 +61,7 @@ async function init(options: InitOptions): Promise<InitResult> {
   const cascade: CascadeOptions = { ...CASCADE_DEFAULTS, ...options.cascade };
   urls = options.urls;
   detector = null;
+  featureCascades = new FeatureCascadeLoader(options.urls.features);
   faces?.dispose();
   faces = null;
   const threads = options.cascadeThreads ?? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
@@ -116,7 +119,13 @@ serveOps<EngineOps>(
       const frame = toFrame(pixels);
       const t1 = now();
       const { detectMs, recognizeMs, ...response } = await engine.recognize(frame, options);
-      return { ...response, timing: { totalMs: now() - t0, convertMs: t1 - t0, detectMs, recognizeMs } };
+      if (!options.features || !featureCascades) {
+        return { ...response, timing: { totalMs: now() - t0, convertMs: t1 - t0, detectMs, recognizeMs } };
+      }
+      const t2 = now();
+      const faces = facesWithFeatures(await featureCascades.load(), frame.gray, response.faces);
+      const featuresMs = now() - t2;
+      return { ...response, faces, timing: { totalMs: now() - t0, convertMs: t1 - t0, detectMs, recognizeMs, featuresMs } };
     },
     async detectObjects({ frame: pixels, confidence }) {
       const d = await objectDetector();

@@ -72,6 +72,7 @@ export const api = {
   labelImages: (label: string) => call('labelImages', { params: { label } }),
   imageUrl: (label: string, filename: string) => client.url('imageFile', { params: { label, filename } }),
   deleteLabel: (label: string) => call('deleteLabel', { params: { label } }),
+  deleteImage: (label: string, filename: string) => call('deleteImage', { params: { label, filename } }),
   uploadImage: (label: string, image: Blob, filename = 'capture.jpg') => {
     const form = new FormData();
     form.set('label', label);

@@ -1,9 +1,12 @@
 /**
  * Drawing results over an image: face boxes with label and confidence, object boxes with one colour per
  * class. Boxes are in pixels of the analysed image; the overlay canvas has that same size and is scaled by
- * CSS together with the video or photo under it, so no coordinate mapping is needed here.
+ * CSS together with the video or photo under it, so no coordinate mapping is needed here. Label text is sized
+ * for the picture as shown (labelPx): a 1280-pixel frame shown 360 CSS pixels wide on a phone would otherwise
+ * shrink a 14-pixel label to 4.
  */
 import type { FaceResult } from '../../../shared/api/index';
+import { objectDisplayName } from '../../../shared/objects/classes';
 import type { DetectedObject } from '../../../shared/objects/types';
 
 /** A stable, distinct colour per class id (golden-angle hues). */
@@ -29,13 +32,28 @@ export function tag(ctx: CanvasRenderingContext2D, text: string, x: number, y: n
   ctx.fillText(text, left + pad, top + h / 2, w - 2 * pad);
 }
 
-function label(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string, scale: number): void {
-  tag(ctx, text, x, y, color, Math.max(12, Math.round(14 * scale)));
-}
-
 /** Line width and font scale for an image of this size, so boxes read the same on a phone photo and a webcam frame. */
 export function scaleFor(width: number): number {
   return Math.max(1, width / 640);
+}
+
+/** Label text never below this many CSS pixels on screen (WCAG-readable on a phone), nor above the largest. */
+export const LABEL_MIN_CSS_PX = 12;
+export const LABEL_MAX_CSS_PX = 20;
+
+/**
+ * A label's font size in canvas pixels for a canvas `width` pixels wide shown `shownWidth` CSS pixels wide: 14 CSS
+ * pixels on a 640-pixel-wide picture, growing and shrinking with the picture as shown, kept within 12 and 20 CSS
+ * pixels. Before the canvas is laid out (shown width 0) the picture is taken as shown at its own size.
+ */
+export function labelPx(width: number, shownWidth: number): number {
+  const shown = shownWidth > 0 ? shownWidth : width;
+  const css = Math.min(LABEL_MAX_CSS_PX, Math.max(LABEL_MIN_CSS_PX, (14 * shown) / 640));
+  return Math.round((css * width) / shown);
+}
+
+function label(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string): void {
+  tag(ctx, text, x, y, color, labelPx(ctx.canvas.width, ctx.canvas.getBoundingClientRect().width));
 }
 
 export function faceText(face: FaceResult): string {
@@ -53,7 +71,7 @@ export function drawFaces(canvas: HTMLCanvasElement, width: number, height: numb
     ctx.strokeStyle = color;
     ctx.lineWidth = 3 * s;
     ctx.strokeRect(f.x, f.y, f.w, f.h);
-    label(ctx, faceText(f), f.x, f.y, color, s);
+    label(ctx, faceText(f), f.x, f.y, color);
   }
 }
 
@@ -68,6 +86,6 @@ export function drawObjects(canvas: HTMLCanvasElement, width: number, height: nu
     ctx.strokeStyle = color;
     ctx.lineWidth = 3 * s;
     ctx.strokeRect(o.x, o.y, o.w, o.h);
-    label(ctx, `${o.class_name} ${Math.round(o.confidence * 100)}%`, o.x, o.y, color, s);
+    label(ctx, `${objectDisplayName(o.class_name)} ${Math.round(o.confidence * 100)}%`, o.x, o.y, color);
   }
 }

@@ -16,7 +16,7 @@ const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
   disabled: 'Not configured',
 };
 
-const OBJECT_TEXT: Record<ReadyResponse['object_detection'], string> = {
+const OBJECT_TEXT: Record<ReadyResponse['object_detection_state'], string> = {
   ready: 'Ready',
   loading: 'Loading…',
   unavailable: 'Switched off',
@@ -57,13 +57,13 @@ export function Dashboard() {
             <Indicator
               name="Object detector"
               testId="indicator-objects"
-              value={OBJECT_TEXT[r().object_detection]}
+              value={OBJECT_TEXT[r().object_detection_state]}
               tone={
-                r().object_detection === 'ready'
+                r().object_detection_state === 'ready'
                   ? 'ok'
-                  : r().object_detection === 'loading'
+                  : r().object_detection_state === 'loading'
                     ? 'warn'
-                    : r().object_detection === 'error'
+                    : r().object_detection_state === 'error'
                       ? 'error'
                       : 'off'
               }

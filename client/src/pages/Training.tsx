@@ -10,6 +10,7 @@ import { createCaptures, MAX_BATCH } from '../components/training/captures';
 import { LabelManager } from '../components/training/LabelManager';
 import { checkName, NameField, nameProblem } from '../components/training/NameField';
 import { TrainingCamera } from '../components/training/TrainingCamera';
+import { alreadyStored } from '../components/training/stored-counts';
 import { TrainPanel } from '../components/training/TrainPanel';
 import { Notice } from '../components/Notice';
 import { canvasToBlob, fileToCanvas, fitWithin } from '../lib/images';
@@ -32,7 +33,7 @@ export default function Training() {
   let fileInput: HTMLInputElement | undefined;
 
   const known = () => serverStatus.labels()?.details ?? [];
-  const counts = createMemo(() => Object.fromEntries(known().map((d) => [d.label, d.images])));
+  const counts = createMemo(() => alreadyStored(known(), captures.items));
   const count = () => captures.items.length;
   const unsent = () => captures.unsent().length;
   // Every photo on this page with the name it was (or will be) saved under, for training in this browser.

@@ -5,6 +5,7 @@
  */
 import type { GrayImage, Rect } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
+import type { FacialFeatures, FeatureCascadeTexts } from '../../../shared/vision/facial-features.js';
 import type { DetectOptions } from '../../../shared/vision/haar-cascade.js';
 import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
 import type { CascadeParams, FaceSample, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
@@ -13,6 +14,14 @@ import type { WorkerPool } from '../workers/worker-pool.js';
 export interface VisionWorkerData {
   cascadeXml: string;
   cascade: CascadeParams;
+  /** The eye, eyeglasses and smile cascades' XML (the chat's facial features); parsed on first use. */
+  featureCascadeXml?: FeatureCascadeTexts;
+}
+
+/** One face for the facial features: its gray pixels and where they lie in the image. */
+export interface FaceCrop {
+  gray: GrayImage;
+  origin: { x: number; y: number };
 }
 
 export interface VisionOps {
@@ -24,6 +33,8 @@ export interface VisionOps {
   /** Detects (or takes the given boxes), keeps the largest face, and returns it with its LBPH histogram. */
   trainSample: { args: { gray: GrayImage; boxes?: Rect[] }; result: FaceSample };
   setModel: { args: Trained<LbphModel> | null; result: void };
+  /** Eyes, smile and eyeglasses of each face (shared/vision/facial-features.ts), in order. */
+  features: { args: { faces: FaceCrop[] }; result: FacialFeatures[] };
 }
 
 export type VisionPool = WorkerPool<VisionOps>;

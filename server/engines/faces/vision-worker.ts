@@ -8,6 +8,7 @@ import { workerData } from 'node:worker_threads';
 import type { GrayImage } from '../../../shared/image/types.js';
 import { detectOptionsOf, FacePipeline } from '../../../shared/recognition/pipeline.js';
 import { detectSplit, type PartRunner } from '../../../shared/vision/cascade-split.js';
+import { facialFeaturesOfFace, parseFeatureCascades, type FeatureCascades } from '../../../shared/vision/facial-features.js';
 import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
 import { askForHelp, helpersIdle, serveOps } from '../workers/worker-host.js';
 import type { VisionOps, VisionWorkerData } from './vision-protocol.js';
@@ -25,10 +26,19 @@ const onIdleWorker: PartRunner = ({ width, height, data }, part) => {
 const detect = (gray: GrayImage) => detectSplit(cascade, gray, options, helpersIdle() > 0 ? [onIdleWorker] : []);
 const pipeline = new FacePipeline({ detect });
 
+// The facial-feature cascades serve only the chat's analysis: parsed when the first one is asked for.
+let featureCascades: FeatureCascades | null = null;
+function features(): FeatureCascades {
+  if (!config.featureCascadeXml) throw new Error('this vision worker was started without the facial-feature cascades');
+  featureCascades ??= parseFeatureCascades(config.featureCascadeXml);
+  return featureCascades;
+}
+
 serveOps<VisionOps>({
   detect: ({ gray }) => pipeline.detect(gray),
   detectPart: ({ gray, options: part }) => detectMultiScale(cascade, gray, part),
   recognize: ({ gray, boxes, window }) => pipeline.recognize({ gray }, { recognizer: 'lbph', window, boxes }),
   trainSample: ({ gray, boxes }) => pipeline.sample({ gray }, { boxes }),
   setModel: (lbph) => pipeline.setModels({ lbph }),
+  features: ({ faces }) => faces.map((f) => facialFeaturesOfFace(features(), f.gray, f.origin)),
 });

@@ -3,7 +3,7 @@
  * own worker pool; a request that arrives while it loads waits for it, and one that arrives after loading
  * failed gets a 503 with the reason.
  */
-import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/index.js';
+import type { ObjectDetectionResponse, ObjectDetectorStatus } from '../../../shared/api/index.js';
 import path from 'node:path';
 import type { RgbImage } from '../../../shared/image/types.js';
 import { OBJECT_CLASSES } from '../../../shared/objects/classes.js';
@@ -98,7 +98,7 @@ export class ObjectService {
     return this.info?.name ?? this.opts.model;
   }
 
-  status(): ObjectStatusResponse {
+  status(): ObjectDetectorStatus {
     return {
       name: this.name,
       runtime: this.info?.runtime ?? null,

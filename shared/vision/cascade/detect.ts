@@ -23,6 +23,28 @@ export interface DetectOptions {
   minSize?: { width: number; height: number };
   /** Largest window; 0 or missing means the image size. */
   maxSize?: { width: number; height: number };
+  /**
+   * OpenCV's stripe count for this image's pyramid (see rowsScanned); missing: from the first level scanned. Only
+   * cascade-split.ts sets it, so a part that starts at a later level scans the rows the whole pyramid would.
+   */
+  stripes?: number;
+}
+
+/** OpenCV's stripe count: one stripe per 32 window positions across the first level (cvCeil(szw.width / 32.)). */
+export function stripeCount(firstLevelWorkW: number): number {
+  return Math.ceil(firstLevelWorkW / 32);
+}
+
+/**
+ * The rows of a level OpenCV 4.6 scans. detectMultiScaleNoGrouping splits every level's rows into `stripes` stripes
+ * of max(((workH / ystep) + stripes - 1) / stripes, 1) * ystep rows (integer division), so when workH / ystep drops
+ * a last odd row, or the stripes add up to less than workH, the bottom rows are never scanned. Whole images rarely
+ * show it; small regions (the eyes in half a face) do.
+ */
+function rowsScanned(workH: number, ystep: number, stripes: number): number {
+  if (stripes <= 0) return 0; // no stripe at all (a first level without a window position): nothing is scanned
+  const stripeSize = Math.max(Math.floor((Math.floor(workH / ystep) + stripes - 1) / stripes), 1) * ystep;
+  return Math.min(workH, stripes * stripeSize);
 }
 
 /** The same in the generated WebAssembly (haar-wasm.ts; `kernel.begin` was called for this image). Returns its row pitch. */
@@ -95,15 +117,17 @@ export function detectMultiScale(cascade: HaarCascade, gray: GrayImage, options:
     if ((scan === 'wasm' || scan === 'simd') && !kernel) throw new Error(`detectMultiScale: ${haarWasmUnavailable()}`);
     if (scan === 'simd' && !kernel!.simd) throw new Error('detectMultiScale: this host has no WebAssembly SIMD');
     kernel?.begin(gray.data, imgW, imgH, w0, h0);
+    const stripes = options.stripes ?? stripeCount(Math.max(w0 + 1 - W0, 0));
     const pts: number[] = [];
     for (const sc of scales) {
       const lw = cvRound(fround(imgW / sc));
       const lh = cvRound(fround(imgH / sc));
       const workW = Math.max(lw + 1 - W0, 0);
-      const workH = Math.max(lh + 1 - H0, 0);
+      const ystep = sc >= 2 ? 1 : 2;
+      const workH = rowsScanned(Math.max(lh + 1 - H0, 0), ystep, stripes);
       if (workW === 0 || workH === 0) continue;
       pts.length = 0;
-      const lv = { w0, h0, lw, lh, workW, workH, ystep: sc >= 2 ? 1 : 2 };
+      const lv = { w0, h0, lw, lh, workW, workH, ystep };
       const pitch = kernel ? scanLevelWasm(cascade, kernel, lv, pts) : scanLevelJs(cascade, gray, lv, pts);
       const winW = cvRound(fround(W0 * sc));
       const winH = cvRound(fround(H0 * sc));

@@ -1,9 +1,11 @@
 /**
- * The faces of a recognition result in words: a list (one line per face: who, how sure) and, for a group,
- * a grid of cards with each face cut out of the analysed frame.
+ * The faces of a recognition result in words: a list (one line per face: who, how sure, and for an unknown face
+ * why) and, for a group, a grid of cards with each face cut out of the analysed frame. Identical unknown faces
+ * are one entry ("7 unknown faces"), opened on demand (face-groups.ts).
  */
-import { createEffect, For, Index, Show } from 'solid-js';
-import type { FaceResult } from '../../../../shared/api/index';
+import { createEffect, createMemo, For, Index, Show } from 'solid-js';
+import type { FaceResult, UnknownReason } from '../../../../shared/api/index';
+import { type FaceEntry, groupFaces, isKnown, UNKNOWN_TEXT, unknownText } from './face-groups';
 
 /** A group photo gets the grid of face cards from this many faces on. */
 export const GRID_MIN_FACES = 3;
@@ -12,22 +14,61 @@ export function percent(confidence: number): string {
   return `${Math.round(confidence)}%`;
 }
 
-function isKnown(face: FaceResult): boolean {
-  return face.label !== 'unknown';
+type Group = Extract<FaceEntry, { kind: 'group' }>;
+
+/**
+ * The entries of a result as the lists render them: single faces by position, groups by reason. A camera sends a new
+ * result every frame; keyed by reason, an opened group stays open (and keeps the focus) from frame to frame.
+ */
+function entriesOf(faces: () => readonly FaceResult[]) {
+  const entries = createMemo(() => groupFaces(faces()));
+  const singles = () => entries().flatMap((e) => (e.kind === 'face' ? [e.face] : []));
+  const groups = () => entries().flatMap((e) => (e.kind === 'group' ? [e] : []));
+  const reasons = createMemo(() => groups().map((g) => g.reason), undefined, {
+    equals: (a, b) => a.length === b.length && a.every((r, i) => r === b[i]),
+  });
+  const group = (reason: UnknownReason): Group => groups().find((g) => g.reason === reason) ?? { kind: 'group', reason, faces: [] };
+  return { singles, reasons, group };
+}
+
+function FaceLine(props: { face: FaceResult }) {
+  return (
+    <li class="face-result" classList={{ unknown: !isKnown(props.face) }} data-testid="face-result">
+      <span class="face-dot" aria-hidden="true" />
+      <strong class="face-label">{props.face.label}</strong>
+      <span class="face-confidence">{percent(props.face.confidence)} match</span>
+      <Show when={!isKnown(props.face)}>
+        <span class="muted face-hint" data-testid="face-reason" data-reason={props.face.reason ?? 'no_match'}>
+          {unknownText(props.face)}
+        </span>
+      </Show>
+    </li>
+  );
+}
+
+/** "7 unknown faces" with the reason, opening to the faces one by one. */
+function GroupSummary(props: { group: Group }) {
+  return (
+    <summary class="face-group-summary" data-testid="face-group-summary">
+      <strong>{props.group.faces.length} unknown faces</strong> <span class="muted face-hint">{UNKNOWN_TEXT[props.group.reason]}</span>
+    </summary>
+  );
 }
 
 export function FaceList(props: { faces: readonly FaceResult[] }) {
+  const { singles, reasons, group } = entriesOf(() => props.faces);
   return (
     <ul class="face-list" aria-label="Faces found">
-      <For each={props.faces}>
-        {(face) => (
-          <li class="face-result" classList={{ unknown: !isKnown(face) }} data-testid="face-result">
-            <span class="face-dot" aria-hidden="true" />
-            <strong class="face-label">{face.label}</strong>
-            <span class="face-confidence">{percent(face.confidence)} match</span>
-            <Show when={!isKnown(face)}>
-              <span class="muted face-hint">not anyone the model was trained on</span>
-            </Show>
+      <Index each={singles()}>{(face) => <FaceLine face={face()} />}</Index>
+      <For each={reasons()}>
+        {(reason) => (
+          <li class="face-group unknown" data-testid="face-group">
+            <details>
+              <GroupSummary group={group(reason)} />
+              <ul class="face-list face-group-members">
+                <Index each={group(reason).faces}>{(m) => <FaceLine face={m().face} />}</Index>
+              </ul>
+            </details>
           </li>
         )}
       </For>
@@ -47,21 +88,36 @@ function FaceCrop(props: { frame: HTMLCanvasElement; face: FaceResult }) {
   return <canvas ref={canvas} class="face-crop" role="img" aria-label={`Face of ${props.face.label}`} />;
 }
 
+function FaceCard(props: { face: FaceResult; frame: HTMLCanvasElement }) {
+  return (
+    <li class="face-card" classList={{ unknown: !isKnown(props.face) }} data-testid="face-card">
+      <FaceCrop frame={props.frame} face={props.face} />
+      <strong class="face-label">{props.face.label}</strong>
+      <span>{percent(props.face.confidence)} match</span>
+      <span class="muted">
+        {props.face.w} x {props.face.h} px
+      </span>
+    </li>
+  );
+}
+
 export function FaceGrid(props: { faces: readonly FaceResult[]; frame: HTMLCanvasElement }) {
+  const { singles, reasons, group } = entriesOf(() => props.faces);
   return (
     <ul class="face-grid" data-testid="face-grid" aria-label="Faces in the picture">
-      <Index each={props.faces}>
-        {(face) => (
-          <li class="face-card" classList={{ unknown: !isKnown(face()) }} data-testid="face-card">
-            <FaceCrop frame={props.frame} face={face()} />
-            <strong class="face-label">{face().label}</strong>
-            <span>{percent(face().confidence)} match</span>
-            <span class="muted">
-              {face().w} x {face().h} px
-            </span>
+      <Index each={singles()}>{(face) => <FaceCard face={face()} frame={props.frame} />}</Index>
+      <For each={reasons()}>
+        {(reason) => (
+          <li class="face-card-group unknown" data-testid="face-card-group">
+            <details>
+              <GroupSummary group={group(reason)} />
+              <ul class="face-grid face-group-members">
+                <Index each={group(reason).faces}>{(m) => <FaceCard face={m().face} frame={props.frame} />}</Index>
+              </ul>
+            </details>
           </li>
         )}
-      </Index>
+      </For>
     </ul>
   );
 }

@@ -1,5 +1,6 @@
-/** Objects found, counted per class (most first) with each class's box colour, and the total. */
+/** Objects found, counted per class (most first) with each class's box colour, and the total; classes in words. */
 import { For, Show } from 'solid-js';
+import { objectDisplayName } from '../../../../shared/objects/classes';
 import type { DetectedObject } from '../../../../shared/objects/types';
 import { classColor } from '../../lib/overlay';
 
@@ -33,7 +34,9 @@ export function ObjectSummary(props: { objects: readonly DetectedObject[] | null
               {(c) => (
                 <li>
                   <span class="swatch" style={{ background: classColor(c.classId) }} aria-hidden="true" />
-                  <span class="class-name">{c.name}</span>
+                  <span class="class-name" data-class={c.name}>
+                    {objectDisplayName(c.name)}
+                  </span>
                   <span class="class-count">{c.count}</span>
                 </li>
               )}

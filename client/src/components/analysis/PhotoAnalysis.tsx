@@ -31,6 +31,19 @@ export function PhotoAnalysis<T>(props: PhotoAnalysisProps<T>) {
   const [failed, setFailed] = createSignal(false);
   let controller: AbortController | null = null;
   onCleanup(() => controller?.abort());
+  // The overlay's labels are sized for the photo as shown: drawn again when it is shown at another size (a phone
+  // turned, a window resized).
+  let drawn: { frame: HTMLCanvasElement; result: T } | null = null;
+  const resized = new ResizeObserver(() => {
+    const o = overlay();
+    if (o && drawn && drawn.frame === photo()) props.draw(o, drawn.frame, drawn.result);
+  });
+  onCleanup(() => resized.disconnect());
+  createEffect(() => {
+    const o = overlay();
+    resized.disconnect();
+    if (o) resized.observe(o);
+  });
 
   const analyze = async () => {
     const frame = photo();
@@ -44,6 +57,7 @@ export function PhotoAnalysis<T>(props: PhotoAnalysisProps<T>) {
       const result = await props.analyze(frame, mine.signal);
       if (mine.signal.aborted) return;
       const o = overlay();
+      drawn = { frame, result };
       if (o) props.draw(o, frame, result);
       props.onResult(result, frame);
     } catch (err) {

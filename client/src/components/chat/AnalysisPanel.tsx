@@ -1,10 +1,12 @@
 /**
  * What Lookout found in the photo sent with a question, the same facts the language model was given: faces
- * with their labels and confidence, objects counted per class, and the face detection method. Folded away
- * by default (a <details>) so the conversation stays readable; the photo inside shows the boxes.
+ * with their labels, confidence and facial features (eyes, smile, eyeglasses), objects counted per class,
+ * and the face detection method. Folded away by default (a <details>) so the conversation stays readable;
+ * the photo inside shows the boxes.
  */
 import { createEffect, For, Show } from 'solid-js';
 import type { ChatAnalysis } from '../../../../shared/api/index';
+import { featuresText } from '../../../../shared/chat/prompt';
 import { drawFaces, drawObjects } from '../../lib/overlay';
 import type { Attachment } from './conversation';
 
@@ -57,6 +59,14 @@ export function AnalysisPanel(props: { analysis: ChatAnalysis; image?: Attachmen
                   <li>
                     <Show when={f.label !== 'unknown'} fallback={<span>Unknown person (not recognised)</span>}>
                       <strong>{f.label}</strong>, confidence {Math.round(f.confidence)}%
+                    </Show>
+                    <Show when={f.features}>
+                      {(features) => (
+                        <span class="muted" data-testid="chat-face-features">
+                          {' '}
+                          ({featuresText(features())})
+                        </span>
+                      )}
                     </Show>
                   </li>
                 )}

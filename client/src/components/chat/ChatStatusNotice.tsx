@@ -14,7 +14,7 @@ function sentence(s: string): string {
 
 /** Chat cannot be used at all with this status (the server would refuse every question). */
 export function chatUnusable(s: ChatStatusBody | null): boolean {
-  return s !== null && (!s.enabled || !s.endpoint_configured);
+  return s !== null && !s.enabled;
 }
 
 export function ChatStatusNotice(props: { status: ChatStatusBody | null; error: string }) {
@@ -30,7 +30,7 @@ export function ChatStatusNotice(props: { status: ChatStatusBody | null; error: 
           Checking whether chat is available…
         </p>
       </Match>
-      <Match when={props.status && !props.status.enabled}>
+      <Match when={props.status && !props.status.switched_on}>
         <Notice kind="info" title="Chat is switched off on this server" testId="chat-status">
           Whoever runs this Lookout server can switch it on (CHAT_ENABLED=true). The other pages work as usual.
         </Notice>

@@ -1,13 +1,14 @@
 /**
  * Every person Lookout has photos of: image counts, whether the trained model knows them, their photos on
- * demand, and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can
+ * demand (each with its own Delete, for one bad shot), and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can
  * use, unlike window.confirm on some phones' installed apps).
  */
 import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
-import type { LabelDeleteResponse, LabelSummary } from '../../../../shared/api/index';
+import type { ImageDeleteResponse, LabelDeleteResponse, LabelSummary } from '../../../../shared/api/index';
 import { api, ApiFailure } from '../../lib/api';
 import { refreshStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';
+import { DeleteImageButton } from './DeleteImageButton';
 
 const message = (err: unknown) => (err instanceof ApiFailure || err instanceof Error ? err.message : String(err));
 
@@ -17,6 +18,12 @@ export function LabelManager(props: { version: number }) {
     () => api.labels(),
   );
   const [deleted, setDeleted] = createSignal<(LabelDeleteResponse & { remaining: number }) | null>(null);
+
+  // One photo gone: the counts change (and the person goes with their last photo).
+  const afterImageDelete = async () => {
+    await refetch();
+    void refreshStatus();
+  };
 
   const afterDelete = async (r: LabelDeleteResponse) => {
     const next = await refetch();
@@ -69,7 +76,16 @@ export function LabelManager(props: { version: number }) {
         <Match when={labels.latest}>
           {(l) => (
             <ul class="training-label-list" data-testid="training-labels">
-              <For each={l().details}>{(d) => <LabelRow detail={d} onDeleted={(r) => void afterDelete(r)} />}</For>
+              {/* Keyed by label: a refetch (after deleting one photo) keeps each row, its photos open. */}
+              <For each={l().details.map((d) => d.label)}>
+                {(label) => (
+                  <LabelRow
+                    detail={l().details.find((d) => d.label === label) ?? { label, images: 0, trained: false }}
+                    onDeleted={(r) => void afterDelete(r)}
+                    onImageDeleted={() => void afterImageDelete()}
+                  />
+                )}
+              </For>
             </ul>
           )}
         </Match>
@@ -78,7 +94,7 @@ export function LabelManager(props: { version: number }) {
   );
 }
 
-function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteResponse) => void }) {
+function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteResponse) => void; onImageDeleted: () => void }) {
   const d = () => props.detail;
   const [open, setOpen] = createSignal(false);
   const [confirming, setConfirming] = createSignal(false);
@@ -91,6 +107,19 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
   );
   const id = () => `label-${d().label.replace(/[^a-z0-9_-]/gi, '_')}`;
   let deleteButton: HTMLButtonElement | undefined;
+  const [imageNote, setImageNote] = createSignal('');
+  let imageNoteBox: HTMLParagraphElement | undefined;
+
+  const imageDeleted = (r: ImageDeleteResponse | null) => {
+    setImageNote(
+      r === null
+        ? 'That photo had already been deleted.'
+        : `Deleted the photo; ${r.remaining} ${r.remaining === 1 ? 'photo is' : 'photos are'} left.${r.retrain_needed ? ' The trained model still has it: press “Train the model” to retrain without it.' : ''}`,
+    );
+    props.onImageDeleted();
+    // Its button is gone: the focus goes to what happened rather than to the page.
+    queueMicrotask(() => imageNoteBox?.focus());
+  };
 
   const remove = async () => {
     setDeleting(true);
@@ -153,6 +182,11 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
       </Show>
 
       <div id={`${id()}-images`} hidden={!open()}>
+        <Show when={imageNote()}>
+          <p class="muted training-image-note" role="status" tabindex="-1" ref={imageNoteBox} data-testid="image-deleted">
+            {imageNote()}
+          </p>
+        </Show>
         <Show when={open()}>
           <Switch>
             <Match when={images.error}>
@@ -166,7 +200,7 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
             <Match when={images.latest}>
               {(imgs) => (
                 <ul class="training-label-images" aria-label={`Images of ${d().label}`}>
-                  <For each={imgs().images}>
+                  <For each={imgs().files}>
                     {(img, i) => (
                       <li>
                         <img
@@ -174,6 +208,12 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
                           alt={`${d().label}, ${i() + 1} of ${imgs().count}`}
                           title={`${img.filename}, stored ${new Date(img.created).toLocaleString()}`}
                           loading="lazy"
+                        />
+                        <DeleteImageButton
+                          label={d().label}
+                          filename={img.filename}
+                          name={`Delete photo ${i() + 1} of ${d().label}`}
+                          onDeleted={imageDeleted}
                         />
                       </li>
                     )}

@@ -3,13 +3,19 @@
  * person needs: who was learnt, from how many faces, and which photos had no face (to retake). A run already
  * going (409) is followed to its end instead of failing; "no photos" and "no face" (422) say what to do.
  */
-import { createSignal, For, Match, onCleanup, Show, Switch } from 'solid-js';
+import { createEffect, createMemo, createSignal, For, Match, on, onCleanup, Show, Switch } from 'solid-js';
 import type { TrainResponse, TrainStatusResponse } from '../../../../shared/api/index';
 import { api, ApiFailure } from '../../lib/api';
 import { refreshStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';
+import { DeleteImageButton } from './DeleteImageButton';
 
-export const TRAIN_POLL_MS = 500;
+/**
+ * The server counts each image as it is done (GET /api/train/status); a few photos take a second or two, so a
+ * slower poll (it was 500 ms) skips most steps. A status answer is a few hundred bytes; each poll is one info line in
+ * the server log.
+ */
+export const TRAIN_POLL_MS = 250;
 
 type Phase =
   | { kind: 'idle' }
@@ -33,6 +39,29 @@ export function TrainPanel(props: {
   let alive = true;
   onCleanup(() => (alive = false));
   const busy = () => phase().kind === 'running' || phase().kind === 'saving';
+  let panel!: HTMLDivElement;
+
+  // The Train button is disabled while it runs, which drops the focus to the page: it goes to what the run says
+  // instead (the progress, then the summary or the error), so keyboard and screen reader users are not lost.
+  const kind = createMemo(() => phase().kind);
+  createEffect(
+    on(
+      kind,
+      (kind) => {
+        if (kind === 'idle') return;
+        // Focus put somewhere on purpose (the name field, when the name is missing) stays there.
+        const active = document.activeElement;
+        if (active && active !== document.body && !panel.contains(active)) return;
+        const box = panel.querySelector<HTMLElement>('[data-focus-target]');
+        // The message box itself where there is one: a screen reader then reads its title and text.
+        const target = box?.querySelector<HTMLElement>('.notice') ?? box;
+        if (!target) return;
+        target.tabIndex = -1;
+        target.focus();
+      },
+      { defer: true },
+    ),
+  );
 
   /** Polls until `until()` says stop; returns the last status seen. */
   const follow = async (until: () => boolean, waitingForOther: boolean): Promise<TrainStatusResponse | null> => {
@@ -100,7 +129,7 @@ export function TrainPanel(props: {
   };
 
   return (
-    <div class="training-train" data-testid="train-panel">
+    <div class="training-train" data-testid="train-panel" ref={panel}>
       <div class="row">
         <button
           type="button"
@@ -123,13 +152,13 @@ export function TrainPanel(props: {
 
       <Switch>
         <Match when={phase().kind === 'saving'}>
-          <p role="status" class="training-progress">
+          <p role="status" class="training-progress" data-focus-target>
             Saving the new photos before training…
           </p>
         </Match>
         <Match when={phase().kind === 'running' && (phase() as Extract<Phase, { kind: 'running' }>)}>
           {(p) => (
-            <div class="training-progress" role="status" data-testid="train-progress">
+            <div class="training-progress" role="status" data-testid="train-progress" data-focus-target>
               <Show when={p().waitingForOther}>
                 <p>Another training run was already going; Lookout is waiting for it to finish.</p>
               </Show>
@@ -142,16 +171,18 @@ export function TrainPanel(props: {
           )}
         </Match>
         <Match when={phase().kind === 'done' && (phase() as Extract<Phase, { kind: 'done' }>)}>
-          {(p) => <Summary result={p().result} byOtherRun={p().byOtherRun} />}
+          {(p) => <Summary result={p().result} byOtherRun={p().byOtherRun} onImageDeleted={props.onFinished} />}
         </Match>
         <Match when={phase().kind === 'error' && (phase() as Extract<Phase, { kind: 'error' }>)}>
           {(p) => (
-            <Notice kind="error" title={p().title} testId="train-error">
-              <p class="training-notice-line">{p().message}</p>
-              <Show when={p().detail}>
-                <p class="training-notice-line training-detail">{p().detail}</p>
-              </Show>
-            </Notice>
+            <div data-focus-target class="training-focus">
+              <Notice kind="error" title={p().title} testId="train-error">
+                <p class="training-notice-line">{p().message}</p>
+                <Show when={p().detail}>
+                  <p class="training-notice-line training-detail">{p().detail}</p>
+                </Show>
+              </Notice>
+            </div>
           )}
         </Match>
       </Switch>
@@ -193,8 +224,14 @@ function describeFailure(err: unknown): Extract<Phase, { kind: 'error' }> {
   return { kind: 'error', title: 'Training failed', message: err.message };
 }
 
-function Summary(props: { result: TrainResponse; byOtherRun: boolean }) {
+function Summary(props: { result: TrainResponse; byOtherRun: boolean; onImageDeleted: () => void }) {
   const r = () => props.result;
+  // Photos without a face deleted from here, by `label/filename`.
+  const [deleted, setDeleted] = createSignal<ReadonlySet<string>>(new Set());
+  const deleteDone = (key: string) => {
+    setDeleted(new Set([...deleted(), key]));
+    props.onImageDeleted();
+  };
   const used = () => r().images_total - r().images_skipped.length;
   return (
     <div class="training-summary" data-testid="train-summary">
@@ -202,13 +239,15 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean }) {
         <label for="training-progress-done">{progressText(r().images_total, r().images_total)}</label>
         <progress id="training-progress-done" max={r().images_total} value={r().images_total} />
       </div>
-      <Notice kind="ok" title={props.byOtherRun ? 'Training finished (started elsewhere)' : 'Training finished'}>
-        <p class="training-notice-line">
-          Lookout now knows {r().total_labels} {r().total_labels === 1 ? 'person' : 'people'}, learnt from {r().total_faces}{' '}
-          {r().total_faces === 1 ? 'face' : 'faces'} ({used()} of {r().images_total} images had a usable face). Took{' '}
-          {(r().duration_ms / 1000).toFixed(1)} s.
-        </p>
-      </Notice>
+      <div data-focus-target class="training-focus" data-testid="train-finished">
+        <Notice kind="ok" title={props.byOtherRun ? 'Training finished (started elsewhere)' : 'Training finished'}>
+          <p class="training-notice-line">
+            Lookout now knows {r().total_labels} {r().total_labels === 1 ? 'person' : 'people'}, learnt from {r().total_faces}{' '}
+            {r().total_faces === 1 ? 'face' : 'faces'} ({used()} of {r().images_total} images had a usable face). Took{' '}
+            {(r().duration_ms / 1000).toFixed(1)} s.
+          </p>
+        </Notice>
+      </div>
       <table class="table training-summary-table">
         <caption class="training-sr-only">Faces used per person</caption>
         <thead>
@@ -241,8 +280,8 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean }) {
           testId="train-skipped"
         >
           <p class="training-notice-line">
-            Lookout found no face in these, so they taught it nothing. Retake them: look straight at the camera, close enough that the face
-            fills much of the picture, in even light.
+            Lookout found no face in these, so they taught it nothing. Delete them, and retake them: look straight at the camera, close
+            enough that the face fills much of the picture, in even light.
           </p>
           <ul class="training-skipped">
             <For each={r().images_skipped}>
@@ -253,6 +292,21 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean }) {
                     <strong class="training-label">{s.label}</strong> / {s.filename} —{' '}
                     {s.reason === 'no_face' ? 'no face found' : 'the file could not be read'}
                   </span>
+                  <Show
+                    when={!deleted().has(`${s.label}/${s.filename}`)}
+                    fallback={
+                      <span class="muted" role="status">
+                        Deleted
+                      </span>
+                    }
+                  >
+                    <DeleteImageButton
+                      label={s.label}
+                      filename={s.filename}
+                      name={`Delete ${s.filename} of ${s.label}`}
+                      onDeleted={() => deleteDone(`${s.label}/${s.filename}`)}
+                    />
+                  </Show>
                 </li>
               )}
             </For>

@@ -1,0 +1,67 @@
+/**
+ * Facial features in the engine worker (`recognize` with `features: true`): the eye, eyeglasses and smile cascades
+ * from the server's /models/, fetched and parsed on first use only (recognition alone never downloads them), then
+ * shared/vision/facial-features.ts on each face of the frame's gray image: the same module and the same pixels as
+ * the server's chat analysis, so the same features.
+ */
+import type { FaceResult } from '../../../shared/api/index';
+import type { GrayImage } from '../../../shared/image/types';
+import {
+  FEATURE_CASCADE_FILES,
+  facialFeatures,
+  parseFeatureCascades,
+  type FacialFeatures,
+  type FeatureCascadeName,
+  type FeatureCascades,
+} from '../../../shared/vision/facial-features';
+
+export type FeatureCascadeUrls = Record<FeatureCascadeName, string>;
+
+/** Where the cascades are by default: next to the face cascade in the server's /models/. */
+export const DEFAULT_FEATURE_CASCADE_URLS: FeatureCascadeUrls = {
+  eye: `/models/${FEATURE_CASCADE_FILES.eye}`,
+  eyeglasses: `/models/${FEATURE_CASCADE_FILES.eyeglasses}`,
+  smile: `/models/${FEATURE_CASCADE_FILES.smile}`,
+};
+
+async function fetchText(url: string): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(url);
+  } catch {
+    throw new Error(`cannot fetch ${url} (the server is unreachable)`);
+  }
+  if (!res.ok) throw new Error(`cannot fetch ${url} (${res.status} ${res.statusText})`);
+  return res.text();
+}
+
+/** Loads the three cascades once; a failed load is forgotten, so a later call tries again. */
+export class FeatureCascadeLoader {
+  private loading: Promise<FeatureCascades> | null = null;
+
+  constructor(private readonly urls: FeatureCascadeUrls) {}
+
+  load(): Promise<FeatureCascades> {
+    this.loading ??= (async () => {
+      const [eye, eyeglasses, smile] = await Promise.all([
+        fetchText(this.urls.eye),
+        fetchText(this.urls.eyeglasses),
+        fetchText(this.urls.smile),
+      ]);
+      return parseFeatureCascades({ eye, eyeglasses, smile });
+    })().catch((err: unknown) => {
+      this.loading = null;
+      throw new Error(`the facial-feature cascades could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    return this.loading;
+  }
+}
+
+/** Each face with its features, computed on the frame's gray image. */
+export function facesWithFeatures(
+  cascades: FeatureCascades,
+  gray: GrayImage,
+  faces: readonly FaceResult[],
+): (FaceResult & { features: FacialFeatures })[] {
+  return faces.map((f) => ({ ...f, features: facialFeatures(cascades, gray, { x: f.x, y: f.y, width: f.w, height: f.h }) }));
+}

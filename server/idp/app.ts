@@ -1,0 +1,149 @@
+/**
+ * The identity provider's HTTP server: `/health` and `/ready` for the process, the sign-in pages under
+ * `<issuer path>/interaction/`, and oidc-provider for everything else under the issuer's path (mounted there
+ * the way Express would: the prefix is cut from `url` and kept in `originalUrl`, which oidc-provider reads to
+ * build its URLs).
+ *
+ * It listens first and builds the provider after, so that with port 0 (tests) the issuer names the real port.
+ */
+import { mkdir } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Provider } from 'oidc-provider';
+import type { Logger } from '../logger.js';
+import { FileAdapter } from './file-adapter.js';
+import { ENROLLMENT_UNAVAILABLE, type EnrollmentHandler, FACE_VERIFICATION_UNAVAILABLE, type FaceVerifier } from './flow.js';
+import { hostChecker } from './host-check.js';
+import { interactionHandler } from './interactions.js';
+import { KeyStore } from './keys.js';
+import { createProvider } from './provider.js';
+import { type IdpSettings, issuerFor } from './settings.js';
+import { UserError, UserStore } from './users.js';
+
+export interface IdpOptions {
+  settings: IdpSettings;
+  log: Logger;
+  /** The face step; default: deny every sign-in (fails closed) until the face verification is built. */
+  faceVerifier?: FaceVerifier;
+  /** The enrollment required action; default: refuse (fails closed) until enrollment is built. */
+  enrollment?: EnrollmentHandler;
+}
+
+export interface RunningIdp {
+  url: string;
+  issuer: string;
+  provider: Provider;
+  users: UserStore;
+  server: Server;
+  close(): Promise<void>;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(JSON.stringify(body));
+}
+
+/** Creates the bootstrap administrator when it does not exist yet (never changes an existing user). */
+export async function bootstrapAdmin(users: UserStore, settings: IdpSettings, log: Logger): Promise<void> {
+  if (settings.adminUsername === undefined || settings.adminPassword === undefined) return;
+  if (await users.byUsername(settings.adminUsername)) return;
+  try {
+    const admin = await users.add(settings.adminUsername, settings.adminPassword, { admin: true, temporary: false });
+    log.info('bootstrap administrator created', { username: admin.username });
+  } catch (err) {
+    // A concurrent start may have created it; anything else is a bad setting.
+    if (err instanceof UserError && err.code === 'user_exists') return;
+    throw err;
+  }
+}
+
+export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
+  const { settings, log } = options;
+  await mkdir(settings.dataDir, { recursive: true, mode: 0o700 });
+  const storeDir = path.join(settings.dataDir, 'oidc');
+  const swept = await FileAdapter.sweep(storeDir);
+  if (swept) log.info('expired identity records removed', { count: swept });
+  const keys = await new KeyStore(settings.dataDir).load();
+  const users = new UserStore(settings.dataDir);
+  await bootstrapAdmin(users, settings, log);
+
+  let ready: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  let hostAllowed: (req: IncomingMessage) => boolean = () => false;
+  const server = createServer((req, res) => {
+    if (!hostAllowed(req))
+      return json(res, 421, {
+        error: { code: 'host_not_allowed', message: 'This identity provider does not answer for that host name (ALLOWED_HOSTS).' },
+      });
+    const pathname = (req.url ?? '/').split('?')[0];
+    if (pathname === '/health') return json(res, 200, { status: 'ok' });
+    if (pathname === '/ready') return json(res, ready ? 200 : 503, { status: ready ? 'ready' : 'starting' });
+    if (!ready) return json(res, 503, { error: { code: 'starting', message: 'The identity provider is starting.' } });
+    ready(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const issuer = issuerFor(settings, port);
+  const mountPath = new URL(issuer).pathname.replace(/\/+$/, '');
+  hostAllowed = hostChecker(settings.allowedHosts, settings.host, issuer);
+
+  const provider = createProvider({ issuer, settings, keys, users, storeDir, log });
+  const providerCallback = provider.callback();
+  const interactions = interactionHandler({
+    provider,
+    users,
+    flows: new FileAdapter(storeDir, 'LoginFlow'),
+    realm: settings.realm,
+    mountPath,
+    faceVerifier: options.faceVerifier ?? FACE_VERIFICATION_UNAVAILABLE,
+    enrollment: options.enrollment ?? ENROLLMENT_UNAVAILABLE,
+    log,
+  });
+  const interactionPrefix = `${mountPath}/interaction/`;
+
+  ready = (req, res) => {
+    const url = req.url ?? '/';
+    const pathname = url.split('?')[0];
+    if (pathname.startsWith(interactionPrefix)) {
+      void interactions(req, res, pathname.slice(interactionPrefix.length));
+      return;
+    }
+    if (mountPath === '' || pathname === mountPath || pathname.startsWith(`${mountPath}/`)) {
+      const inner = url.slice(mountPath.length);
+      (req as IncomingMessage & { originalUrl?: string }).originalUrl = url;
+      req.url = inner.startsWith('/') ? inner : `/${inner}`;
+      providerCallback(req, res);
+      return;
+    }
+    json(res, 404, { error: { code: 'not_found', message: `Nothing here; the realm is at ${mountPath}.` } });
+  };
+
+  // Expired sessions, codes and tokens leave the disk hourly, not only at start.
+  const sweeper = setInterval(() => {
+    FileAdapter.sweep(storeDir).catch((err) => log.warn('sweeping expired identity records failed', { error: String(err) }));
+  }, 3_600_000);
+  sweeper.unref();
+
+  const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
+  return {
+    url,
+    issuer,
+    provider,
+    users,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(sweeper);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

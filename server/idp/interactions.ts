@@ -1,0 +1,285 @@
+/**
+ * The interaction pages of the browser flow, under `<issuer path>/interaction/<uid>`: oidc-provider sends the
+ * browser here when it needs a login or a consent, bound to it by its interaction cookie (checked by
+ * `interactionDetails` on every request, so a page cannot be driven from another browser or site).
+ *
+ * Login runs the state machine of flow.ts, one form per step (POST, then a redirect back to the step page). Its
+ * state lives in the file adapter under `LoginFlow`, so a restart mid-sign-in loses nothing. Consent is granted
+ * at once: every client of the realm is first-party, as in the spec's Keycloak realm.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Interaction, Provider } from 'oidc-provider';
+import type { Logger } from '../logger.js';
+import { AttemptLimiter } from './attempts.js';
+import type { FileAdapter } from './file-adapter.js';
+import {
+  type EnrollmentHandler,
+  type FaceVerifier,
+  FlowError,
+  type FlowState,
+  INITIAL,
+  type Outcome,
+  type Step,
+  transition,
+} from './flow.js';
+import { enrollmentPage, facePage, messagePage, PAGE_CSP, passwordPage, updatePasswordPage } from './pages.js';
+import { verifyPassword } from './passwords.js';
+import { normaliseUsername, UserError, type UserStore } from './users.js';
+
+const MAX_FORM_BYTES = 16 * 1024;
+
+export interface InteractionDeps {
+  provider: Provider;
+  users: UserStore;
+  flows: FileAdapter;
+  realm: string;
+  /** The issuer's path (`/realms/<realm>`), under which the pages live. */
+  mountPath: string;
+  faceVerifier: FaceVerifier;
+  enrollment: EnrollmentHandler;
+  log: Logger;
+  /** Failed passwords per username (default: 10 in 15 minutes). */
+  passwordFailures?: AttemptLimiter;
+}
+
+class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: ServerResponse, status: number, html: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Content-Security-Policy', PAGE_CSP);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.end(html);
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.statusCode = 303;
+  res.setHeader('Location', location);
+  res.setHeader('Cache-Control', 'no-store');
+  res.end();
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded')
+    throw new HttpProblem(415, 'Unsupported form', 'The form must be sent as application/x-www-form-urlencoded.');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_FORM_BYTES) throw new HttpProblem(413, 'Form too large', `The form is larger than ${MAX_FORM_BYTES} bytes.`);
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+const STEP_ACTIONS: Record<string, Step> = {
+  password: 'password',
+  'update-password': 'update-password',
+  'biometric-enrollment': 'biometric-enrollment',
+  face: 'face',
+};
+
+export function interactionHandler(deps: InteractionDeps) {
+  const { provider, users, flows, log, realm } = deps;
+  // Guessing passwords: 10 failures per username in 15 minutes lock that username until the oldest expires.
+  const passwordFailures = deps.passwordFailures ?? new AttemptLimiter(10, 15 * 60_000);
+  const base = (uid: string) => `${deps.mountPath}/interaction/${uid}`;
+
+  const loadState = async (uid: string): Promise<FlowState> => ((await flows.find(uid)) as FlowState | undefined) ?? INITIAL;
+  const saveState = async (details: Interaction, state: FlowState) =>
+    flows.upsert(details.uid, { ...state }, Math.max(1, details.exp - Math.floor(Date.now() / 1000)));
+
+  async function finish(req: IncomingMessage, res: ServerResponse, details: Interaction, outcome: Exclude<Outcome, { kind: 'continue' }>) {
+    await flows.destroy(details.uid);
+    if (outcome.kind === 'grant') {
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: outcome.userId, amr: outcome.amr } },
+        { mergeWithLastSubmission: false },
+      );
+    } else {
+      await provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: outcome.reason },
+        { mergeWithLastSubmission: false },
+      );
+    }
+  }
+
+  /** First-party clients: grant what the client asked for, as Keycloak does for a client without consent screen. */
+  async function consent(req: IncomingMessage, res: ServerResponse, details: Interaction) {
+    const accountId = details.session?.accountId;
+    const clientId = details.params.client_id;
+    if (!accountId || !clientId) throw new HttpProblem(400, 'Sign-in expired', 'This sign-in has no session. Start again from the app.');
+    const grant = (details.grantId && (await provider.Grant.find(details.grantId))) || new provider.Grant({ accountId, clientId });
+    const missing = details.prompt.details;
+    if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+      grant.addResourceScope(indicator, scopes.join(' '));
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  async function show(res: ServerResponse, details: Interaction, state: FlowState, error?: string, status = 200) {
+    const user = state.userId ? await users.byId(state.userId) : undefined;
+    if (state.step !== 'password' && !user) throw new HttpProblem(400, 'Sign-in expired', 'This user no longer exists.');
+    const common = { realm, base: base(details.uid) };
+    switch (state.step) {
+      case 'password':
+        return send(res, status, passwordPage({ ...common, username: details.params.login_hint, error }));
+      case 'update-password':
+        return send(res, status, updatePasswordPage({ ...common, username: user!.username, error }));
+      case 'biometric-enrollment':
+        return send(res, status, enrollmentPage({ ...common, username: user!.username }));
+      case 'face':
+        return send(res, status, facePage({ ...common, username: user!.username }));
+    }
+  }
+
+  /** Applies the outcome of one step: the next page (by redirect), or the end of the interaction. */
+  async function advance(req: IncomingMessage, res: ServerResponse, details: Interaction, outcome: Outcome) {
+    if (outcome.kind === 'continue') {
+      await saveState(details, outcome.state);
+      return redirect(res, base(details.uid));
+    }
+    return finish(req, res, details, outcome);
+  }
+
+  async function post(req: IncomingMessage, res: ServerResponse, details: Interaction, step: Step) {
+    const state = await loadState(details.uid);
+    if (state.step !== step)
+      throw new HttpProblem(409, 'Out of order', 'This sign-in is at another step. Go back to the sign-in page and continue there.');
+    const form = await readForm(req);
+    const user = state.userId ? await users.byId(state.userId) : undefined;
+    if (step !== 'password' && !user) {
+      return finish(req, res, details, { kind: 'deny', code: 'user_not_found', reason: 'The user no longer exists.' });
+    }
+    switch (step) {
+      case 'password': {
+        const name = form.get('username') ?? '';
+        const key = normaliseUsername(name).slice(0, 64);
+        const wait = passwordFailures.lockedFor(key);
+        if (wait > 0) {
+          log.info('security event', { event: 'password', username: key, result: 'locked' });
+          const minutes = Math.ceil(wait / 60_000);
+          return show(
+            res,
+            details,
+            state,
+            `Too many failed sign-ins for this user. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+            429,
+          );
+        }
+        const found = await users.authenticate(name, form.get('password') ?? '');
+        log.info('security event', { event: 'password', username: key, result: found ? 'accepted' : 'rejected' });
+        if (!found) {
+          passwordFailures.fail(key);
+          return show(res, details, state, 'Unknown username or wrong password.', 401);
+        }
+        passwordFailures.succeed(key);
+        return advance(req, res, details, transition(state, { type: 'password-accepted', user: found }));
+      }
+      case 'update-password': {
+        const next = form.get('password-new') ?? '';
+        if (next !== (form.get('password-confirm') ?? '')) return show(res, details, state, 'The two passwords differ.', 400);
+        if (await verifyPassword(next, user!.passwordHash))
+          return show(res, details, state, 'Choose a password other than the temporary one.', 400);
+        try {
+          const changed = await users.setPassword(user!.id, next);
+          log.info('security event', { event: 'password_changed', username: changed.username, result: 'ok' });
+          return advance(req, res, details, transition(state, { type: 'password-changed', user: changed }));
+        } catch (err) {
+          if (err instanceof UserError && err.code === 'invalid_password') return show(res, details, state, `${err.message}.`, 400);
+          throw err;
+        }
+      }
+      case 'biometric-enrollment': {
+        const result = await deps.enrollment.enroll(user!, form.getAll('capture'));
+        log.info('security event', {
+          event: 'enrollment',
+          username: user!.username,
+          result: result.ok ? 'enrolled' : 'refused',
+          reason: result.ok ? null : result.code,
+        });
+        if (!result.ok)
+          return advance(req, res, details, transition(state, { type: 'enrollment-failed', code: result.code, reason: result.reason }));
+        const enrolled = await users.byId(user!.id);
+        if (!enrolled) return finish(req, res, details, { kind: 'deny', code: 'user_not_found', reason: 'The user no longer exists.' });
+        return advance(req, res, details, transition(state, { type: 'enrolled', user: enrolled }));
+      }
+      case 'face': {
+        const decision = await deps.faceVerifier.verify(user!, { frames: form.getAll('frame') });
+        log.info('security event', {
+          event: 'face',
+          username: user!.username,
+          result: decision.granted ? 'granted' : 'denied',
+          reason: decision.granted ? null : decision.code,
+          score: decision.granted ? decision.score : null,
+        });
+        return advance(req, res, details, transition(state, { type: 'face', decision }));
+      }
+    }
+  }
+
+  /** Answers a request under `<mount>/interaction/`; `rest` is the path after it. */
+  return async function handle(req: IncomingMessage, res: ServerResponse, rest: string): Promise<void> {
+    const [uid, action, extra] = rest.split('/');
+    try {
+      if (!uid || extra !== undefined) throw new HttpProblem(404, 'Not found', 'There is no such page.');
+      let details: Interaction;
+      try {
+        details = await provider.interactionDetails(req, res);
+      } catch {
+        throw new HttpProblem(
+          400,
+          'Sign-in expired',
+          'This sign-in has expired or was started in another browser. Start again from the app.',
+        );
+      }
+      if (details.uid !== uid)
+        throw new HttpProblem(400, 'Sign-in expired', 'This sign-in page belongs to another sign-in. Start again from the app.');
+
+      if (action === undefined && req.method === 'GET') {
+        if (details.prompt.name === 'consent') return await consent(req, res, details);
+        if (details.prompt.name !== 'login')
+          throw new HttpProblem(400, 'Not supported', `The ${details.prompt.name} prompt is not supported.`);
+        return await show(res, details, await loadState(uid));
+      }
+      if (action === 'abort' && req.method === 'GET') {
+        log.info('security event', { event: 'cancel', result: 'denied', reason: 'cancelled' });
+        return await finish(req, res, details, { kind: 'deny', code: 'cancelled', reason: 'The sign-in was cancelled.' });
+      }
+      const step = action === undefined ? undefined : STEP_ACTIONS[action];
+      if (step && req.method === 'POST') {
+        if (details.prompt.name !== 'login') throw new HttpProblem(409, 'Out of order', 'This sign-in is not asking for a login.');
+        return await post(req, res, details, step);
+      }
+      if (step || action === 'abort' || action === undefined) {
+        res.setHeader('Allow', step ? 'POST' : 'GET');
+        throw new HttpProblem(405, 'Method not allowed', `${req.method} is not allowed here.`);
+      }
+      throw new HttpProblem(404, 'Not found', 'There is no such page.');
+    } catch (err) {
+      if (err instanceof HttpProblem) return send(res, err.status, messagePage({ realm, title: err.title, message: err.message }));
+      if (err instanceof FlowError) return send(res, 409, messagePage({ realm, title: 'Out of order', message: err.message }));
+      log.error('interaction failed', { error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent)
+        send(res, 500, messagePage({ realm, title: 'Something went wrong', message: 'The sign-in could not continue. Try again.' }));
+      else res.end();
+    }
+  };
+}

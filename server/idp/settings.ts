@@ -1,0 +1,242 @@
+/**
+ * Settings of Lookout's identity provider (`npm run idp`), read once from the environment. Like the API server's
+ * table (server/config/settings.ts), each row is the single source for parsing, messages and the README's list;
+ * a bad value stops the process with the variable's name, never falls back silently.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_ALLOWED_HOSTS, parseHostList } from '../http/security.js';
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const httpUrl = z.url({ protocol: /^https?$/ });
+const boolean = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']))
+  .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
+
+/** Realm names end up in URLs, client ids and the token audience: keep them to URL-safe letters. */
+export const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export interface IdpSettingSpec {
+  env: string;
+  schema: z.ZodType;
+  /** Default as a string; undefined: unset unless given. */
+  default: string | undefined;
+  doc: string;
+}
+
+export const IDP_SETTINGS = {
+  realm: {
+    env: 'IDP_REALM',
+    schema: z.string().trim().regex(REALM_NAME, 'letters, digits, ".", "_" or "-" (at most 64)'),
+    default: 'lookout',
+    doc: 'Realm name: the issuer ends in `/realms/<realm>`, the clients are `<realm>-app`, `<realm>-backend` and `<realm>-service`.',
+  },
+  port: { env: 'IDP_PORT', schema: integer(0, 65535), default: '8081', doc: 'TCP port of the identity provider.' },
+  host: {
+    env: 'HOST',
+    schema: z.string().trim().min(1),
+    default: '127.0.0.1',
+    doc: 'Address the identity provider listens on (the same variable as the API server).',
+  },
+  allowedHosts: {
+    env: 'ALLOWED_HOSTS',
+    schema: z.string().transform((text, ctx) => {
+      try {
+        return parseHostList(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+        return z.NEVER;
+      }
+    }),
+    default: DEFAULT_ALLOWED_HOSTS.join(','),
+    doc: "Host names the IdP answers for (the issuer's host and HOST are added; IP addresses always pass); another `Host` is refused with 421.",
+  },
+  issuer: {
+    env: 'IDP_ISSUER',
+    schema: httpUrl,
+    default: undefined,
+    doc: "Issuer URL as clients reach it; unset: `http://127.0.0.1:<IDP_PORT>/realms/<IDP_REALM>` (Keycloak's URL shape). Set it whenever clients reach the IdP by another name.",
+  },
+  dataDir: {
+    env: 'IDP_DATA_DIR',
+    schema: z.string().trim().min(1),
+    default: './data/idp',
+    doc: 'Users, signing keys, sessions and grants (written atomically; keep it on a persistent volume).',
+  },
+  appRedirectUris: {
+    env: 'IDP_APP_REDIRECT_URIS',
+    schema: z.string().transform((text, ctx) => {
+      const uris = text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      for (const uri of uris) {
+        if (!httpUrl.safeParse(uri).success || uri.includes('#')) {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(uri)} is not an http(s) URL without a fragment` });
+          return z.NEVER;
+        }
+      }
+      if (uris.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one redirect URI' });
+      return uris;
+    }),
+    default: 'http://127.0.0.1:8080/auth/callback,http://localhost:8080/auth/callback',
+    doc: 'Comma-separated redirect URIs of the web app client `<realm>-app` (exact match).',
+  },
+  backendUrl: {
+    env: 'IDP_BACKEND_URL',
+    schema: httpUrl,
+    default: 'http://127.0.0.1:8080',
+    doc: 'The Lookout API: the resource access tokens are issued for (audience `<realm>-backend`), and the backend the IdP calls.',
+  },
+  serviceClientSecret: {
+    env: 'IDP_SERVICE_CLIENT_SECRET',
+    schema: z.string().min(16, 'at least 16 characters'),
+    default: undefined,
+    doc: 'Secret of the confidential client `<realm>-service` (at least 16 characters; client credentials, role `biometric-admin`); unset: the client is not offered.',
+  },
+  serviceClientSecretFile: {
+    env: 'IDP_SERVICE_CLIENT_SECRET_FILE',
+    schema: z.string().trim().min(1),
+    default: undefined,
+    doc: 'A file holding that secret instead (a mounted Secret); wins over `IDP_SERVICE_CLIENT_SECRET`.',
+  },
+  adminUsername: {
+    env: 'IDP_ADMIN_USERNAME',
+    schema: z.string(),
+    default: undefined,
+    doc: 'Bootstrap administrator, created at start when no user of that name exists (roles `biometric-user`, `biometric-admin`).',
+  },
+  adminPassword: {
+    env: 'IDP_ADMIN_PASSWORD',
+    schema: z.string(),
+    default: undefined,
+    doc: "The bootstrap administrator's password (used only when creating it; never logged).",
+  },
+  adminPasswordFile: {
+    env: 'IDP_ADMIN_PASSWORD_FILE',
+    schema: z.string().trim().min(1),
+    default: undefined,
+    doc: 'A file holding that password instead; wins over `IDP_ADMIN_PASSWORD`.',
+  },
+  accessTokenTtl: {
+    env: 'IDP_ACCESS_TOKEN_TTL_S',
+    schema: integer(30, 86_400),
+    default: '300',
+    doc: 'Lifetime of access tokens in seconds.',
+  },
+  sessionTtl: {
+    env: 'IDP_SESSION_TTL_S',
+    schema: integer(60, 30 * 86_400),
+    default: '36000',
+    doc: 'Lifetime of a sign-in session (its cookie) in seconds.',
+  },
+  trustProxy: {
+    env: 'IDP_TRUST_PROXY',
+    schema: boolean,
+    default: 'false',
+    doc: 'Trust `X-Forwarded-Proto`/`-Host` from a reverse proxy (set behind an Ingress that terminates TLS).',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
+    default: 'info',
+    doc: 'Log level (the same variable as the API server).',
+  },
+  logFormat: { env: 'LOG_FORMAT', schema: z.enum(['text', 'json']), default: 'text', doc: 'Log format, `text` or `json`.' },
+} satisfies Record<string, IdpSettingSpec>;
+
+export interface IdpSettings {
+  realm: string;
+  port: number;
+  host: string;
+  allowedHosts: string[];
+  /** Undefined: derived from the port the server listens on (see issuerFor). */
+  issuer: string | undefined;
+  dataDir: string;
+  appRedirectUris: string[];
+  backendUrl: string;
+  serviceClientSecret: string | undefined;
+  adminUsername: string | undefined;
+  adminPassword: string | undefined;
+  accessTokenTtl: number;
+  sessionTtl: number;
+  trustProxy: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  logFormat: 'text' | 'json';
+}
+
+export class IdpSettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'IdpSettingsError';
+  }
+}
+
+/** A secret from `<NAME>_FILE` (trailing newline dropped, as `kubectl create secret --from-file` keeps it) or `<NAME>`. */
+function secretFrom(file: string | undefined, value: string | undefined, name: string, problems: string[]): string | undefined {
+  if (file === undefined) return value;
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (err) {
+    problems.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    return undefined;
+  }
+}
+
+export function loadIdpSettings(env: NodeJS.ProcessEnv = process.env): IdpSettings {
+  const problems: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(IDP_SETTINGS) as [string, IdpSettingSpec][]) {
+    // Unset and empty both mean "the default".
+    const raw = env[spec.env] === '' || env[spec.env] === undefined ? spec.default : env[spec.env];
+    if (raw === undefined) continue;
+    const parsed = spec.schema.safeParse(raw);
+    if (parsed.success) values[key] = parsed.data;
+    // Never echo a value: some of these are secrets.
+    else problems.push(`${spec.env}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  const serviceClientSecret = secretFrom(
+    values.serviceClientSecretFile as string | undefined,
+    values.serviceClientSecret as string | undefined,
+    'IDP_SERVICE_CLIENT_SECRET',
+    problems,
+  );
+  if (serviceClientSecret !== undefined && serviceClientSecret.length < 16)
+    problems.push('IDP_SERVICE_CLIENT_SECRET_FILE: the secret must have at least 16 characters');
+  const adminPassword = secretFrom(
+    values.adminPasswordFile as string | undefined,
+    values.adminPassword as string | undefined,
+    'IDP_ADMIN_PASSWORD',
+    problems,
+  );
+  if ((values.adminUsername === undefined) !== (adminPassword === undefined))
+    problems.push('IDP_ADMIN_USERNAME and IDP_ADMIN_PASSWORD (or IDP_ADMIN_PASSWORD_FILE) go together: set both or neither');
+  if (problems.length) throw new IdpSettingsError(problems);
+  return {
+    realm: values.realm as string,
+    port: values.port as number,
+    host: values.host as string,
+    allowedHosts: values.allowedHosts as string[],
+    issuer: (values.issuer as string | undefined)?.replace(/\/+$/, ''),
+    dataDir: path.resolve(values.dataDir as string),
+    appRedirectUris: values.appRedirectUris as string[],
+    backendUrl: (values.backendUrl as string).replace(/\/+$/, ''),
+    serviceClientSecret,
+    adminUsername: values.adminUsername as string | undefined,
+    adminPassword,
+    accessTokenTtl: values.accessTokenTtl as number,
+    sessionTtl: values.sessionTtl as number,
+    trustProxy: values.trustProxy as boolean,
+    logLevel: values.logLevel as IdpSettings['logLevel'],
+    logFormat: values.logFormat as IdpSettings['logFormat'],
+  };
+}
+
+/** The issuer: IDP_ISSUER, else Keycloak's shape on the port actually listened on. */
+export function issuerFor(settings: Pick<IdpSettings, 'issuer' | 'realm'>, port: number): string {
+  return settings.issuer ?? `http://127.0.0.1:${port}/realms/${settings.realm}`;
+}

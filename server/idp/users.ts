@@ -1,0 +1,196 @@
+/**
+ * The identity provider's users, in `IDP_DATA_DIR/users.json`. The running IdP and the `users` CLI share the
+ * file: every change is a read-modify-write under a lock file (server/storage/file-lock.ts) and an atomic
+ * replace, and readers reload it when its modification time changes, so a user added by the CLI can sign in at
+ * once without a restart.
+ *
+ * Usernames are lower-case letters, digits, `.`, `_` and `-`: the username is the label the user's face is
+ * enrolled under (`POST /api/images`), and the API normalises labels to lower case, so this keeps the two equal.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { writePrivateFileAtomic } from './private-file.js';
+import { FileLock } from '../storage/file-lock.js';
+import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+
+export const ROLE_USER = 'biometric-user';
+export const ROLE_ADMIN = 'biometric-admin';
+export const GROUP_ENROLLED = 'biometric-enrolled';
+export const ATTRIBUTE_ENROLLED = 'biometric_enrolled';
+/** Keycloak's required actions, by the names the spec gives them. */
+export const ACTION_UPDATE_PASSWORD = 'UPDATE_PASSWORD';
+export const ACTION_BIOMETRIC_ENROLLMENT = 'biometric-enrollment';
+
+export const USERNAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+export interface User {
+  id: string;
+  username: string;
+  passwordHash: string;
+  /** Set by an administrator: must be changed at the next sign-in (required action UPDATE_PASSWORD). */
+  requiredActions: string[];
+  roles: string[];
+  groups: string[];
+  attributes: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface UsersFile {
+  version: 1;
+  users: User[];
+}
+
+export class UserError extends Error {
+  constructor(
+    readonly code: 'invalid_username' | 'invalid_password' | 'user_exists' | 'user_not_found',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UserError';
+  }
+}
+
+export function normaliseUsername(name: string): string {
+  return name.normalize('NFC').trim().toLowerCase();
+}
+
+export function isEnrolled(user: User): boolean {
+  return user.attributes[ATTRIBUTE_ENROLLED] === 'true';
+}
+
+export class UserStore {
+  private readonly file: string;
+  private readonly lock: FileLock;
+  private cache: { mtimeMs: number; users: User[] } | null = null;
+
+  constructor(dataDir: string) {
+    this.file = path.join(dataDir, 'users.json');
+    this.lock = new FileLock(path.join(dataDir, 'users.lock'), { staleMs: 30_000 });
+  }
+
+  async list(): Promise<User[]> {
+    return (await this.read()).map((u) => structuredClone(u));
+  }
+
+  async byUsername(name: string): Promise<User | undefined> {
+    const username = normaliseUsername(name);
+    const user = (await this.read()).find((u) => u.username === username);
+    return user && structuredClone(user);
+  }
+
+  async byId(id: string): Promise<User | undefined> {
+    const user = (await this.read()).find((u) => u.id === id);
+    return user && structuredClone(user);
+  }
+
+  /** The user when name and password match; undefined otherwise (unknown names cost as much as wrong passwords). */
+  async authenticate(name: string, password: string): Promise<User | undefined> {
+    const user = await this.byUsername(name);
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+    return ok && user ? user : undefined;
+  }
+
+  /**
+   * Creates a user with a temporary password. Every new user must change it and enrol their face at first
+   * sign-in (required actions UPDATE_PASSWORD and biometric-enrollment), unless `temporary` is false (the bootstrap
+   * administrator, whose password the operator chose).
+   */
+  async add(name: string, password: string, opts: { admin?: boolean; temporary?: boolean } = {}): Promise<User> {
+    const username = normaliseUsername(name);
+    if (!USERNAME.test(username))
+      throw new UserError(
+        'invalid_username',
+        'a username is 1 to 63 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit',
+      );
+    const problem = passwordProblem(password);
+    if (problem) throw new UserError('invalid_password', problem);
+    const passwordHash = await hashPassword(password);
+    return this.change((users) => {
+      if (users.some((u) => u.username === username)) throw new UserError('user_exists', `a user named ${username} exists already`);
+      const now = new Date().toISOString();
+      const user: User = {
+        id: randomUUID(),
+        username,
+        passwordHash,
+        requiredActions: [...(opts.temporary === false ? [] : [ACTION_UPDATE_PASSWORD]), ACTION_BIOMETRIC_ENROLLMENT],
+        roles: opts.admin ? [ROLE_USER, ROLE_ADMIN] : [ROLE_USER],
+        groups: [],
+        attributes: { [ATTRIBUTE_ENROLLED]: 'false' },
+        createdAt: now,
+        updatedAt: now,
+      };
+      users.push(user);
+      return user;
+    });
+  }
+
+  async remove(name: string): Promise<User> {
+    const username = normaliseUsername(name);
+    return this.change((users) => {
+      const at = users.findIndex((u) => u.username === username);
+      if (at < 0) throw new UserError('user_not_found', `no user named ${username}`);
+      return users.splice(at, 1)[0];
+    });
+  }
+
+  /** A new password chosen by the user: clears UPDATE_PASSWORD. */
+  async setPassword(id: string, password: string): Promise<User> {
+    const problem = passwordProblem(password);
+    if (problem) throw new UserError('invalid_password', problem);
+    const passwordHash = await hashPassword(password);
+    return this.update(id, (u) => {
+      u.passwordHash = passwordHash;
+      u.requiredActions = u.requiredActions.filter((a) => a !== ACTION_UPDATE_PASSWORD);
+    });
+  }
+
+  /** Enrollment completed: attribute biometric_enrolled=true, group biometric-enrolled, required action cleared. */
+  async markEnrolled(id: string): Promise<User> {
+    return this.update(id, (u) => {
+      u.attributes[ATTRIBUTE_ENROLLED] = 'true';
+      if (!u.groups.includes(GROUP_ENROLLED)) u.groups.push(GROUP_ENROLLED);
+      u.requiredActions = u.requiredActions.filter((a) => a !== ACTION_BIOMETRIC_ENROLLMENT);
+    });
+  }
+
+  private async update(id: string, edit: (user: User) => void): Promise<User> {
+    return this.change((users) => {
+      const user = users.find((u) => u.id === id);
+      if (!user) throw new UserError('user_not_found', 'the user no longer exists');
+      edit(user);
+      user.updatedAt = new Date().toISOString();
+      return user;
+    });
+  }
+
+  /** Read-modify-write under the lock, always on the file's current content (another process may have changed it). */
+  private async change<T extends User>(edit: (users: User[]) => T): Promise<T> {
+    await fs.mkdir(path.dirname(this.file), { recursive: true });
+    return this.lock.run(async () => {
+      this.cache = null;
+      const users = await this.read();
+      const result = edit(users);
+      const body: UsersFile = { version: 1, users };
+      await writePrivateFileAtomic(this.file, `${JSON.stringify(body, null, 2)}\n`);
+      this.cache = null;
+      return structuredClone(result);
+    });
+  }
+
+  private async read(): Promise<User[]> {
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await fs.stat(this.file)).mtimeMs;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    if (this.cache?.mtimeMs === mtimeMs) return this.cache.users;
+    const parsed = JSON.parse(await fs.readFile(this.file, 'utf8')) as UsersFile;
+    if (parsed.version !== 1 || !Array.isArray(parsed.users)) throw new Error(`${this.file}: not a users file of version 1`);
+    this.cache = { mtimeMs, users: parsed.users };
+    return parsed.users;
+  }
+}
