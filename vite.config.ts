@@ -15,8 +15,19 @@ const API = process.env.LOOKOUT_API ?? 'http://127.0.0.1:8080';
 const REPO = path.dirname(fileURLToPath(import.meta.url));
 const MODELS_DIR = path.join(REPO, 'public/models');
 
-/** The model files the in-browser engines load (client/src/engine): downloaded by the service worker at install. */
-const OFFLINE_MODELS = ['haarcascade_frontalface_alt2.xml', 'face-api/', 'nanodet.json', 'nanodet.bin'];
+/**
+ * The model files the in-browser engines load (client/src/engine): downloaded by the service worker at install.
+ * The eye cascade aligns faces before LBPH; the eyeglasses and smile cascades give the chat's features offline too.
+ */
+const OFFLINE_MODELS = [
+  'haarcascade_frontalface_alt2.xml',
+  'haarcascade_eye.xml',
+  'haarcascade_eye_tree_eyeglasses.xml',
+  'haarcascade_smile.xml',
+  'face-api/',
+  'nanodet.json',
+  'nanodet.bin',
+];
 
 /** Files the build may hold that the app never loads at start: the bench page's, source maps, Vite's own. */
 const NOT_PRECACHED = [

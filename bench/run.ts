@@ -16,6 +16,7 @@ import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
 import { benchEvents } from './events.bench.js';
 import { benchLbph } from './lbph.bench.js';
+import { benchLbphRobustness } from './lbph-robustness.bench.js';
 import { benchObjects } from './objects.bench.js';
 import { benchPpe } from './ppe.bench.js';
 import { benchRecognize } from './recognize.bench.js';
@@ -44,6 +45,7 @@ const rows: BenchRow[] = [];
 const suites: [string, () => Promise<BenchRow[]>][] = [
   ['cascade', () => benchCascade()],
   ['lbph', () => benchLbph()],
+  ['lbph-robustness', () => benchLbphRobustness()],
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
   ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],

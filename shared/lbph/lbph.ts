@@ -48,6 +48,12 @@ export interface LbphModel extends LbphParams {
   labels: Int32Array;
   /** Optional label names, sorted by label (OpenCV keeps them in a std::map). */
   labelsInfo?: LbphLabelInfo[];
+  /**
+   * How the faces behind the histograms were normalised before LBPH (shared/vision/eye-alignment.ts
+   * FACE_ALIGNMENT), so a query is normalised the same way; absent for models made by OpenCV or before
+   * alignment. Stored in training.yml as `lookout_face_alignment`, a key OpenCV's reader skips.
+   */
+  faceAlignment?: string;
 }
 
 export interface LbphPrediction {

@@ -112,6 +112,31 @@ print(json.dumps({'pred': out, 'info': r.getLabelInfo(3), 'n': len(r.getHistogra
     expect(maxRel).toBeLessThan(0.01);
   });
 
+  it("reads a model that carries Lookout's face alignment key, which Lookout reads back", async () => {
+    const model = trainLbph(
+      await Promise.all(expected.train.map((t) => loadGray(t.file))),
+      expected.train.map((t) => t.label),
+    );
+    model.faceAlignment = 'eye-tilt-v1';
+    const path = join(tmp, 'aligned.yml');
+    const text = writeLbphYaml(model);
+    expect(text).toMatch(/\n {3}lookout_face_alignment: eye-tilt-v1\n$/);
+    writeFileSync(path, text);
+    const theirs = python(
+      `import sys, json, cv2
+r = cv2.face.LBPHFaceRecognizer_create()
+r.read(sys.argv[1])
+print(json.dumps({'n': len(r.getHistograms()), 'p': list(r.predict(cv2.imread(sys.argv[2], cv2.IMREAD_GRAYSCALE)))}))`,
+      path,
+      join(FIX, expected.queries[0].file),
+    ) as { n: number; p: [number, number] };
+    expect(theirs.n).toBe(model.histograms.length);
+    const ours = predictLbph(model, await loadGray(expected.queries[0].file));
+    expect(theirs.p).toEqual([ours.label, ours.distance]);
+    expect(readLbphYaml(text).faceAlignment).toBe('eye-tilt-v1');
+    expect(readLbphYaml(writeLbphYaml({ ...model, faceAlignment: undefined })).faceAlignment).toBeUndefined();
+  });
+
   it('round-trips odd floats, thresholds and label names through OpenCV byte for byte', () => {
     const rand = rng(42);
     const h = new Float32Array(2 * 2 * 16); // grid 2x2, 4 neighbours

@@ -137,5 +137,10 @@ export function readLbphYaml(text: string): LbphModel {
     const infos: LbphLabelInfo[] = [...byLabel].sort((a, b) => a[0] - b[0]).map(([label, value]) => ({ label, value }));
     model.labelsInfo = infos;
   }
+  const alignment = m.entries.get('lookout_face_alignment');
+  if (alignment !== undefined && alignment !== null) {
+    if (typeof alignment !== 'string') throw new YamlError('"lookout_face_alignment" must be a string');
+    model.faceAlignment = alignment;
+  }
   return model;
 }

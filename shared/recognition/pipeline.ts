@@ -1,7 +1,8 @@
 /**
  * The recognition pipeline, one implementation for the server's workers and the browser's engine worker:
  *
- *   detect (Haar cascade, or boxes from elsewhere) -> normalise (crop, 100x100) -> predict (LBPH or
+ *   detect (Haar cascade, or boxes from elsewhere) -> normalise (crop to 100x100, upright by the eyes for LBPH
+ *   models marked aligned: shared/vision/eye-alignment.ts) -> predict (LBPH or
  *   embedding) -> face results (names, known/unknown window, percent score)
  *
  * and the training side (largest face -> histogram [+ descriptor] -> assembleModels). Browser-safe: no Node,
@@ -13,7 +14,9 @@ import { predictEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../image/types.js';
 import { lbpHistogram, predictLbph, type LbphModel } from '../lbph/lbph.js';
 import type { DetectOptions } from '../vision/haar-cascade.js';
-import { largestBox, normalizeFace } from '../vision/face-region.js';
+import { alignedFace, FACE_ALIGNMENT } from '../vision/eye-alignment.js';
+import { largestBox } from '../vision/face-region.js';
+import type { HaarCascade } from '../vision/haar-cascade.js';
 import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW, type DistanceWindow } from './confidence.js';
 import { toFaceResult, type LabelNames, type RecognizedBox } from './face-results.js';
 
@@ -66,9 +69,20 @@ function recognized(box: Rect, p: { label: number; distance: number } | null): R
   return p && p.label >= 0 ? { box, labelId: p.label, distance: p.distance } : { box, labelId: null, distance: null };
 }
 
-/** LBPH on each normalised face; every face unmatched without a model. */
-export function predictLbphFaces(gray: GrayImage, boxes: readonly Rect[], model: LbphModel | null): RecognizedBox[] {
-  return boxes.map((box) => recognized(box, model ? predictLbph(model, lbpHistogram(normalizeFace(gray, box))) : null));
+/**
+ * LBPH on each normalised face; every face unmatched without a model. A face is turned upright by its eyes only
+ * for a model whose histograms were made that way (`faceAlignment`): models made by OpenCV, by the original
+ * service or before alignment get the plain crop they were trained on.
+ */
+export function predictLbphFaces(
+  gray: GrayImage,
+  boxes: readonly Rect[],
+  model: LbphModel | null,
+  eyeCascade: HaarCascade | null = null,
+): RecognizedBox[] {
+  if (!model) return boxes.map((box) => recognized(box, null));
+  const eyes = model.faceAlignment === FACE_ALIGNMENT ? eyeCascade : null;
+  return boxes.map((box) => recognized(box, predictLbph(model, lbpHistogram(alignedFace(gray, box, eyes)))));
 }
 
 /** The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. */
@@ -110,6 +124,8 @@ export interface FaceSample {
   histogram: Float32Array | null;
   /** The embedding descriptor of the same face, when asked for and the host can describe. */
   descriptor: Float32Array | null;
+  /** FACE_ALIGNMENT when the histogram's face was turned upright by its eyes (the host has the eye cascade). */
+  faceAlignment?: string;
 }
 
 export interface PipelineHost {
@@ -117,6 +133,11 @@ export interface PipelineHost {
   detect?: (gray: GrayImage) => Rect[] | Promise<Rect[]>;
   /** Absent where the embedding recognizer does not run in this host. */
   describe?: Describe;
+  /**
+   * OpenCV's eye cascade, to turn tilted faces upright before LBPH (eye-alignment.ts). Absent: faces are cropped
+   * plainly, models trained here are not marked aligned, and aligned models are queried with plain crops.
+   */
+  eyeCascade?: HaarCascade;
 }
 
 const now = () => performance.now();
@@ -167,7 +188,7 @@ export class FacePipeline {
           : boxes.map((box) => recognized(box, null));
     } else {
       if (!image.gray) throw new Error('LBPH needs the gray image');
-      faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null);
+      faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null, this.host.eyeCascade ?? null);
     }
     return { faces: faceResults(faces, trained, step.window), trained: trained !== null, detectMs: t1 - t0, recognizeMs: now() - t1 };
   }
@@ -177,9 +198,10 @@ export class FacePipeline {
     const boxes = await this.detect(image.gray, options.boxes);
     const face = largestBox(boxes) ?? null;
     if (!face) return { boxes, face: null, histogram: null, descriptor: null };
-    const histogram = lbpHistogram(normalizeFace(image.gray, face));
+    const eyeCascade = this.host.eyeCascade ?? null;
+    const histogram = lbpHistogram(alignedFace(image.gray, face, eyeCascade));
     const describe = options.describe && image.rgb ? this.host.describe : undefined;
     const descriptor = describe ? ((await describe(image.rgb!, [face]))[0] ?? null) : null;
-    return { boxes, face, histogram, descriptor };
+    return { boxes, face, histogram, descriptor, ...(eyeCascade ? { faceAlignment: FACE_ALIGNMENT } : {}) };
   }
 }

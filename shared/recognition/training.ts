@@ -9,8 +9,10 @@ import { LBPH_DEFAULTS, type LbphModel } from '../lbph/lbph.js';
 
 export interface TrainingSample {
   label: string;
-  /** LBPH histogram of the normalised face (lbpHistogram(normalizeFace(gray, box))). */
+  /** LBPH histogram of the normalised face (lbpHistogram(alignedFace(gray, box, eyeCascade))). */
   histogram: Float32Array;
+  /** How the face was normalised (FACE_ALIGNMENT), absent for the plain crop. */
+  faceAlignment?: string;
   /** The embedding recognizer's descriptor of the same face, or null when it did not run. */
   descriptor: Float32Array | null;
 }
@@ -33,10 +35,15 @@ export function assembleModels(samples: readonly TrainingSample[]): AssembledMod
   const labels = [...new Set(samples.map((s) => s.label))].sort();
   const labelIds: Record<string, number> = Object.fromEntries(labels.map((name, id) => [name, id]));
   const ordered = [...samples].sort((a, b) => a.label.localeCompare(b.label));
+  // One normalisation per model: a query is normalised as its training faces were.
+  const alignments = new Set(samples.map((s) => s.faceAlignment));
+  if (alignments.size > 1) throw new Error(`training samples were normalised in different ways (${[...alignments].join(', ')})`);
+  const faceAlignment = samples[0].faceAlignment;
   const lbph: LbphModel = {
     ...LBPH_DEFAULTS,
     histograms: ordered.map((s) => s.histogram),
     labels: Int32Array.from(ordered.map((s) => labelIds[s.label])),
+    ...(faceAlignment ? { faceAlignment } : {}),
   };
   const described = ordered.filter((s): s is TrainingSample & { descriptor: Float32Array } => s.descriptor !== null);
   let embedding: AssembledModels['embedding'] = null;

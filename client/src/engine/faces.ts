@@ -10,7 +10,7 @@ import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
 import { decodeEmbeddingsFile, decodeLbphFile, trained, trainedSet } from '../../../shared/recognition/model-files';
 import { detectOptionsOf, FacePipeline, windowFor, type Trained } from '../../../shared/recognition/pipeline';
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training';
-import { parseHaarCascade } from '../../../shared/vision/haar-cascade';
+import { parseHaarCascade, type HaarCascade } from '../../../shared/vision/haar-cascade';
 import { haarScanFor } from '../../../shared/vision/haar-wasm';
 import { loadTf } from './backend';
 import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
@@ -60,20 +60,30 @@ export class FaceEngine {
     /** How windows are scanned here (haar-wasm.ts): WebAssembly with SIMD where the browser has it. */
     readonly cascadeScan: 'simd' | 'wasm' | 'js',
     private readonly faceApiUrl: string,
+    eyeCascade: HaarCascade,
   ) {
     this.pipeline = new FacePipeline({
+      // Tilted faces are turned upright by their eyes before LBPH, as on the server (shared/vision/eye-alignment.ts).
+      eyeCascade,
       detect: (gray) => this.cascade.detect(gray),
       // The nets load on first use: a page that only runs LBPH never downloads them.
       describe: async (rgb, boxes) => (await (await this.loadEmbedding()).describe(rgb, boxes)).map((d) => d.descriptor),
     });
   }
 
-  /** Fetches and parses the cascade; `threads` (this worker included) share each detection. */
-  static async create(cascadeUrl: string, options: CascadeOptions, faceApiUrl: string, threads: number): Promise<FaceEngine> {
-    const xml = new TextDecoder().decode(await fetchBytes(cascadeUrl));
+  /** Fetches and parses the face and eye cascades; `threads` (this worker included) share each detection. */
+  static async create(
+    urls: { cascade: string; eyeCascade: string; faceApi: string },
+    options: CascadeOptions,
+    threads: number,
+  ): Promise<FaceEngine> {
+    const [xml, eyeXml] = await Promise.all(
+      [urls.cascade, urls.eyeCascade].map(async (url) => new TextDecoder().decode(await fetchBytes(url))),
+    );
     const cascade = parseHaarCascade(xml);
+    const eyeCascade = parseHaarCascade(eyeXml);
     const runner = await createCascadeRunner(cascade, xml, detectOptionsOf(options), threads);
-    return new FaceEngine(runner, `${cascade.windowWidth}x${cascade.windowHeight}`, haarScanFor(cascade), faceApiUrl);
+    return new FaceEngine(runner, `${cascade.windowWidth}x${cascade.windowHeight}`, haarScanFor(cascade), urls.faceApi, eyeCascade);
   }
 
   /** Stops the cascade helpers and frees the embedding nets. */
@@ -150,9 +160,9 @@ export class FaceEngine {
     const out: TrainingSample[] = [];
     const skipped: TrainResult['skipped'] = [];
     for (const [index, { label, frame }] of samples.entries()) {
-      const { histogram, descriptor } = await this.pipeline.sample(frame, { describe });
+      const { histogram, descriptor, faceAlignment } = await this.pipeline.sample(frame, { describe });
       if (!histogram) skipped.push({ index, label, reason: 'no_face' });
-      else out.push({ label, histogram, descriptor });
+      else out.push({ label, histogram, descriptor, ...(faceAlignment ? { faceAlignment } : {}) });
     }
     if (out.length === 0) throw new Error(`no face was found in any of the ${samples.length} captures; nothing was trained`);
     const models = assembleModels(out);

@@ -65,7 +65,11 @@ async function init(options: InitOptions): Promise<InitResult> {
   faces?.dispose();
   faces = null;
   const threads = options.cascadeThreads ?? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
-  faces = await FaceEngine.create(options.urls.cascade, cascade, options.urls.faceApi, threads);
+  faces = await FaceEngine.create(
+    { cascade: options.urls.cascade, eyeCascade: options.urls.features.eye, faceApi: options.urls.faceApi },
+    cascade,
+    threads,
+  );
   const t1 = performance.now();
   // One backend per worker: tfjs cannot move loaded weights between backends, so a second init keeps it.
   if (!backend) backend = (await startBackend(options.backend ?? 'auto')).report;

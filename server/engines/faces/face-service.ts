@@ -21,7 +21,7 @@ import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
 import { trained } from '../../../shared/recognition/model-files.js';
 import type { FaceModels, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
-import { assembleModels } from '../../../shared/recognition/training.js';
+import { assembleModels, type TrainingSample } from '../../../shared/recognition/training.js';
 import { ApiError } from '../../http/errors.js';
 import type { DecodedImage, ImageDecoder } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
@@ -333,7 +333,7 @@ export class FaceService {
     }
     const method = this.detectionMethod;
     const withEmbedding = this.embeddingStatus.available;
-    const samples: { label: string; histogram: Float32Array; descriptor: Float32Array | null }[] = [];
+    const samples: TrainingSample[] = [];
     const skipped: SkippedImage[] = [];
 
     // Keep every worker busy, with a bounded number of decoded images in memory at once.
@@ -356,7 +356,12 @@ export class FaceService {
               if (withEmbedding && this.opts.embedding) {
                 descriptor = (await this.opts.embedding.run('describe', { rgb, boxes: [result.face] }))[0] ?? null;
               }
-              return { label: ref.label, histogram: result.histogram, descriptor };
+              return {
+                label: ref.label,
+                histogram: result.histogram,
+                descriptor,
+                ...(result.faceAlignment ? { faceAlignment: result.faceAlignment } : {}),
+              };
             },
             { wait: 'unbounded' },
           );

@@ -14,7 +14,10 @@ import type { WorkerPool } from '../workers/worker-pool.js';
 export interface VisionWorkerData {
   cascadeXml: string;
   cascade: CascadeParams;
-  /** The eye, eyeglasses and smile cascades' XML (the chat's facial features); parsed on first use. */
+  /**
+   * The eye, eyeglasses and smile cascades' XML: the chat's facial features (parsed on first use) and the eye
+   * cascade's tilt correction before LBPH (parsed at start).
+   */
   featureCascadeXml?: FeatureCascadeTexts;
 }
 

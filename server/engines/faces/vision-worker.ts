@@ -24,7 +24,9 @@ const onIdleWorker: PartRunner = ({ width, height, data }, part) => {
 };
 
 const detect = (gray: GrayImage) => detectSplit(cascade, gray, options, helpersIdle() > 0 ? [onIdleWorker] : []);
-const pipeline = new FacePipeline({ detect });
+// The eye cascade turns tilted faces upright before LBPH (shared/vision/eye-alignment.ts), for every recognition.
+const eyeCascade = config.featureCascadeXml ? parseHaarCascade(config.featureCascadeXml.eye) : undefined;
+const pipeline = new FacePipeline({ detect, ...(eyeCascade ? { eyeCascade } : {}) });
 
 // The facial-feature cascades serve only the chat's analysis: parsed when the first one is asked for.
 let featureCascades: FeatureCascades | null = null;

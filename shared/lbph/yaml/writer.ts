@@ -168,6 +168,8 @@ export function writeLbphYaml(model: LbphModel): string {
     e.endStruct();
   }
   e.endStruct();
+  // Lookout's own key (OpenCV's LBPH::read looks up its keys by name and skips any other).
+  if (model.faceAlignment) e.string('lookout_face_alignment', model.faceAlignment);
   e.endStruct();
   return e.finish();
 }
