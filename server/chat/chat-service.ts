@@ -7,7 +7,7 @@ import type { ChatAnalysis, ChatFace, FaceResult } from '../../shared/api/index.
 import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
 import type { RgbImage } from '../../shared/image/types.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
-import { grayFaceCrop, noFeatures, type FacialFeatures } from '../../shared/vision/facial-features.js';
+import { grayFaceCrop, noFeatures, withOriginalNames, type FacialFeatures } from '../../shared/vision/facial-features.js';
 import type { FaceService } from '../engines/faces/face-service.js';
 import type { FaceCrop } from '../engines/faces/vision-protocol.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
@@ -89,7 +89,7 @@ export class ChatService {
       return crop ? crops.push(crop) - 1 : null;
     });
     const found = crops.length > 0 ? await this.opts.features(crops) : [];
-    return faces.map((f, i) => ({ ...f, features: index[i] === null ? noFeatures() : found[index[i]] }));
+    return faces.map((f, i) => ({ ...f, features: withOriginalNames(index[i] === null ? noFeatures() : found[index[i]], f) }));
   }
 
   complete(messages: ChatMessage[], signal?: AbortSignal): Promise<string> {

@@ -42,6 +42,12 @@ export const facialFeatures = z
     face_too_small: z.boolean().meta({
       description: 'The face is under 80 pixels wide or high and was not searched: then `eyes` 0 and `false` say nothing about the person.',
     }),
+    eyes_detected: compat(z.number().int().min(0), 'the eyes seen (`eyes`).'),
+    glasses_detected: compat(z.boolean(), 'eyeglasses seen (`eyeglasses`).'),
+    smile_detected: compat(z.boolean(), 'a smile seen (`smiling`).'),
+    face_width: compat(z.number().int().min(0), 'the face box width in pixels (`w`).'),
+    face_height: compat(z.number().int().min(0), 'the face box height in pixels (`h`).'),
+    aspect_ratio: compat(z.number(), 'width / height of the face box, 2 decimals.'),
   })
   .meta({
     id: 'FacialFeatures',
@@ -93,6 +99,12 @@ export const chatResponse = z
               smiling: true,
               eyeglasses: false,
               face_too_small: false,
+              eyes_detected: 2,
+              glasses_detected: false,
+              smile_detected: true,
+              face_width: 96,
+              face_height: 96,
+              aspect_ratio: 1,
             },
           },
         ],

@@ -170,6 +170,29 @@ export function grayFaceCrop(rgb: RgbImage, box: Rect): { gray: GrayImage; origi
   return { gray: rgbToGray({ width, height, channels: c, data }), origin: { x, y } };
 }
 
+/** The features as the chat analysis gives them: Lookout's names and the original service's beside them. */
+export interface ChatFacialFeatures extends FacialFeatures {
+  eyes_detected: number;
+  glasses_detected: boolean;
+  smile_detected: boolean;
+  face_width: number;
+  face_height: number;
+  aspect_ratio: number;
+}
+
+/** Adds the original service's names for a face's features (issue #19: its clients read these). */
+export function withOriginalNames(features: FacialFeatures, face: { w: number; h: number }): ChatFacialFeatures {
+  return {
+    ...features,
+    eyes_detected: features.eyes,
+    glasses_detected: features.eyeglasses,
+    smile_detected: features.smiling,
+    face_width: Math.round(face.w),
+    face_height: Math.round(face.h),
+    aspect_ratio: face.h > 0 ? Math.round((face.w / face.h) * 100) / 100 : 0,
+  };
+}
+
 /** What a face that was not searched reports (too small, or no pixels of it inside the image). */
 export function noFeatures(): FacialFeatures {
   return { eyes: 0, eye_boxes: [], smiling: false, eyeglasses: false, face_too_small: true };

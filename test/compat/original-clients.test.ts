@@ -209,6 +209,9 @@ describe('untrained, then trained (local detection, chat on an OpenAI-compatible
       'POST /api/chat with an image',
     );
     expect(reply.analysis.faces.map((f: { label: string }) => f.label)).toEqual(['grace']);
+    // The original's count and feature names (Grace Hopper wears glasses).
+    expect(reply.analysis.count).toBe(1);
+    expect(reply.analysis.faces[0].features).toMatchObject({ glasses_detected: true, eyes_detected: 2 });
     const plain = expectOriginal(original.chat, await call(base, 'POST', '/api/chat', { message: 'Hello?' }), 'POST /api/chat');
     expect(plain.analysis).toBeNull();
   });

@@ -120,7 +120,19 @@ export const chatStatus = z.looseObject({
 });
 
 /** `POST /api/chat`: the reply and what was analysed (`null` without an image). */
+/** A face of the chat analysis: its `features` from the eye, eyeglasses and smile cascades. */
+const analysedFace = face.extend({
+  features: z.looseObject({
+    eyes_detected: z.number().int().min(0),
+    glasses_detected: z.boolean(),
+    smile_detected: z.boolean(),
+    face_width: z.number().int(),
+    face_height: z.number().int(),
+    aspect_ratio: z.number(),
+  }),
+});
+
 export const chat = z.looseObject({
   response: z.string(),
-  analysis: z.looseObject({ faces: z.array(face) }).nullable(),
+  analysis: z.looseObject({ faces: z.array(analysedFace), count: z.number().int().min(0) }).nullable(),
 });

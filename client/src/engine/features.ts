@@ -10,7 +10,8 @@ import {
   FEATURE_CASCADE_FILES,
   facialFeatures,
   parseFeatureCascades,
-  type FacialFeatures,
+  type ChatFacialFeatures,
+  withOriginalNames,
   type FeatureCascadeName,
   type FeatureCascades,
 } from '../../../shared/vision/facial-features';
@@ -62,6 +63,9 @@ export function facesWithFeatures(
   cascades: FeatureCascades,
   gray: GrayImage,
   faces: readonly FaceResult[],
-): (FaceResult & { features: FacialFeatures })[] {
-  return faces.map((f) => ({ ...f, features: facialFeatures(cascades, gray, { x: f.x, y: f.y, width: f.w, height: f.h }) }));
+): (FaceResult & { features: ChatFacialFeatures })[] {
+  return faces.map((f) => ({
+    ...f,
+    features: withOriginalNames(facialFeatures(cascades, gray, { x: f.x, y: f.y, width: f.w, height: f.h }), f),
+  }));
 }

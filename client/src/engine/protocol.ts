@@ -6,7 +6,7 @@
 import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
 import type { DistanceWindow } from '../../../shared/recognition/confidence';
 import type { CascadeParams } from '../../../shared/recognition/pipeline';
-import type { FacialFeatures } from '../../../shared/vision/facial-features';
+import type { ChatFacialFeatures } from '../../../shared/vision/facial-features';
 import type { FeatureCascadeUrls } from './features';
 
 export type TfBackend = 'webgpu' | 'webgl' | 'wasm';
@@ -107,7 +107,7 @@ export interface RecognizeTiming {
 
 export interface RecognizeResult extends Omit<RecognizeResponse, 'faces'> {
   /** Each face, with `features` when asked for. */
-  faces: (FaceResult & { features?: FacialFeatures })[];
+  faces: (FaceResult & { features?: ChatFacialFeatures })[];
   timing: RecognizeTiming;
 }
 
