@@ -23,10 +23,17 @@ afterEach(async () => {
   await double.start();
 });
 
-function make(opts: { enabled?: boolean; client?: LlmClient | null; intervalMs?: number } = {}): ChatStatus {
+// Checks get 3 s: a first check on a loaded machine once took more than 500 ms against the local double.
+function make(opts: { enabled?: boolean; client?: LlmClient | null; intervalMs?: number; checkTimeoutMs?: number } = {}): ChatStatus {
   const client =
     opts.client === undefined ? new LlmClient({ endpoint: double.url, model: 'test-model', apiKey: KEY, timeoutMs: 2000 }) : opts.client;
-  const s = new ChatStatus({ enabled: opts.enabled ?? true, client, intervalMs: opts.intervalMs ?? 30_000, checkTimeoutMs: 500, log });
+  const s = new ChatStatus({
+    enabled: opts.enabled ?? true,
+    client,
+    intervalMs: opts.intervalMs ?? 30_000,
+    checkTimeoutMs: opts.checkTimeoutMs ?? 3000,
+    log,
+  });
   statuses.push(s);
   return s;
 }
@@ -75,7 +82,7 @@ describe('ChatStatus', { timeout: 10_000 }, () => {
   });
 
   it('is unreachable, with the reason, when the endpoint errs or is not OpenAI-compatible', async () => {
-    const s = make();
+    const s = make({ checkTimeoutMs: 500 });
     double.mode = 'error401';
     await s.check();
     expect(s.status()).toMatchObject({ reachable: false });

@@ -77,11 +77,13 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
   });
 
   it('serves concurrent requests one at a time, in order', async () => {
-    const big = await LocalLlm.load({ modelPath: path.join(dir, 'tiny.gguf'), appDir, threads: 2, maxQueue: 4, temperature: 0 });
+    // One thread: two threads that spin on each other's barrier slow down tenfold when the machine is busy.
+    const big = await LocalLlm.load({ modelPath: path.join(dir, 'tiny.gguf'), appDir, threads: 1, maxQueue: 4, temperature: 0 });
     const srv = await startLocalLlmServer(big);
     try {
       // The client lets all three through at once, so the server's slot is what orders them.
-      const cc = new LlmClient({ endpoint: srv.url, timeoutMs: 30_000, maxConcurrent: 8, maxQueue: 8 });
+      // Every answer must end here (the order is the point), so the timeouts allow for a loaded machine.
+      const cc = new LlmClient({ endpoint: srv.url, timeoutMs: 120_000, maxConcurrent: 8, maxQueue: 8 });
       const done: number[] = [];
       const seen: Array<{ active: number; queued: number }> = [];
       const watch = setInterval(() => seen.push(big.load), 2);
@@ -92,7 +94,7 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
         });
       // The first answer is long, so the other two are still queued behind it on a busy machine too (with
       // equal lengths the first could end before the third arrived, and the queue never held two).
-      const first = ask(1, 400);
+      const first = ask(1, 1500);
       await vi.waitFor(() => expect(big.load.active).toBe(1));
       const second = ask(2);
       await vi.waitFor(() => expect(big.load.queued).toBe(1));
@@ -101,7 +103,7 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
       const all = await Promise.all([first, second, third]);
       clearInterval(watch);
       expect(done).toEqual([1, 2, 3]);
-      expect(all.map((r) => r.usage?.completion_tokens)).toEqual([400, 40, 40]);
+      expect(all.map((r) => r.usage?.completion_tokens)).toEqual([1500, 40, 40]);
       expect(Math.max(...seen.map((s) => s.active))).toBe(1);
       expect(seen.some((s) => s.queued === 2)).toBe(true);
       expect(big.load).toEqual({ active: 0, queued: 0 });
@@ -109,40 +111,72 @@ describe('local LLM (node-llama-cpp) behind the OpenAI interface', () => {
       await srv.close();
       await big.close();
     }
-  }, 60_000);
+  }, 180_000);
+
+  // The request holding the slot is long (it cannot end before the others are queued behind it, however busy
+  // the machine: 60 tokens once did in CI) and is stopped once the queue has been checked, rather than waited
+  // for: on a loaded machine its hundreds of tokens took longer than the client's and the test's timeouts.
+  const holdSlot = (c: LlmClient) => {
+    const hold = new AbortController();
+    const running = c.completion(messages, { maxTokens: 1500, signal: hold.signal }).catch((e: unknown) => e);
+    return { running, release: () => hold.abort(new Error('released by the test')) };
+  };
+  // Marks a promise handled now (a failed assertion before its `await` must not leave an unhandled rejection);
+  // awaiting it later still throws its error into the test.
+  const later = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => {});
+    return p;
+  };
 
   it('refuses with 429 llm_busy when the queue is full', async () => {
     const c = client({ maxConcurrent: 8, maxQueue: 8 });
-    // Long enough that it cannot end before the second request is queued behind it (60 tokens did once in CI).
-    const running = c.completion(messages, { maxTokens: 400 });
-    await vi.waitFor(() => expect(llm.load.active).toBe(1));
-    const waiting = c.completion(messages, { maxTokens: 4 });
-    await vi.waitFor(() => expect(llm.load.queued).toBe(1)); // maxQueue: 1
-    const err = await c.completion(messages, { maxTokens: 4 }).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe('llm_busy');
-    expect((err as ApiError).status).toBe(429);
-    expect((err as ApiError).details).toEqual({ upstream_status: 429 });
-    expect((await running).finishReason).toBe('length');
-    expect((await waiting).text.length).toBeGreaterThan(0);
+    const { running, release } = holdSlot(c);
+    try {
+      await vi.waitFor(() => expect(llm.load.active).toBe(1));
+      const waiting = later(c.completion(messages, { maxTokens: 4 }));
+      await vi.waitFor(() => expect(llm.load.queued).toBe(1)); // maxQueue: 1
+      const err = await c.completion(messages, { maxTokens: 4 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).code).toBe('llm_busy');
+      expect((err as ApiError).status).toBe(429);
+      expect((err as ApiError).details).toEqual({ upstream_status: 429 });
+      // The refusal disturbed neither the running request nor the queued one, which is served once the slot frees.
+      expect(llm.load).toEqual({ active: 1, queued: 1 });
+      release();
+      expect((await waiting).usage?.completion_tokens).toBe(4);
+    } finally {
+      release();
+      await running;
+    }
+    await vi.waitFor(() => expect(llm.load).toEqual({ active: 0, queued: 0 }));
   }, 60_000);
 
   it('a queued request the client abandons leaves the queue', async () => {
     const c = client({ maxConcurrent: 8, maxQueue: 8 });
-    // Long enough that it cannot end before the second request is queued behind it (60 tokens did once in CI).
-    const running = c.completion(messages, { maxTokens: 400 });
-    await vi.waitFor(() => expect(llm.load.active).toBe(1));
-    const ac = new AbortController();
-    const queued = c.completion(messages, { maxTokens: 4, signal: ac.signal }).catch((e: unknown) => e);
-    await vi.waitFor(() => expect(llm.load.queued).toBe(1));
-    ac.abort(new Error('gone'));
-    await vi.waitFor(() => expect(llm.load.queued).toBe(0), { timeout: 5000 });
-    expect(await queued).toBeInstanceOf(Error);
-    expect((await running).finishReason).toBe('length');
-  }, 30_000);
+    const { running, release } = holdSlot(c);
+    try {
+      await vi.waitFor(() => expect(llm.load.active).toBe(1));
+      const ac = new AbortController();
+      const queued = c.completion(messages, { maxTokens: 4, signal: ac.signal }).catch((e: unknown) => e);
+      await vi.waitFor(() => expect(llm.load.queued).toBe(1));
+      ac.abort(new Error('gone'));
+      await vi.waitFor(() => expect(llm.load.queued).toBe(0), { timeout: 5000 });
+      expect(await queued).toBeInstanceOf(Error);
+      expect(llm.load.active).toBe(1); // the running request goes on
+      // Its place is free: with maxQueue 1, the next request is queued (not refused with 429) and then served.
+      const next = later(c.completion(messages, { maxTokens: 4 }));
+      await vi.waitFor(() => expect(llm.load.queued).toBe(1));
+      release();
+      expect((await next).usage?.completion_tokens).toBe(4);
+    } finally {
+      release();
+      await running;
+    }
+    await vi.waitFor(() => expect(llm.load).toEqual({ active: 0, queued: 0 }));
+  }, 60_000);
 
   it('caps the context at 8192 for a model trained on more', async () => {
     const file = path.join(dir, 'long.gguf');

@@ -284,7 +284,9 @@ describe('POST /api/ppe/detect: failures', () => {
     } else {
       res = await check(scene, photo);
     }
-    expect(Object.keys(res.body)).toEqual(['error']);
+    // `detail` repeats the message for the original service's clients (#19).
+    expect(Object.keys(res.body)).toEqual(['error', 'detail']);
+    expect(res.body.detail).toBe(res.body.error.message);
     expect(res.body.error).toEqual({
       code: expect.any(String),
       message: expect.any(String),

@@ -237,6 +237,8 @@ describe('processor with the embedded defaults (in-process queue, file outbox)',
     await polls(p, 1);
     await uploadImage(api.url, 'wendy', await readTestImage('faces/grace_hopper.jpg'));
     await waitFor('the SMTP mail', () => smtp.messages.length === 1);
+    // The sink has the message once DATA ends; the processor counts it only when the server's 250 reaches it.
+    await waitFor('the mail counted as sent', async () => (await p.ready()).mail.sent === 1);
     expect(smtp.messages[0]).toMatchObject({ secure: true, user: SINK_USER, to: ['security@localhost'] });
     expect(smtp.messages[0]!.raw).toContain('wendy');
     expect((await p.ready()).mail).toMatchObject({ transport: 'smtp', sent: 1, target: `smtp://127.0.0.1:${smtp.port}` });
