@@ -21,6 +21,7 @@ import { benchObjects } from './objects.bench.js';
 import { benchPpe } from './ppe.bench.js';
 import { benchRecognize } from './recognize.bench.js';
 import { benchReplicas } from './replicas.bench.js';
+import { benchSecondFactor } from './second-factor.bench.js';
 import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
 
@@ -49,6 +50,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
   ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],
+  ['second-factor', () => benchSecondFactor(repoRoot)],
   ['remote', () => benchRemote()],
   ['objects', () => benchObjects()],
   ['chat', async () => benchChat(repoRoot, await photo640())],

@@ -318,7 +318,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
 
   const app = new Hono();
   app.use('*', requestContext(log, metrics));
-  app.use('*', appHeaders());
+  app.use('*', appHeaders(settings.authMode === 'oidc' && settings.oidcIssuer ? [new URL(settings.oidcIssuer).origin] : []));
   // Other web pages (CSRF, DNS rebinding): Host, Origin and body type checked before anything else runs.
   app.use(
     '*',

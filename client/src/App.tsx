@@ -6,6 +6,10 @@
  */
 import { A, Router, useLocation, type RouteDefinition, type RouteSectionProps } from '@solidjs/router';
 import { createEffect, For, lazy, onMount, Show, Suspense, type Component } from 'solid-js';
+import { AuthCallback } from './auth/AuthCallback';
+import { AuthGate } from './auth/AuthGate';
+import { auth, startAuth } from './auth/session';
+import { UserMenu } from './auth/UserMenu';
 import { Notice } from './components/Notice';
 import { serverStatus } from './lib/server-status';
 import { SyncStatus } from './pwa/SyncStatus';
@@ -15,17 +19,27 @@ interface PageEntry {
   path: string;
   title: string;
   component: Component;
+  /** Under auth, shown to `biometric-admin` only (their API calls need it); `auth`: only under auth at all. */
+  admin?: 'auth' | true;
 }
 
 export const PAGES: PageEntry[] = [
   { path: '/', title: 'Dashboard', component: Dashboard },
-  { path: '/training', title: 'Training', component: lazy(() => import('./pages/Training')) },
+  { path: '/training', title: 'Training', component: lazy(() => import('./pages/Training')), admin: true },
   { path: '/recognize', title: 'Live recognition', component: lazy(() => import('./pages/Recognize')) },
   { path: '/objects', title: 'Objects', component: lazy(() => import('./pages/Objects')) },
   { path: '/safety', title: 'Safety', component: lazy(() => import('./pages/Safety')) },
   { path: '/chat', title: 'Chat', component: lazy(() => import('./pages/Chat')) },
-  { path: '/config', title: 'Models', component: lazy(() => import('./pages/ModelConfig')) },
+  { path: '/config', title: 'Models', component: lazy(() => import('./pages/ModelConfig')), admin: true },
+  { path: '/admin', title: 'Admin', component: lazy(() => import('./pages/Admin')), admin: 'auth' },
 ];
+
+/** Whether the navigation shows a page: all of them with auth off (but Admin, which needs the IdP), else by role. */
+function listed(p: PageEntry): boolean {
+  if (!p.admin) return true;
+  if (!auth.enabled()) return p.admin !== 'auth';
+  return auth.isAdmin();
+}
 
 function NotFound() {
   const location = useLocation();
@@ -56,7 +70,7 @@ function Shell(props: RouteSectionProps) {
         </A>
         <nav aria-label="Main">
           <ul>
-            <For each={PAGES}>
+            <For each={PAGES.filter(listed)}>
               {(p) => (
                 <li>
                   {/* `end`: only the exact path is the current page (aria-current="page", styled in styles.css). */}
@@ -69,6 +83,7 @@ function Shell(props: RouteSectionProps) {
           </ul>
         </nav>
         <SyncStatus />
+        <UserMenu />
       </header>
       <Show when={serverStatus.reachable() === false}>
         <div class="banner">
@@ -78,7 +93,9 @@ function Shell(props: RouteSectionProps) {
         </div>
       </Show>
       <main id="main" tabindex="-1">
-        <Suspense fallback={<p role="status">Loading the page…</p>}>{props.children}</Suspense>
+        <AuthGate>
+          <Suspense fallback={<p role="status">Loading the page…</p>}>{props.children}</Suspense>
+        </AuthGate>
       </main>
     </>
   );
@@ -120,9 +137,11 @@ function routed(Page: Component): Component {
 
 const ROUTES: RouteDefinition[] = [
   ...PAGES.map((p) => ({ path: p.path, component: routed(p.component) })),
+  { path: '/auth/callback', component: AuthCallback },
   { path: '*404', component: routed(NotFound) },
 ];
 
 export function App() {
+  void startAuth();
   return <Router root={Shell}>{ROUTES}</Router>;
 }

@@ -562,6 +562,30 @@ export const PROCESSOR_SETTINGS = {
     default: 'http://127.0.0.1:8080',
     doc: 'Base URL of the Lookout API the processor polls (`/api/labels`, `/api/models/config`).',
   },
+  processorOidcTokenUrl: {
+    env: 'PROCESSOR_OIDC_TOKEN_URL',
+    schema: httpUrlOrEmpty,
+    default: '',
+    doc: "Token endpoint of the issuer (e.g. `<OIDC_ISSUER>/protocol/openid-connect/token`) for the processor's client-credentials token, sent on its polls when the API runs with `AUTH_MODE=oidc`; empty: no token.",
+  },
+  processorOidcClientId: {
+    env: 'PROCESSOR_OIDC_CLIENT_ID',
+    schema: z.string().trim().min(1),
+    default: 'lookout-service',
+    doc: 'Confidential client the processor asks a token for (it needs role `biometric-user` at least).',
+  },
+  processorOidcClientSecret: {
+    env: 'PROCESSOR_OIDC_CLIENT_SECRET',
+    schema: z.string(),
+    default: '',
+    doc: "That client's secret (never logged).",
+  },
+  processorOidcClientSecretFile: {
+    env: 'PROCESSOR_OIDC_CLIENT_SECRET_FILE',
+    schema: z.string().trim(),
+    default: '',
+    doc: 'File holding the secret instead (a mounted Secret, read at each token fetch); wins over `PROCESSOR_OIDC_CLIENT_SECRET`.',
+  },
   processorPollIntervalMs: {
     env: 'PROCESSOR_POLL_INTERVAL_MS',
     schema: integer(100, 86_400_000),
@@ -771,6 +795,8 @@ export function loadProcessorSettings(env: NodeJS.ProcessEnv, appDir: string): P
     if (s.mailTransport === 'mailpit' && !s.mailUrl) problems.push('MAIL_URL: must be set when MAIL_TRANSPORT=mailpit.');
     if (s.mailTransport === 'smtp' && !s.mailSmtpUrl) problems.push('MAIL_SMTP_URL: must be set when MAIL_TRANSPORT=smtp.');
     if (s.mailRetryBaseMs > s.mailRetryMaxMs) problems.push('MAIL_RETRY_BASE_MS: must not be larger than MAIL_RETRY_MAX_MS.');
+    if (s.processorOidcTokenUrl && !s.processorOidcClientSecret && !s.processorOidcClientSecretFile)
+      problems.push('PROCESSOR_OIDC_CLIENT_SECRET: must be set (or PROCESSOR_OIDC_CLIENT_SECRET_FILE) when PROCESSOR_OIDC_TOKEN_URL is.');
     s.processorStateDir = path.resolve(s.processorStateDir || path.join(s.dataDir, 'processor'));
     if (problems.length === 0) return s;
   }

@@ -29,20 +29,24 @@ export const ISOLATION_HEADERS: Readonly<Record<string, string>> = Object.freeze
  * - connect-src 'self': the API, the model files and the service worker's fetches; nothing else is ever called.
  * - frame-ancestors 'none' (and X-Frame-Options for older browsers): no other page may frame the app.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval' blob:",
-  "worker-src 'self' blob:",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "media-src 'self' blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function contentSecurityPolicy(connect: string[] = []): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval' blob:",
+    "worker-src 'self' blob:",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
+    "font-src 'self' data:",
+    // With AUTH_MODE=oidc the web app also calls the issuer (discovery, token, revocation, the IdP's user admin).
+    ["connect-src 'self'", ...connect].join(' '),
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-security-policy': CONTENT_SECURITY_POLICY,
@@ -89,11 +93,12 @@ function setHeaders(c: Parameters<MiddlewareHandler>[0], headers: Record<string,
   }
 }
 
-/** The API server's headers: isolation, security, and the API's cache policy. */
-export function appHeaders(): MiddlewareHandler {
+/** The API server's headers: isolation, security, and the API's cache policy; `connect`: more origins the app calls. */
+export function appHeaders(connect: string[] = []): MiddlewareHandler {
+  const security = connect.length ? { ...SECURITY_HEADERS, 'content-security-policy': contentSecurityPolicy(connect) } : SECURITY_HEADERS;
   return async (c, next) => {
     await next();
-    const headers: Record<string, string> = { ...ISOLATION_HEADERS, ...SECURITY_HEADERS };
+    const headers: Record<string, string> = { ...ISOLATION_HEADERS, ...security };
     const cache = apiCacheControl(c.req.path, c.res);
     if (cache) headers['cache-control'] = cache;
     setHeaders(c, headers);

@@ -138,6 +138,20 @@ describe('the Origin rule (other web pages)', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://kiosk.example.org');
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/content-type/);
+    const withToken = await app.request('http://127.0.0.1:8080/x', {
+      method: 'OPTIONS',
+      headers: {
+        host: '127.0.0.1:8080',
+        origin: 'https://kiosk.example.org',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    expect(withToken.headers.get('access-control-allow-headers')?.split(',')).toContain('authorization');
+    const answer = await app.request('http://127.0.0.1:8080/x', {
+      headers: { host: '127.0.0.1:8080', origin: 'https://kiosk.example.org', authorization: 'Bearer x' },
+    });
+    expect(answer.headers.get('access-control-expose-headers')?.split(',')).toContain('www-authenticate');
     const own = await app.request('http://127.0.0.1:8080/x', { headers: { host: '127.0.0.1:8080', origin: 'http://127.0.0.1:8080' } });
     expect(own.headers.get('access-control-allow-origin')).toBeNull();
   });

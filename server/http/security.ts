@@ -169,8 +169,9 @@ export function webSecurity(options: WebSecurityOptions): MiddlewareHandler {
     ? cors({
         origin: (origin) => (listed.has(origin) ? origin : null),
         allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-        allowHeaders: ['content-type', 'x-request-id', 'if-none-match'],
-        exposeHeaders: ['x-request-id', 'etag', 'x-model-version'],
+        // `authorization`: bearer tokens under AUTH_MODE=oidc; `www-authenticate` says why a token was refused.
+        allowHeaders: ['content-type', 'x-request-id', 'if-none-match', 'authorization'],
+        exposeHeaders: ['x-request-id', 'etag', 'x-model-version', 'www-authenticate'],
         maxAge: 600,
       })
     : null;

@@ -12,6 +12,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Provider } from 'oidc-provider';
 import type { Logger } from '../logger.js';
+import { adminApi } from './admin-api.js';
+import { biometricWiring } from './biometrics.js';
+import { CAMERA_SCRIPT } from './camera-script.js';
 import { FileAdapter } from './file-adapter.js';
 import { ENROLLMENT_UNAVAILABLE, type EnrollmentHandler, FACE_VERIFICATION_UNAVAILABLE, type FaceVerifier } from './flow.js';
 import { hostChecker } from './host-check.js';
@@ -28,6 +31,13 @@ export interface IdpOptions {
   faceVerifier?: FaceVerifier;
   /** The enrollment required action; default: refuse (fails closed) until enrollment is built. */
   enrollment?: EnrollmentHandler;
+  /**
+   * Build the real face step and enrollment against IDP_BACKEND_URL (biometrics.ts; `npm run idp` does) where the
+   * two options above are not given. Off by default, so an IdP started without it still fails closed.
+   */
+  biometrics?: boolean;
+  /** Clock of the face step's attempt limit (tests). */
+  now?: () => number;
 }
 
 export interface RunningIdp {
@@ -97,21 +107,46 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
 
   const provider = createProvider({ issuer, settings, keys, users, storeDir, log });
   const providerCallback = provider.callback();
+  const localUrl = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
+  const biometric = biometricWiring({ settings, users, url: localUrl, mountPath, real: options.biometrics === true, now: options.now });
   const interactions = interactionHandler({
     provider,
     users,
     flows: new FileAdapter(storeDir, 'LoginFlow'),
     realm: settings.realm,
     mountPath,
-    faceVerifier: options.faceVerifier ?? FACE_VERIFICATION_UNAVAILABLE,
-    enrollment: options.enrollment ?? ENROLLMENT_UNAVAILABLE,
+    faceVerifier: options.faceVerifier ?? biometric.faceVerifier ?? FACE_VERIFICATION_UNAVAILABLE,
+    enrollment: options.enrollment ?? biometric.enrollment ?? ENROLLMENT_UNAVAILABLE,
+    camera: biometric.camera,
+    faceFailures: biometric.faceFailures,
     log,
   });
+  const cameraScript = `${mountPath}/assets/camera.js`;
   const interactionPrefix = `${mountPath}/interaction/`;
+  // User administration for the web app's Admin page (admin-api.ts), at Keycloak's admin path.
+  const admin = adminApi({
+    issuer,
+    realm: settings.realm,
+    signingKeys: keys.signing,
+    users,
+    allowedOrigins: [...new Set(settings.appRedirectUris.map((u) => new URL(u).origin))],
+    log,
+  });
 
   ready = (req, res) => {
     const url = req.url ?? '/';
     const pathname = url.split('?')[0];
+    if (admin.handles(pathname)) {
+      void admin.handle(req, res);
+      return;
+    }
+    if (pathname === cameraScript && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.end(req.method === 'HEAD' ? undefined : CAMERA_SCRIPT);
+      return;
+    }
     if (pathname.startsWith(interactionPrefix)) {
       void interactions(req, res, pathname.slice(interactionPrefix.length));
       return;

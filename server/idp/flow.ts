@@ -12,10 +12,9 @@
  *   face --verified--> granted
  *        --rejected--> denied (with the reason)
  *
- * The face verification and the enrollment are not built yet. Their defaults below FAIL CLOSED: the face step
- * denies every sign-in ("face verification is not available") and enrollment refuses, so until they are wired
- * no one gets a session through the browser flow. Whoever builds them passes a FaceVerifier and an
- * EnrollmentHandler to startIdp (server/idp/app.ts); nothing else in the flow changes.
+ * The real face verification (face-verifier.ts) and enrollment (enrollment.ts) are wired by biometrics.ts when
+ * startIdp is asked for them (`npm run idp` does). The defaults below FAIL CLOSED: without them the face step
+ * denies every sign-in ("face verification is not available") and enrollment refuses.
  */
 import { ACTION_BIOMETRIC_ENROLLMENT, ACTION_UPDATE_PASSWORD, isEnrolled, type User } from './users.js';
 
@@ -32,13 +31,15 @@ export interface FaceEvidence {
   frames: string[];
 }
 
-export type FaceDecision = { granted: true; score: number } | { granted: false; code: string; reason: string };
+/** `score` of a denial: the confidence seen when a face was recognised (for the security log). */
+export type FaceDecision = { granted: true; score: number } | { granted: false; code: string; reason: string; score?: number };
 
 export interface FaceVerifier {
   verify(user: User, evidence: FaceEvidence): Promise<FaceDecision>;
 }
 
-export type EnrollmentResult = { ok: true } | { ok: false; code: string; reason: string };
+/** `retry`: the captures were refused (a bad picture) and the page may be shown again to retake them. */
+export type EnrollmentResult = { ok: true } | { ok: false; code: string; reason: string; retry?: boolean };
 
 export interface EnrollmentHandler {
   /** Uploads the captures under the username, trains, and marks the user enrolled. */

@@ -14,6 +14,7 @@ import { AttemptLimiter } from './attempts.js';
 import type { FileAdapter } from './file-adapter.js';
 import {
   type EnrollmentHandler,
+  type FaceDecision,
   type FaceVerifier,
   FlowError,
   type FlowState,
@@ -27,6 +28,10 @@ import { verifyPassword } from './passwords.js';
 import { normaliseUsername, UserError, type UserStore } from './users.js';
 
 const MAX_FORM_BYTES = 16 * 1024;
+/** The camera steps carry pictures: up to 20 captures of a few hundred KB each, as base64. */
+const MAX_PICTURE_FORM_BYTES = 24 * 1024 * 1024;
+/** Frames the face page sends in one burst. */
+const FACE_FRAMES = 3;
 
 export interface InteractionDeps {
   provider: Provider;
@@ -36,10 +41,15 @@ export interface InteractionDeps {
   /** The issuer's path (`/realms/<realm>`), under which the pages live. */
   mountPath: string;
   faceVerifier: FaceVerifier;
-  enrollment: EnrollmentHandler;
+  /** With `checkCapture`, the enrollment page checks each picture as it is taken. */
+  enrollment: EnrollmentHandler & { checkCapture?(capture: string): Promise<{ ok: boolean; code?: string; reason?: string }> };
   log: Logger;
+  /** What the camera pages ask for. */
+  camera?: { width: number; height: number; maxEnrollmentImages: number };
   /** Failed passwords per username (default: 10 in 15 minutes). */
   passwordFailures?: AttemptLimiter;
+  /** Failed face steps per username (default: 5 in 15 minutes, BIOMETRIC_MAX_ATTEMPTS). */
+  faceFailures?: AttemptLimiter;
 }
 
 class HttpProblem extends Error {
@@ -69,7 +79,18 @@ function redirect(res: ServerResponse, location: string): void {
   res.end();
 }
 
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.end(JSON.stringify(body));
+}
+
+/** Denials that say nothing about the face shown (the backend or the IdP failed): they do not count as attempts. */
+const notTheUsersFault = (code: string) => code.startsWith('backend_') || code === 'liveness_unavailable' || code === 'verification_error';
+
+async function readForm(req: IncomingMessage, maxBytes = MAX_FORM_BYTES): Promise<URLSearchParams> {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded')
     throw new HttpProblem(415, 'Unsupported form', 'The form must be sent as application/x-www-form-urlencoded.');
@@ -77,7 +98,7 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_FORM_BYTES) throw new HttpProblem(413, 'Form too large', `The form is larger than ${MAX_FORM_BYTES} bytes.`);
+    if (size > maxBytes) throw new HttpProblem(413, 'Form too large', `The form is larger than ${maxBytes} bytes.`);
     chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
@@ -94,6 +115,8 @@ export function interactionHandler(deps: InteractionDeps) {
   const { provider, users, flows, log, realm } = deps;
   // Guessing passwords: 10 failures per username in 15 minutes lock that username until the oldest expires.
   const passwordFailures = deps.passwordFailures ?? new AttemptLimiter(10, 15 * 60_000);
+  const faceFailures = deps.faceFailures ?? new AttemptLimiter(5, 15 * 60_000);
+  const camera = deps.camera ?? { width: 640, height: 480, maxEnrollmentImages: 5 };
   const base = (uid: string) => `${deps.mountPath}/interaction/${uid}`;
 
   const loadState = async (uid: string): Promise<FlowState> => ((await flows.find(uid)) as FlowState | undefined) ?? INITIAL;
@@ -138,15 +161,16 @@ export function interactionHandler(deps: InteractionDeps) {
     const user = state.userId ? await users.byId(state.userId) : undefined;
     if (state.step !== 'password' && !user) throw new HttpProblem(400, 'Sign-in expired', 'This user no longer exists.');
     const common = { realm, base: base(details.uid) };
+    const cameraPage = { ...common, mountPath: deps.mountPath, width: camera.width, height: camera.height, error };
     switch (state.step) {
       case 'password':
         return send(res, status, passwordPage({ ...common, username: details.params.login_hint, error }));
       case 'update-password':
         return send(res, status, updatePasswordPage({ ...common, username: user!.username, error }));
       case 'biometric-enrollment':
-        return send(res, status, enrollmentPage({ ...common, username: user!.username }));
+        return send(res, status, enrollmentPage({ ...cameraPage, username: user!.username, min: 3, max: camera.maxEnrollmentImages }));
       case 'face':
-        return send(res, status, facePage({ ...common, username: user!.username }));
+        return send(res, status, facePage({ ...cameraPage, username: user!.username, frames: FACE_FRAMES }));
     }
   }
 
@@ -163,7 +187,7 @@ export function interactionHandler(deps: InteractionDeps) {
     const state = await loadState(details.uid);
     if (state.step !== step)
       throw new HttpProblem(409, 'Out of order', 'This sign-in is at another step. Go back to the sign-in page and continue there.');
-    const form = await readForm(req);
+    const form = await readForm(req, step === 'biometric-enrollment' || step === 'face' ? MAX_PICTURE_FORM_BYTES : MAX_FORM_BYTES);
     const user = state.userId ? await users.byId(state.userId) : undefined;
     if (step !== 'password' && !user) {
       return finish(req, res, details, { kind: 'deny', code: 'user_not_found', reason: 'The user no longer exists.' });
@@ -215,6 +239,7 @@ export function interactionHandler(deps: InteractionDeps) {
           result: result.ok ? 'enrolled' : 'refused',
           reason: result.ok ? null : result.code,
         });
+        if (!result.ok && result.retry) return show(res, details, state, result.reason, 422);
         if (!result.ok)
           return advance(req, res, details, transition(state, { type: 'enrollment-failed', code: result.code, reason: result.reason }));
         const enrolled = await users.byId(user!.id);
@@ -222,17 +247,40 @@ export function interactionHandler(deps: InteractionDeps) {
         return advance(req, res, details, transition(state, { type: 'enrolled', user: enrolled }));
       }
       case 'face': {
-        const decision = await deps.faceVerifier.verify(user!, { frames: form.getAll('frame') });
+        const key = user!.username;
+        const wait = faceFailures.lockedFor(key);
+        const minutes = Math.ceil(wait / 60_000);
+        const decision: FaceDecision =
+          wait > 0
+            ? {
+                granted: false,
+                code: 'too_many_attempts',
+                reason: `Too many failed face checks for this user. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+              }
+            : await deps.faceVerifier.verify(user!, { frames: form.getAll('frame') });
+        if (decision.granted) faceFailures.succeed(key);
+        else if (wait === 0 && !notTheUsersFault(decision.code)) faceFailures.fail(key);
+        // Who, result, reason and score; never the frames.
         log.info('security event', {
           event: 'face',
-          username: user!.username,
+          username: key,
           result: decision.granted ? 'granted' : 'denied',
           reason: decision.granted ? null : decision.code,
-          score: decision.granted ? decision.score : null,
+          score: decision.score ?? null,
         });
         return advance(req, res, details, transition(state, { type: 'face', decision }));
       }
     }
+  }
+
+  /** The enrollment page's check of one picture (exactly one face), as JSON; only while enrollment is the step. */
+  async function checkCapture(req: IncomingMessage, res: ServerResponse, details: Interaction) {
+    const state = await loadState(details.uid);
+    if (details.prompt.name !== 'login' || state.step !== 'biometric-enrollment' || !deps.enrollment.checkCapture)
+      return sendJson(res, 409, { ok: false, code: 'out_of_order', reason: 'This sign-in is not enrolling a face.' });
+    const form = await readForm(req, MAX_PICTURE_FORM_BYTES);
+    const verdict = await deps.enrollment.checkCapture(form.get('capture') ?? '');
+    return sendJson(res, 200, verdict);
   }
 
   /** Answers a request under `<mount>/interaction/`; `rest` is the path after it. */
@@ -263,13 +311,14 @@ export function interactionHandler(deps: InteractionDeps) {
         log.info('security event', { event: 'cancel', result: 'denied', reason: 'cancelled' });
         return await finish(req, res, details, { kind: 'deny', code: 'cancelled', reason: 'The sign-in was cancelled.' });
       }
+      if (action === 'check-capture' && req.method === 'POST') return await checkCapture(req, res, details);
       const step = action === undefined ? undefined : STEP_ACTIONS[action];
       if (step && req.method === 'POST') {
         if (details.prompt.name !== 'login') throw new HttpProblem(409, 'Out of order', 'This sign-in is not asking for a login.');
         return await post(req, res, details, step);
       }
-      if (step || action === 'abort' || action === undefined) {
-        res.setHeader('Allow', step ? 'POST' : 'GET');
+      if (step || action === 'abort' || action === undefined || action === 'check-capture') {
+        res.setHeader('Allow', step || action === 'check-capture' ? 'POST' : 'GET');
         throw new HttpProblem(405, 'Method not allowed', `${req.method} is not allowed here.`);
       }
       throw new HttpProblem(404, 'Not found', 'There is no such page.');

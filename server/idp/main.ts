@@ -27,7 +27,7 @@ const log = createLogger(settings.logLevel, undefined, settings.logFormat);
 try {
   // Loaded only to serve: the commands above need no OpenID provider (nor its start-up notices).
   const { startIdp } = await import('./app.js');
-  const idp = await startIdp({ settings, log });
+  const idp = await startIdp({ settings, log, biometrics: true });
   log.info(`identity provider listening on ${idp.url}, issuer ${idp.issuer}`, { data_dir: settings.dataDir });
   if (settings.serviceClientSecret === undefined)
     log.info(`no service client: set IDP_SERVICE_CLIENT_SECRET to offer ${settings.realm}-service`);

@@ -1,13 +1,18 @@
 /**
- * The sign-in pages, as plain server-rendered HTML forms (no script: they work in any browser and under a strict
- * CSP). Every interpolated value goes through `escapeHtml`.
+ * The sign-in pages, as plain server-rendered HTML forms. Only the enrollment and face pages run a script, the
+ * static `camera.js` (camera-script.ts) from the IdP itself, so the CSP allows no inline script. Every interpolated
+ * value goes through `escapeHtml`.
  */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
-/** Applied to every page: nothing loads from elsewhere, no script, no framing. */
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
+/**
+ * Applied to every page: nothing loads from elsewhere, script only from the IdP's own file, no framing. The camera
+ * pages show pictures as data URLs and post them back to the IdP (connect-src for the capture check).
+ */
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; media-src 'self' mediastream: blob:; base-uri 'none'; frame-ancestors 'none'";
 
 const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;display:grid;place-items:center;min-height:100vh}
 main{background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002;width:min(22rem,90vw)}
@@ -50,23 +55,48 @@ export function updatePasswordPage(o: { realm: string; base: string; username: s
   );
 }
 
-/** Placeholder of the required action `biometric-enrollment` (the capture page is not built yet). */
-export function enrollmentPage(o: { realm: string; base: string; username: string }): string {
+const CAMERA_STYLE = `<style>video{width:100%;background:#000;border-radius:4px;transform:scaleX(-1)}
+.shots{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4rem}.shots li{width:5.5rem;font-size:.75rem}
+.shots img{width:100%;border-radius:3px}.shots li[data-state=refused]{color:#a40000}.guide{font-weight:600}
+button[disabled]{background:#8aa3c8}</style>`;
+
+export interface CameraPageOptions {
+  realm: string;
+  base: string;
+  /** The issuer's path, under which camera.js is served. */
+  mountPath: string;
+  username: string;
+  width: number;
+  height: number;
+  error?: string;
+}
+
+/** The required action `biometric-enrollment`: pictures from the camera, each checked, then sent together. */
+export function enrollmentPage(o: CameraPageOptions & { min: number; max: number }): string {
   return page(
     'Enrol your face',
     o.realm,
-    `<h1>Enrol your face</h1><p class="note">${escapeHtml(o.username)}, signing in needs your face as a second factor. Enrollment takes 3 to 5 pictures from your camera.</p>
-<form method="post" action="${escapeHtml(`${o.base}/biometric-enrollment`)}"><button type="submit">Start enrollment</button></form>${cancel(o.base)}`,
+    `${CAMERA_STYLE}<h1>Enrol your face</h1><p class="note">${escapeHtml(o.username)}, signing in needs your face as a second factor. Take ${o.min} to ${o.max} pictures: look at the camera, and turn your head a little between pictures. Each picture must show your face alone.</p>${errorBox(o.error)}
+<div id="camera" data-mode="enroll" data-width="${o.width}" data-height="${o.height}" data-min="${o.min}" data-max="${o.max}" data-check-url="${escapeHtml(`${o.base}/check-capture`)}">
+<video autoplay muted playsinline width="${o.width}" height="${o.height}"></video>
+<p class="guide" data-guide>Look straight at the camera.</p><p class="note" data-status role="status" aria-live="polite">This page needs JavaScript and a camera.</p>
+<button type="button" data-take disabled>Take picture</button><ul class="shots" data-shots></ul>
+<form method="post" action="${escapeHtml(`${o.base}/biometric-enrollment`)}"><button type="submit" disabled>Finish enrollment</button></form></div>
+<script src="${escapeHtml(`${o.mountPath}/assets/camera.js`)}"></script>${cancel(o.base)}`,
   );
 }
 
-/** Placeholder of the face step (the camera page is not built yet). */
-export function facePage(o: { realm: string; base: string; username: string }): string {
+/** The face step: a short burst of camera frames. */
+export function facePage(o: CameraPageOptions & { frames: number }): string {
   return page(
     'Face verification',
     o.realm,
-    `<h1>Face verification</h1><p class="note">${escapeHtml(o.username)}, look at the camera to finish signing in.</p>
-<form method="post" action="${escapeHtml(`${o.base}/face`)}"><button type="submit">Verify my face</button></form>${cancel(o.base)}`,
+    `${CAMERA_STYLE}<h1>Face verification</h1><p class="note">${escapeHtml(o.username)}, look at the camera to finish signing in. Only you may be in the picture.</p>${errorBox(o.error)}
+<div id="camera" data-mode="face" data-width="${o.width}" data-height="${o.height}" data-frames="${o.frames}">
+<video autoplay muted playsinline width="${o.width}" height="${o.height}"></video>
+<p class="note" data-status role="status" aria-live="polite">This page needs JavaScript and a camera.</p>
+<form method="post" action="${escapeHtml(`${o.base}/face`)}"><button type="submit">Verify my face</button></form></div>
+<script src="${escapeHtml(`${o.mountPath}/assets/camera.js`)}"></script>${cancel(o.base)}`,
   );
 }
 

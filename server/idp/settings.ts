@@ -140,6 +140,66 @@ export const IDP_SETTINGS = {
     default: 'false',
     doc: 'Trust `X-Forwarded-Proto`/`-Host` from a reverse proxy (set behind an Ingress that terminates TLS).',
   },
+  webcamWidth: {
+    env: 'BIOMETRIC_WEBCAM_WIDTH',
+    schema: integer(160, 3840),
+    default: '640',
+    doc: 'Width in pixels the enrollment and face pages ask of the camera.',
+  },
+  webcamHeight: {
+    env: 'BIOMETRIC_WEBCAM_HEIGHT',
+    schema: integer(120, 2160),
+    default: '480',
+    doc: 'Height in pixels the enrollment and face pages ask of the camera.',
+  },
+  maxEnrollmentImages: {
+    env: 'BIOMETRIC_MAX_ENROLLMENT_IMAGES',
+    schema: integer(3, 20),
+    default: '5',
+    doc: 'Most captures an enrollment takes (at least 3 are needed), each checked to hold exactly one face.',
+  },
+  confidenceThreshold: {
+    env: 'BIOMETRIC_CONFIDENCE_THRESHOLD',
+    schema: z.coerce.number().min(0).max(100),
+    default: '65',
+    doc: "Lowest `confidence` (0 to 100, the API's match score) of the user's own label that the face step accepts, in every frame.",
+  },
+  livenessMin: {
+    env: 'BIOMETRIC_LIVENESS_MIN',
+    schema: z.coerce.number().min(0).max(1),
+    default: '0.5',
+    doc: "Lowest liveness score (0 to 1: the smaller of the frames' mean `antispoof` and mean `liveness` scores) the face step accepts.",
+  },
+  maxAttempts: {
+    env: 'BIOMETRIC_MAX_ATTEMPTS',
+    schema: integer(1, 1000),
+    default: '5',
+    doc: 'Failed face steps per user within `BIOMETRIC_ATTEMPT_WINDOW_S` before the face step is locked for that user.',
+  },
+  attemptWindow: {
+    env: 'BIOMETRIC_ATTEMPT_WINDOW_S',
+    schema: integer(1, 86_400),
+    default: '900',
+    doc: 'Window of that limit in seconds; the lock lifts when the oldest failure leaves it.',
+  },
+  recognitionModel: {
+    env: 'BIOMETRIC_RECOGNITION_MODEL',
+    schema: z.enum(['embedding', 'lbph']),
+    default: 'embedding',
+    doc: "Recognizer the face step trusts: `embedding` accepts the backend's embedding answers and, while the backend runs LBPH (embedding not trained or not chosen), LBPH's; `lbph` accepts LBPH's only.",
+  },
+  backendTimeout: {
+    env: 'BIOMETRIC_BACKEND_TIMEOUT_MS',
+    schema: integer(100, 120_000),
+    default: '10000',
+    doc: 'Timeout of each call to the backend (health, recognise, upload); past it the step is denied (`backend_timeout`). Training gets 10 times as long.',
+  },
+  modelDir: {
+    env: 'BIOMETRIC_MODEL_DIR',
+    schema: z.string().trim().min(1),
+    default: './public/models',
+    doc: 'Folder holding the liveness models `antispoof.json` and `liveness.json` with their `.bin` weights.',
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
@@ -165,6 +225,18 @@ export interface IdpSettings {
   accessTokenTtl: number;
   sessionTtl: number;
   trustProxy: boolean;
+  webcamWidth: number;
+  webcamHeight: number;
+  maxEnrollmentImages: number;
+  confidenceThreshold: number;
+  livenessMin: number;
+  maxAttempts: number;
+  /** Seconds. */
+  attemptWindow: number;
+  recognitionModel: 'embedding' | 'lbph';
+  /** Milliseconds. */
+  backendTimeout: number;
+  modelDir: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   logFormat: 'text' | 'json';
 }
@@ -231,6 +303,16 @@ export function loadIdpSettings(env: NodeJS.ProcessEnv = process.env): IdpSettin
     accessTokenTtl: values.accessTokenTtl as number,
     sessionTtl: values.sessionTtl as number,
     trustProxy: values.trustProxy as boolean,
+    webcamWidth: values.webcamWidth as number,
+    webcamHeight: values.webcamHeight as number,
+    maxEnrollmentImages: values.maxEnrollmentImages as number,
+    confidenceThreshold: values.confidenceThreshold as number,
+    livenessMin: values.livenessMin as number,
+    maxAttempts: values.maxAttempts as number,
+    attemptWindow: values.attemptWindow as number,
+    recognitionModel: values.recognitionModel as IdpSettings['recognitionModel'],
+    backendTimeout: values.backendTimeout as number,
+    modelDir: path.resolve(values.modelDir as string),
     logLevel: values.logLevel as IdpSettings['logLevel'],
     logFormat: values.logFormat as IdpSettings['logFormat'],
   };

@@ -45,6 +45,8 @@ export interface PollerOptions {
   source: string;
   topic: string;
   announceExisting: boolean;
+  /** The fetch the backend is called with (the service token's under AUTH_MODE=oidc); default the global one. */
+  fetch?: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
 export class Poller {
@@ -57,7 +59,7 @@ export class Poller {
     private readonly stats: ProcessorStats,
     private readonly log: Logger,
   ) {
-    this.client = createLookoutClient({ baseUrl: opts.backendUrl });
+    this.client = createLookoutClient({ baseUrl: opts.backendUrl, fetch: opts.fetch });
   }
 
   /** One poll of both sources; never throws (failures are logged and shown by /ready). */

@@ -7,10 +7,13 @@ import path from 'node:path';
 import { Hono } from 'hono';
 import type { ProcessorReady } from '../../shared/api/processor.js';
 import { kafkaBrokerList, type ProcessorSettings } from '../config/settings.js';
+import { errorBody } from '../http/errors.js';
 import { processorOpenApiDocument } from '../http/openapi.js';
 import { allowedHostsFor, protectService } from '../http/security.js';
 import type { Logger } from '../logger.js';
+import { APP_NAME } from '../routes/compat.js';
 import { FileQueueBus } from './bus/file-queue.js';
+import { serviceFetch } from './service-token.js';
 import { KafkaBus, kafkaConnection } from './bus/kafka-bus.js';
 import type { EventBus } from './bus/types.js';
 import { parseAddress, parseAddressList } from './mail/compose.js';
@@ -71,6 +74,7 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
       source: settings.processorSource,
       topic: settings.kafkaTopicFace,
       announceExisting: settings.processorAnnounceExisting,
+      fetch: serviceFetch(settings),
     },
     bus,
     labels,
@@ -154,8 +158,9 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   const app = new Hono();
   // Its status and metrics are for the API server and probes, never for other web pages (DNS rebinding).
   protectService(app, { allowedHosts: allowedHostsFor(settings.allowedHosts, settings.host), port: settings.processorPort });
+  // The same shapes as the API server's (shared/api): one health body, one error body (with `detail`, #19).
   app.get('/health', (c) =>
-    c.json({ status: 'ok' as const, version: options.version, uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
+    c.json({ status: 'ok' as const, app: APP_NAME, version: options.version, uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
   );
   app.get('/ready', (c) => {
     const body = ready();
@@ -170,9 +175,9 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   });
   app.onError((err, c) => {
     log.error(`processor ${c.req.method} ${c.req.path} failed: ${describeError(err)}`);
-    return c.json({ error: { code: 'internal_error', message: 'the processor failed to answer; it has been logged' } }, 500);
+    return c.json(errorBody('internal_error', 'the processor failed to answer; it has been logged'), 500);
   });
-  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no such endpoint: ${c.req.method} ${c.req.path}` } }, 404));
+  app.notFound((c) => c.json(errorBody('not_found', `no such endpoint: ${c.req.method} ${c.req.path}`), 404));
 
   async function start(): Promise<void> {
     const where = brokers.length

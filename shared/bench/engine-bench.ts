@@ -30,4 +30,7 @@ export interface EngineBenchResult {
   faces: number;
   labels: string[];
   init_ms: number;
+  /** Objects: frames in flight, and the object lanes detecting them at the end (0: the engine worker alone). */
+  depth?: number;
+  object_lanes?: number;
 }

@@ -2,7 +2,7 @@
  * Lookout's own identity provider and the API under AUTH_MODE=oidc, both real, on 127.0.0.1: the API takes the
  * IdP's tokens (found through its discovery document and JWKS), grants by their roles, and keeps taking them
  * after the IdP rotates its key. The user token comes through the browser flow with a stand-in for the face
- * step, which is not built yet (with the real default the flow denies; idp.test.ts shows that).
+ * step (the real one is checked in biometric.test.ts; without one the flow denies, as idp.test.ts shows).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /**
  * Lookout's identity provider over real HTTP on 127.0.0.1: discovery and JWKS, PKCE S256 only, the bearer-only
  * backend client, client credentials, the browser flow through the password, the temporary password change and
- * the biometric steps (which deny until they are built), and what a restart and a key rotation keep.
+ * the biometric steps (which deny when no verifier is wired; biometric.test.ts has the real ones), and what a restart and a key rotation keep.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,7 +27,7 @@ let idp: RunningIdp;
 let port = 0;
 const logLines: string[] = [];
 
-/** Stands in for the face step that is not built yet, to reach the token endpoint in these tests only. */
+/** Stands in for the face step (biometric.test.ts checks the real one), to reach the token endpoint here. */
 const approveEveryFace: FaceVerifier = { verify: async () => ({ granted: true, score: 90 }) };
 
 async function start(extra: Partial<IdpOptions> = {}): Promise<RunningIdp> {
@@ -294,7 +294,7 @@ describe('the browser flow', () => {
     expect(logLines.join('')).toMatch(/event=password username=root-admin result=locked/);
   });
 
-  it('requires the face for an enrolled user and denies it while face verification is not built (fails closed)', async () => {
+  it('requires the face for an enrolled user and denies it when no face verifier is wired (fails closed)', async () => {
     const alice = (await idp.users.byUsername('alice'))!;
     await idp.users.markEnrolled(alice.id);
     const browser = new Browser();

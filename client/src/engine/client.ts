@@ -12,6 +12,7 @@
  */
 import type { ArgsOf, ResultOf } from '../../../shared/recognition/worker-messages';
 import { DEFAULT_FEATURE_CASCADE_URLS } from './features';
+import { defaultLanePlan, ObjectPool, type LanePlan } from './object-pool';
 import { OpsWorker } from './ops-worker';
 import type {
   BackendChoice,
@@ -56,6 +57,11 @@ export interface EngineInitOptions {
   /** Where the model files are; relative URLs resolve against the page. Defaults: the server's /models/. */
   urls?: Partial<ModelUrls>;
   preload?: { embedding?: boolean; objects?: boolean };
+  /**
+   * Object detection with frames overlapping (object-pool.ts): lanes and threads each, null for the engine
+   * worker alone. Default: defaultLanePlan for this device's cores.
+   */
+  objectLanes?: LanePlan | null;
 }
 
 export interface PixelOptions {
@@ -95,12 +101,23 @@ function toPixels(image: EngineImage, transfer: boolean): { pixels: FramePixels;
 
 export class EngineClient {
   private readonly worker: OpsWorker<EngineOps>;
+  private urls: ModelUrls | null = null;
+  private objects: ObjectPool;
 
   constructor() {
     this.worker = new OpsWorker(
       new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'lookout-engine' }),
       'in-browser engine',
     );
+    this.objects = this.objectPool(defaultLanePlan(navigator.hardwareConcurrency || 1));
+  }
+
+  private objectPool(plan: LanePlan | null): ObjectPool {
+    return new ObjectPool({
+      main: (args, transfer) => this.worker.run('detectObjects', args, transfer),
+      urls: () => (this.urls ? { nanodet: this.urls.nanodet, ...(this.urls.yolo ? { yolo: this.urls.yolo } : {}) } : null),
+      plan,
+    });
   }
 
   private async call<K extends keyof EngineOps>(
@@ -127,6 +144,11 @@ export class EngineClient {
         smile: absolute(urls.features.smile),
       },
     };
+    this.urls = resolved;
+    if (options.objectLanes !== undefined) {
+      this.objects.terminate();
+      this.objects = this.objectPool(options.objectLanes);
+    }
     return this.call('init', {
       backend: options.backend ?? 'auto',
       ...(options.cascade ? { cascade: options.cascade } : {}),
@@ -148,10 +170,25 @@ export class EngineClient {
     return this.call('recognize', { frame: pixels, options: rest }, transferables);
   }
 
-  /** Objects in the image, in the shape of POST /api/objects/detect's answer, plus the detector and timing. */
-  detectObjects(image: EngineImage, confidence?: number, options: PixelOptions = {}): Promise<Timed<DetectObjectsResult>> {
+  /**
+   * Objects in the image, in the shape of POST /api/objects/detect's answer, plus the detector and timing.
+   * Calls that overlap (a live camera with frames in flight) are spread over object lanes (object-pool.ts).
+   */
+  async detectObjects(image: EngineImage, confidence?: number, options: PixelOptions = {}): Promise<Timed<DetectObjectsResult>> {
     const { pixels, transferables } = toPixels(image, options.transfer ?? true);
-    return this.call('detectObjects', { frame: pixels, ...(confidence !== undefined ? { confidence } : {}) }, transferables);
+    const t0 = performance.now();
+    const result = await this.objects.detect(pixels, transferables, confidence);
+    return { ...result, roundTripMs: performance.now() - t0 };
+  }
+
+  /** Object lanes running now (0: the engine worker alone). */
+  get objectLanes(): number {
+    return this.objects.laneCount;
+  }
+
+  /** Resolves once object lanes being started are loaded (or failed). */
+  objectLanesReady(): Promise<void> {
+    return this.objects.ready();
   }
 
   /**
@@ -169,8 +206,14 @@ export class EngineClient {
     return this.call('train', { samples: converted }, transferables);
   }
 
+  /** Loads the embedding nets now, so `train` trains the embedding recognizer too; says why when they cannot load. */
+  loadEmbedding(): Promise<Timed<{ loaded: boolean; error?: string }>> {
+    return this.call('loadEmbedding', {});
+  }
+
   /** Stops the worker; pending calls fail. */
   terminate(): void {
+    this.objects.terminate();
     this.worker.terminate();
   }
 }

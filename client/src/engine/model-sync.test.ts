@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ModelSync } from './model-sync';
+import type { LocalModel, LocalModelStore } from '../pwa/local-model';
+import { ModelSync, replacesLocal } from './model-sync';
 
-type Served = { version: string | null; lbph?: string; embedding?: string } | 'down';
+type Served = { version: string | null; lbph?: string; embedding?: string; labels?: string[]; trained_at?: string } | 'down';
 
 /** A server for GET /api/models/trained and its files, answering 304 to the current version's ETag. */
 function fakeServer(initial: Served) {
@@ -18,7 +19,15 @@ function fakeServer(initial: Served) {
         available: s[kind] !== undefined,
         url: s[kind] !== undefined ? `/api/models/trained/${kind}` : null,
       });
-      return new Response(JSON.stringify({ version: s.version, lbph: entry('lbph'), embedding: entry('embedding') }));
+      return new Response(
+        JSON.stringify({
+          version: s.version,
+          trained_at: s.trained_at ?? null,
+          labels: s.labels ?? [],
+          lbph: entry('lbph'),
+          embedding: entry('embedding'),
+        }),
+      );
     }
     if (url.endsWith('/lbph')) return new Response(s.lbph);
     if (url.endsWith('/embedding')) return new Response(s.embedding);
@@ -27,12 +36,28 @@ function fakeServer(initial: Served) {
   return { fetch, requests, set: (s: Served) => (served = s) };
 }
 
-function sync(server: ReturnType<typeof fakeServer>) {
+/** The device's store for a model trained in this browser (pwa/local-model.ts is IndexedDB's). */
+function memoryStore(): LocalModelStore & { model: LocalModel | null } {
+  const store = {
+    model: null as LocalModel | null,
+    get: async () => store.model,
+    put: async (m: LocalModel) => {
+      store.model = m;
+    },
+    clear: async (id: string) => {
+      if (store.model?.id === id) store.model = null;
+    },
+  };
+  return store;
+}
+
+function sync(server: ReturnType<typeof fakeServer>, local?: LocalModelStore) {
   const installed: unknown[] = [];
   const versions: (string | null)[] = [];
   const s = new ModelSync({
     install: async (m) => void installed.push(m),
     onVersion: (v) => versions.push(v),
+    ...(local ? { local } : {}),
     fetch: server.fetch,
     base: 'http://lookout.test/recognize',
   });
@@ -80,19 +105,57 @@ describe('ModelSync', () => {
     expect(server.requests.filter((r) => r.url === '/api/models/trained')).toHaveLength(1);
   });
 
-  it('keeps a model trained in this browser until the server has a newer one', async () => {
+  it('keeps a model trained in this browser over the same server version, and on the device for a reload', async () => {
     const server = fakeServer({ version: 'v1', lbph: 'server-1' });
-    const { s, installed, versions } = sync(server);
+    const store = memoryStore();
+    const { s, installed, versions } = sync(server, store);
     await s.ensureLoaded();
-    s.installedLocally();
+    await s.trainLocally(async () => ({ result: 'ok', model: { labels: ['kiosk'], lbphYaml: 'local-1', embeddingsJson: null } }));
     expect(versions.at(-1)).toMatch(/^local-/);
-    await s.check(); // the server is still at the version the local model replaced
+    expect(store.model).toMatchObject({ labels: ['kiosk'], lbphYaml: 'local-1', over: 'v1' });
+    await s.check(); // the server is still at the version the local model was trained over
     expect(server.requests.at(-1)).toEqual({ url: '/api/models/trained', ifNoneMatch: '"v1"' });
     expect(installed).toHaveLength(1);
-    server.set({ version: 'v2', lbph: 'server-2' });
+
+    // A reload: a new sync finds the kept model and installs it, not the server's same old one.
+    const again = sync(server, store);
+    await again.s.ensureLoaded();
+    expect(again.installed).toEqual([{ lbphYaml: 'local-1' }]);
+    expect(again.s.version).toMatch(/^local-/);
+    // Offline after the reload: still the kept model.
+    server.set('down');
+    const offline = sync(server, store);
+    await offline.s.ensureLoaded();
+    expect(offline.installed).toEqual([{ lbphYaml: 'local-1' }]);
+  });
+
+  it('lets the server model replace the local one once it knows its people or was trained after it', async () => {
+    const server = fakeServer({ version: 'v1', lbph: 'server-1', labels: ['grace'], trained_at: '2020-01-01T00:00:00.000Z' });
+    const store = memoryStore();
+    const { s, installed } = sync(server, store);
+    await s.ensureLoaded();
+    await s.trainLocally(async () => ({ result: 'ok', model: { labels: ['kiosk'], lbphYaml: 'local-1', embeddingsJson: null } }));
+    // Someone trained on the server before this device's photos arrived (older, and without her): kept.
+    server.set({ version: 'v2', lbph: 'server-2', labels: ['grace', 'ada'], trained_at: '2020-01-02T00:00:00.000Z' });
     await s.check();
-    expect(installed.at(-1)).toEqual({ lbphYaml: 'server-2', embeddingsJson: null });
-    expect(s.version).toBe('v2');
+    expect(installed).toHaveLength(1);
+    expect(store.model).not.toBeNull();
+    // The server trained with her photos: its model replaces the local one, which leaves the device.
+    server.set({ version: 'v3', lbph: 'server-3', labels: ['grace', 'kiosk'], trained_at: '2020-01-03T00:00:00.000Z' });
+    await s.check();
+    expect(installed.at(-1)).toEqual({ lbphYaml: 'server-3', embeddingsJson: null });
+    expect(s.version).toBe('v3');
+    expect(store.model).toBeNull();
+  });
+
+  it('decides replacement by version, people and training time', () => {
+    const local = { id: 'local-1', trainedAt: '2026-01-02T00:00:00.000Z', labels: ['kiosk'], lbphYaml: '', embeddingsJson: null };
+    const later = '2026-01-03T00:00:00.000Z';
+    expect(replacesLocal({ version: null, trained_at: null, labels: [] }, local)).toBe(false);
+    expect(replacesLocal({ version: 'v1', trained_at: later, labels: ['kiosk'] }, { ...local, over: 'v1' })).toBe(false);
+    expect(replacesLocal({ version: 'v2', trained_at: '2026-01-01T00:00:00.000Z', labels: ['ada'] }, local)).toBe(false);
+    expect(replacesLocal({ version: 'v2', trained_at: later, labels: ['ada'] }, local)).toBe(true);
+    expect(replacesLocal({ version: 'v2', trained_at: '2025-01-01T00:00:00.000Z', labels: ['kiosk'] }, local)).toBe(true);
   });
 
   it('checks on its own timer, only while wanted', async () => {

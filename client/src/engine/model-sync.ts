@@ -1,9 +1,15 @@
 /**
- * Keeps the in-browser engine's trained models at the server's version, apart from any frame: a check on its
- * own timer (and when the page comes back into view) asks `GET /api/models/trained` with If-None-Match, which
- * answers 304 until a training changes the models; only then are the files downloaded and installed.
- * Offline, the service worker answers with the last list it saw, so a kiosk keeps its models.
+ * The one source of the in-browser engine's trained models, apart from any frame: a check on its own timer
+ * (and when the page comes back into view) asks `GET /api/models/trained` with If-None-Match, which answers
+ * 304 until a training changes the models; only then are the files downloaded and installed. Offline, the
+ * service worker answers with the last list it saw, so a kiosk keeps its models.
+ *
+ * A model trained in this browser (offline) is kept on the device (pwa/local-model.ts) and read at every
+ * check, so it survives a reload and every tab installs it. It stays until the server has a model that
+ * replaces it (replacesLocal): one trained after it, or one that knows all its people.
  */
+import type { TrainedModelsResponse } from '../../../shared/api/index';
+import type { LocalModel, LocalModelStore } from '../pwa/local-model';
 import { downloadModels, parseModelIndex, TRAINED_MODELS_URL } from './models';
 import type { ModelTexts } from './protocol';
 
@@ -12,41 +18,59 @@ export interface ModelSyncOptions {
   install(models: ModelTexts): Promise<unknown>;
   /** Told every new version (null: nothing trained; `local-…`: trained in this browser). */
   onVersion?(version: string | null): void;
+  /** Told which model trained in this browser is in use (null: the server's). */
+  onLocal?(model: LocalModel | null): void;
+  /** Where a model trained in this browser is kept; without it such a model lasts until the next check. */
+  local?: LocalModelStore;
   fetch?: (input: string, init?: RequestInit) => Promise<Response>;
   indexUrl?: string;
   /** What relative model URLs resolve against (the page's address). */
   base: string;
 }
 
+/** A model trained in this browser, as the engine gave it back. */
+export type LocalTraining = Pick<LocalModel, 'labels' | 'lbphYaml' | 'embeddingsJson'>;
+
+/**
+ * Whether the server's model replaces the one trained in this browser: never the version it was trained over
+ * (nor "nothing trained"); otherwise one trained after it, or one that knows every person it knows (the
+ * queued photos reached the server and it trained, whatever the two clocks say).
+ */
+export function replacesLocal(index: Pick<TrainedModelsResponse, 'version' | 'trained_at' | 'labels'>, local: LocalModel): boolean {
+  if (index.version === null || index.version === local.over) return false;
+  const labels = new Set(index.labels ?? []);
+  if (local.labels.every((l) => labels.has(l))) return true;
+  return typeof index.trained_at === 'string' && Date.parse(index.trained_at) > Date.parse(local.trainedAt);
+}
+
 export class ModelSync {
-  /** The version installed; undefined until the first check succeeded. */
-  private loaded: string | null | undefined;
-  /**
-   * Set while a model trained in this browser is installed: the server version it replaced. The server's model
-   * (or the service worker's offline copy of it) at that same version must not overwrite it; a new training
-   * on the server does.
-   */
-  private localOver: { base: string | null | undefined } | null = null;
+  /** The version installed (a server version, null, or a local model's id); undefined until something is. */
+  private installed: string | null | undefined;
+  /** The server's last list of models (or the service worker's copy of it). */
+  private index: TrainedModelsResponse | null = null;
+  private localInUse: LocalModel | null = null;
   private checking: Promise<void> | null = null;
+  /** Checks and local trainings run one after the other: a check never lands between a training and its keeping. */
+  private chain: Promise<unknown> = Promise.resolve();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly options: ModelSyncOptions) {}
 
   get version(): string | null | undefined {
-    return this.loaded;
+    return this.installed;
   }
 
   /** Resolves once some models (or "none trained") are installed; rejects with why when the first check fails. */
   async ensureLoaded(): Promise<void> {
-    if (this.loaded === undefined) await this.check();
+    if (this.installed === undefined) await this.check();
   }
 
   /** One check now (joined with one in progress). Rejects only while nothing was ever installed. */
   check(): Promise<void> {
-    this.checking ??= this.run()
+    this.checking ??= this.serial(() => this.run())
       .catch((err: unknown) => {
         // Unreachable with models installed: keep recognising with them.
-        if (this.loaded === undefined) throw err;
+        if (this.installed === undefined) throw err;
       })
       .finally(() => {
         this.checking = null;
@@ -67,34 +91,86 @@ export class ModelSync {
     this.timer = null;
   }
 
-  /** A model trained in this browser was installed: it stays until the server's models change. */
-  installedLocally(): void {
-    this.localOver = { base: this.loaded };
-    this.loaded = `local-${Date.now()}`;
-    this.options.onVersion?.(this.loaded);
+  /**
+   * Runs a training in this browser (which installs its model in the engine) with no check in between, then
+   * keeps the model it gives (null: nothing learnt) on the device, over the server version known now.
+   * Resolves once it is kept; a failure to keep it is thrown after the model is in use for this page.
+   */
+  trainLocally<T>(train: () => Promise<{ result: T; model: LocalTraining | null }>): Promise<T> {
+    return this.serial(async () => {
+      const { result, model } = await train();
+      if (!model) return result;
+      const trainedAt = new Date();
+      const local: LocalModel = {
+        ...model,
+        id: `local-${trainedAt.getTime()}`,
+        trainedAt: trainedAt.toISOString(),
+        ...(this.index ? { over: this.index.version } : {}),
+      };
+      this.use(local);
+      await this.options.local?.put(local);
+      return result;
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private use(local: LocalModel | null): void {
+    if (local && this.installed !== local.id) {
+      this.installed = local.id;
+      this.options.onVersion?.(local.id);
+    }
+    if (local?.id !== this.localInUse?.id) this.options.onLocal?.(local);
+    this.localInUse = local;
   }
 
   private async run(): Promise<void> {
+    const local = (await this.options.local?.get().catch(() => null)) ?? null;
+    const { index, problem } = await this.fetchIndex();
+    if (local && !(index && replacesLocal(index, local))) {
+      if (this.installed !== local.id) {
+        await this.options.install({
+          lbphYaml: local.lbphYaml,
+          // No embedding model trained with it: the engine keeps the one it has.
+          ...(local.embeddingsJson !== null ? { embeddingsJson: local.embeddingsJson } : {}),
+        });
+      }
+      this.use(local);
+      return;
+    }
+    if (local) await this.options.local?.clear(local.id).catch(() => undefined);
+    if (!index) throw problem;
+    if (index.version === this.installed) {
+      this.use(null);
+      return;
+    }
+    const indexUrl = this.options.indexUrl ?? TRAINED_MODELS_URL;
+    const { version, ...texts } = await downloadModels(index, indexUrl, this.options.base, this.options.fetch ?? fetch);
+    await this.options.install(texts);
+    this.installed = version;
+    this.options.onVersion?.(version);
+    this.use(null);
+  }
+
+  /** The server's list now (the last one on a 304), or why there is none. */
+  private async fetchIndex(): Promise<{ index: TrainedModelsResponse | null; problem?: Error }> {
     const fetchFn = this.options.fetch ?? fetch;
     const indexUrl = this.options.indexUrl ?? TRAINED_MODELS_URL;
-    // The version the server must still be at for nothing to change.
-    const current = this.localOver ? this.localOver.base : this.loaded;
-    const headers: Record<string, string> = typeof current === 'string' ? { 'if-none-match': `"${current}"` } : {};
+    const known = this.index?.version;
+    const headers: Record<string, string> = typeof known === 'string' ? { 'if-none-match': `"${known}"` } : {};
     let res: Response;
     try {
       res = await fetchFn(indexUrl, { cache: 'no-store', headers });
     } catch {
-      throw new Error('cannot reach the server to check the trained models');
+      return { index: null, problem: new Error('cannot reach the server to check the trained models') };
     }
-    if (res.status === 304) return;
-    if (!res.ok) throw new Error(`the server answered ${res.status} for the trained models`);
-    const index = parseModelIndex(await res.text(), indexUrl);
-    // Answers without If-None-Match (the service worker's offline copy) can still be the same version.
-    if (this.localOver ? index.version === this.localOver.base : index.version === this.loaded) return;
-    const { version, ...texts } = await downloadModels(index, indexUrl, this.options.base, fetchFn);
-    await this.options.install(texts);
-    this.loaded = version;
-    this.localOver = null;
-    this.options.onVersion?.(version);
+    if (res.status === 304 && this.index) return { index: this.index };
+    if (!res.ok) return { index: null, problem: new Error(`the server answered ${res.status} for the trained models`) };
+    this.index = parseModelIndex(await res.text(), indexUrl);
+    return { index: this.index };
   }
 }

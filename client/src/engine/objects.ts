@@ -15,12 +15,13 @@ import ortWebGpuWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wa
 import type { RgbImage } from '../../../shared/image/types';
 import { createNanoDetRunner, tfjsForward, type GraphModelLike, type NanoDetForward, type TfLike } from '../../../shared/objects/nanodet';
 import { nanoDetToOnnx, type TfjsGraphArtifacts, type TfjsWeightSpec } from '../../../shared/objects/nanodet-onnx';
-import type { DetectedObject } from '../../../shared/objects/types';
+import { summarize, type DetectedObject } from '../../../shared/objects/types';
 import { decodeYolo, yoloLayoutOf, yoloPreprocess, YoloModelError } from '../../../shared/objects/yolo';
 import { checkYoloSession, type YoloIo, type YoloSessionInfo } from '../../../shared/objects/yolo-session';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { loadTf, SOFTWARE_GPU } from './backend';
-import type { TfBackend } from './protocol';
+import { readRgba } from './frame-reader';
+import type { DetectObjectsResult, FramePixels, TfBackend } from './protocol';
 
 export interface DetectTimings {
   preprocessMs?: number;
@@ -41,19 +42,24 @@ export interface ObjectDetector {
 type Ort = typeof import('onnxruntime-web');
 type Session = import('onnxruntime-web').InferenceSession;
 
-/** Threads for onnxruntime-web's WASM kernels: every core up to 4, where the page may share memory with workers. */
-function ortThreads(): number {
-  return self.crossOriginIsolated ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1)) : 1;
+/**
+ * Threads for onnxruntime-web's WASM kernels: every core up to 4 (or `wanted`, an object lane's 1), where the
+ * page may share memory with workers. The detections are the same, to the bit, for 1 and 2 threads (the six
+ * object photos, e2e/object-lanes.spec.ts).
+ */
+function ortThreads(wanted?: number): number {
+  const cores = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
+  return self.crossOriginIsolated ? Math.max(1, Math.min(cores, wanted ?? cores)) : 1;
 }
 
 let ortWasm: Promise<Ort> | null = null;
 let ortWebGpu: Promise<Ort> | null = null;
 
-/** onnxruntime-web with the WASM execution provider only; its binary from this app's own build. */
-function loadOrtWasm(): Promise<Ort> {
+/** onnxruntime-web with the WASM execution provider only; its binary from this app's own build. `threads`: see ortThreads (set once per worker). */
+function loadOrtWasm(threads?: number): Promise<Ort> {
   ortWasm ??= import('onnxruntime-web/wasm').then((ort) => {
     ort.env.wasm.wasmPaths = { wasm: ortWasmUrl };
-    ort.env.wasm.numThreads = ortThreads();
+    ort.env.wasm.numThreads = ortThreads(threads);
     return ort as unknown as Ort;
   });
   return ortWasm;
@@ -130,6 +136,7 @@ async function openNanoDetSession(
   bytes: Uint8Array,
   inputName: string,
   gpu: boolean,
+  threads?: number,
 ): Promise<{ forward: NanoDetForward; runtime: string }> {
   if (gpu && (await hardwareWebGpu())) {
     try {
@@ -140,23 +147,24 @@ async function openNanoDetSession(
       // No usable WebGPU for onnxruntime: its WASM provider below.
     }
   }
-  const ort = await loadOrtWasm();
+  const ort = await loadOrtWasm(threads);
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   return { forward: sessionForward(ort, session, inputName), runtime: 'onnxruntime-web wasm' };
 }
 
 /**
- * NanoDet (see the file comment); `backend` is the tfjs backend this worker started. One warm-up pass at load
- * (kernel set-up, shader compilation) so frames are not charged for it.
+ * NanoDet (see the file comment); `backend` is the tfjs backend this worker started; `threads` caps
+ * onnxruntime-web's WASM threads (an object lane's 1, object-pool.ts). One warm-up pass at load (kernel
+ * set-up, shader compilation) so frames are not charged for it.
  */
-export async function loadNanoDet(url: string, backend: TfBackend | undefined): Promise<ObjectDetector> {
+export async function loadNanoDet(url: string, backend: TfBackend | undefined, threads?: number): Promise<ObjectDetector> {
   const graph = await fetchTfjsGraph(url);
   let forward: NanoDetForward;
   let runtime: string;
   let fallbackReason: string | undefined;
   try {
     const onnx = nanoDetToOnnx(graph);
-    ({ forward, runtime } = await openNanoDetSession(onnx.bytes, onnx.input.name, backend === 'webgpu'));
+    ({ forward, runtime } = await openNanoDetSession(onnx.bytes, onnx.input.name, backend === 'webgpu', threads));
   } catch (err) {
     fallbackReason = `onnxruntime-web could not run NanoDet: ${messageOf(err)}`;
     console.warn(`${fallbackReason}; running it on tfjs instead`);
@@ -186,8 +194,8 @@ export async function loadNanoDet(url: string, backend: TfBackend | undefined): 
 }
 
 /** A YOLOv5/v8 ONNX export on onnxruntime-web (WASM), with the server's checks and decoding. */
-export async function loadYolo(url: string): Promise<ObjectDetector> {
-  const ort = await loadOrtWasm();
+export async function loadYolo(url: string, threads?: number): Promise<ObjectDetector> {
+  const ort = await loadOrtWasm(threads);
   const name = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? url);
   const res = await fetch(url).catch(() => null);
   if (!res) throw new YoloModelError(`cannot fetch the YOLO model ${url} (the server is unreachable)`);
@@ -223,5 +231,21 @@ export async function loadYolo(url: string): Promise<ObjectDetector> {
       out.dispose();
       return { objects, timings: { preprocessMs: t1 - t0, inferenceMs: t2 - t1, decodeMs: performance.now() - t2 } };
     },
+  };
+}
+
+/** A detectObjects answer (the engine worker's and an object lane's): the frame read here, then detected. */
+export async function detectPixels(d: ObjectDetector, pixels: FramePixels, confidence?: number): Promise<DetectObjectsResult> {
+  const t0 = performance.now();
+  const rgb = readRgba(pixels);
+  const t1 = performance.now();
+  const { objects, timings } = await d.detect(rgb, confidence);
+  return {
+    objects,
+    count: objects.length,
+    summary: summarize(objects),
+    detector: d.name,
+    runtime: d.runtime,
+    timing: { totalMs: performance.now() - t0, convertMs: t1 - t0, ...timings },
   };
 }

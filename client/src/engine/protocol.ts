@@ -124,6 +124,8 @@ export interface DetectObjectsResult extends ObjectDetectionResponse {
   /** What ran it: `onnxruntime-web wasm`, `onnxruntime-web webgpu`, or `tfjs <backend>` (NanoDet's fallback). */
   runtime: string;
   timing: ObjectsTiming;
+  /** The object lane that detected it, from 1 (object-pool.ts); absent: the engine worker. */
+  lane?: number;
 }
 
 export interface TrainSampleIn {
@@ -149,4 +151,6 @@ export interface EngineOps {
   recognize: { args: { frame: FramePixels; options: RecognizeOptions }; result: RecognizeResult };
   detectObjects: { args: { frame: FramePixels; confidence?: number }; result: DetectObjectsResult };
   train: { args: { samples: TrainSampleIn[] }; result: TrainResult };
+  /** Loads the embedding nets now (so `train` trains that recognizer too); the error in words when they cannot load. */
+  loadEmbedding: { args: Record<string, never>; result: { loaded: boolean; error?: string } };
 }

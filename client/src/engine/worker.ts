@@ -4,13 +4,13 @@
  * face-api descriptors, NanoDet / YOLO decoding) on frames the page sends. Requests run one at a time in
  * arrival order, so a model swap never interleaves with a recognition. Started by client.ts.
  */
-import { summarize } from '../../../shared/objects/types';
 import { CASCADE_DEFAULTS } from '../../../shared/recognition/pipeline';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { startBackend } from './backend';
 import { FaceEngine, frameFromRgba, type Frame } from './faces';
+import { readRgba } from './frame-reader';
 import { FeatureCascadeLoader, facesWithFeatures } from './features';
-import { loadNanoDet, loadYolo, type ObjectDetector } from './objects';
+import { detectPixels, loadNanoDet, loadYolo, type ObjectDetector } from './objects';
 import { serveOps } from './ops-worker';
 import type { BackendReport, CascadeOptions, EngineOps, FramePixels, InitOptions, InitResult, ModelUrls } from './protocol';
 
@@ -21,24 +21,10 @@ let backend: BackendReport | null = null;
 let urls: ModelUrls | null = null;
 let detector: Promise<ObjectDetector> | null = null;
 let featureCascades: FeatureCascadeLoader | null = null;
-let scratch: OffscreenCanvasRenderingContext2D | null = null;
-
-/** RGBA pixels of a frame; an ImageBitmap is read through a reused 2D canvas and closed. */
+/** RGBA pixels of a frame and its grey image. */
 function toFrame(pixels: FramePixels): Frame {
-  if (pixels.kind === 'rgba') {
-    const { data, width, height } = pixels;
-    return frameFromRgba(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width, height);
-  }
-  const { bitmap } = pixels;
-  const { width, height } = bitmap;
-  if (!scratch || scratch.canvas.width !== width || scratch.canvas.height !== height) {
-    scratch = new OffscreenCanvas(width, height).getContext('2d', { willReadFrequently: true });
-    if (!scratch) throw new Error('this browser cannot read pixels in a worker (no OffscreenCanvas 2D context)');
-  }
-  scratch.drawImage(bitmap, 0, 0);
-  bitmap.close();
-  const img = scratch.getImageData(0, 0, width, height);
-  return frameFromRgba(new Uint8Array(img.data.buffer), width, height);
+  const { data, width, height } = readRgba(pixels);
+  return frameFromRgba(data, width, height);
 }
 
 function requireFaces(): FaceEngine {
@@ -131,22 +117,8 @@ serveOps<EngineOps>(
       const featuresMs = now() - t2;
       return { ...response, faces, timing: { totalMs: now() - t0, convertMs: t1 - t0, detectMs, recognizeMs, featuresMs } };
     },
-    async detectObjects({ frame: pixels, confidence }) {
-      const d = await objectDetector();
-      const t1 = now();
-      const frame = toFrame(pixels);
-      const t2 = now();
-      const { objects, timings } = await d.detect(frame.rgb, confidence);
-      return {
-        objects,
-        count: objects.length,
-        summary: summarize(objects),
-        detector: d.name,
-        runtime: d.runtime,
-        // Loading on first use is not charged to the frame.
-        timing: { totalMs: now() - t1, convertMs: t2 - t1, ...timings },
-      };
-    },
+    // Loading on first use is not charged to the frame; no grey image is made for objects.
+    detectObjects: async ({ frame: pixels, confidence }) => detectPixels(await objectDetector(), pixels, confidence),
     async train({ samples: raw }) {
       const t0 = now();
       const engine = requireFaces();
@@ -154,6 +126,14 @@ serveOps<EngineOps>(
       const result = await engine.train(samples);
       const totalMs = now() - t0;
       return { ...result, timing: { totalMs, perSampleMs: samples.length ? totalMs / samples.length : 0 } };
+    },
+    async loadEmbedding() {
+      try {
+        await requireFaces().loadEmbedding();
+        return { loaded: true };
+      } catch (err) {
+        return { loaded: false, error: messageOf(err) };
+      }
     },
   },
   true,

@@ -21,16 +21,29 @@ vi.mock('./browser-engine', () => ({
 vi.mock('./server-status', () => ({ serverStatus: { ready: () => ({ recognition_model: 'lbph' }) } }));
 vi.mock('./results', () => ({ recordResult: vi.fn(async () => 'id') }));
 vi.mock('./api', () => ({ api: { recognize: vi.fn(async () => ({ via: 'server' })), detectObjects: vi.fn() } }));
-vi.mock('./images', () => ({ canvasToDataUrl: () => 'data:image/jpeg;base64,', fitWithin: (c: unknown) => c }));
+vi.mock('./images', () => ({
+  canvasToDataUrl: (_c: unknown, q?: number) => `data:image/jpeg;base64,${q ?? ''}`,
+  fitWithin: (c: unknown) => c,
+}));
 vi.mock('../engine/pixels', () => ({ canvasPixels: vi.fn(() => ({ kind: 'pixels-read-on-the-page' })) }));
 
 const { api } = await import('./api');
 const { engineWithModels } = await import('./browser-engine');
 const { canvasPixels } = await import('../engine/pixels');
 const { recordResult } = await import('./results');
-const { browserFaceAnalyzer, choosePlace, decidePlace, faceAnalyzer, markLiveFrame, placeChosen, placeFor } = await import('./analyze');
+const {
+  browserFaceAnalyzer,
+  choosePlace,
+  decidePlace,
+  faceAnalyzer,
+  markLiveFrame,
+  MAX_LOSSLESS_CHARS,
+  placeChosen,
+  placeFor,
+  serverImage,
+} = await import('./analyze');
 
-const canvas = () => ({ width: 640, height: 480 }) as HTMLCanvasElement;
+const canvas = (png = 'data:image/png;base64,') => ({ width: 640, height: 480, toDataURL: () => png }) as unknown as HTMLCanvasElement;
 const bitmap = { kind: 'bitmap' };
 const response = {
   faces: [{ x: 1, y: 2, w: 3, h: 4, label: 'grace', confidence: 90 }],
@@ -79,8 +92,16 @@ describe('where the analysis runs', () => {
   it('the server analyzer sends the frame to the API', async () => {
     choosePlace('recognize', 'server');
     await expect(faceAnalyzer().recognize(canvas())).resolves.toEqual({ via: 'server' });
-    expect(api.recognize).toHaveBeenCalledWith('data:image/jpeg;base64,', undefined);
+    expect(api.recognize).toHaveBeenCalledWith('data:image/png;base64,', undefined);
     expect(engine.recognize).not.toHaveBeenCalled();
+  });
+
+  it('sends a photo losslessly (the pixels the browser analyses), a live frame and an oversized PNG as JPEG', () => {
+    expect(serverImage(canvas())).toBe('data:image/png;base64,');
+    const live = canvas();
+    markLiveFrame(live);
+    expect(serverImage(live)).toBe('data:image/jpeg;base64,');
+    expect(serverImage(canvas('x'.repeat(MAX_LOSSLESS_CHARS + 1)))).toBe('data:image/jpeg;base64,0.95');
   });
 });
 

@@ -8,6 +8,7 @@
 // (shared/api/client-bundle.test.ts).
 import { createLookoutClient, LookoutError, type RequestOf, type ResponseOf } from '../../../shared/api/client';
 import type { DetectionMethod, ReadyResponse, RecognitionModel, RouteName } from '../../../shared/api/index';
+import { authFetch } from '../auth/session';
 
 export const UNREACHABLE_MESSAGE = 'Cannot reach the Lookout server. Check that it is running and that this device is online.';
 
@@ -26,7 +27,8 @@ export class ApiFailure extends Error {
   }
 }
 
-const client = createLookoutClient();
+// authFetch: the bearer token under AUTH_MODE=oidc, a plain fetch with auth off.
+const client = createLookoutClient({ fetch: authFetch });
 
 function capitalize(s: string): string {
   const t = s.charAt(0).toUpperCase() + s.slice(1);

@@ -3,12 +3,15 @@
  * the session. It holds the server's trained models, kept current by their own timer (engine/model-sync.ts:
  * every few seconds while the page is visible, and when it comes back into view), never by a frame's
  * analysis: a frame only waits for the very first models. Offline, the service worker answers with the last
- * models it saw, so a kiosk keeps recognising.
+ * models it saw, so a kiosk keeps recognising. A model trained in this browser is kept on the device
+ * (pwa/local-model.ts) and is what every page and tab recognises with until the server's model replaces it.
  */
 import { createRoot, createSignal } from 'solid-js';
 import type { RecognitionModel } from '../../../shared/api/index';
 import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
 import { ModelSync } from '../engine/model-sync';
+import { authFetch } from '../auth/session';
+import { localModelStore, type LocalModel } from '../pwa/local-model';
 
 export type BrowserEngineState = 'idle' | 'loading' | 'ready' | 'failed';
 
@@ -22,7 +25,8 @@ const store = createRoot(() => {
   const [info, setInfo] = createSignal<InitResult | null>(null);
   const [error, setError] = createSignal('');
   const [modelVersion, setModelVersion] = createSignal<string | null>(null);
-  return { state, setState, info, setInfo, error, setError, modelVersion, setModelVersion };
+  const [localModel, setLocalModel] = createSignal<LocalModel | null>(null);
+  return { state, setState, info, setInfo, error, setError, modelVersion, setModelVersion, localModel, setLocalModel };
 });
 
 export const browserEngine = {
@@ -32,6 +36,8 @@ export const browserEngine = {
   error: store.error,
   /** Version of the trained models loaded in the browser (null: none trained). */
   modelVersion: store.modelVersion,
+  /** The model trained in this browser that recognition uses now (null: the server's). */
+  localModel: store.localModel,
 };
 
 let starting: Promise<EngineClient> | null = null;
@@ -44,7 +50,11 @@ function startModelSync(engine: EngineClient): ModelSync {
   const s = new ModelSync({
     install: (models) => engine.setModel(models),
     onVersion: (v) => store.setModelVersion(v),
+    onLocal: (m) => store.setLocalModel(m),
+    local: localModelStore,
     base: document.baseURI,
+    // The trained model is an API answer: under auth it needs the bearer token.
+    fetch: authFetch,
   });
   s.start(MODEL_CHECK_MS, visible);
   const now = () => {
@@ -88,18 +98,30 @@ export async function engineWithModels(): Promise<EngineClient> {
 
 /**
  * Trains the in-browser recognizers from photos taken on this device (a kiosk without its server): the same
- * shared/ training as the server's, installed at once for this browser's recognition until the server has a
- * newer model. The photos still go to the server through the offline queue, which trains for good.
+ * shared/ training as the server's, installed at once and kept on the device (every page and tab, after a
+ * reload too) until the server has a model that replaces it. The photos go to the server through the offline
+ * queue (the caller queues them), and the server trains for good.
  */
 export async function trainInBrowser(samples: { label: string; blob: Blob }[]): Promise<TrainResult> {
   const engine = await startBrowserEngine();
-  // Know the model this one replaces first: else a first check answering after this training (the service
-  // worker's offline copy, say) would count as newer and overwrite the model trained here.
-  await sync?.ensureLoaded().catch(() => undefined);
+  // Know the server's model first, so the kept model records which one it was trained over.
+  await sync!.ensureLoaded().catch(() => undefined);
+  // Recognition here uses the embedding recognizer: train it too (LBPH alone would leave her unknown there).
+  if (activeRecognitionModel(undefined) === 'embedding') await engine.loadEmbedding();
   const images = await Promise.all(samples.map(async (s) => ({ label: s.label, image: await createImageBitmap(s.blob) })));
-  const { roundTripMs: _rt, ...result } = await engine.train(images);
-  if (result.total_faces > 0) sync?.installedLocally();
-  return result;
+  return sync!.trainLocally(async () => {
+    const { roundTripMs: _rt, ...result } = await engine.train(images);
+    const model =
+      result.total_faces > 0
+        ? { labels: result.labels, lbphYaml: result.files.lbphYaml, embeddingsJson: result.files.embeddingsJson }
+        : null;
+    return { result, model };
+  });
+}
+
+/** The model kept from a training in this browser, read from the device (before the engine starts, too). */
+export async function storedLocalModel(): Promise<LocalModel | null> {
+  return localModelStore.get().catch(() => null);
 }
 
 /** The recognizer the server has active (remembered for offline use), LBPH before anything is known. */

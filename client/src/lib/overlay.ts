@@ -8,6 +8,7 @@
 import type { FaceResult } from '../../../shared/api/index';
 import { objectDisplayName } from '../../../shared/objects/classes';
 import type { DetectedObject } from '../../../shared/objects/types';
+import { layoutLabels, type Rect } from './label-layout';
 
 /** A stable, distinct colour per class id (golden-angle hues). */
 export function classColor(classId: number): string {
@@ -19,12 +20,22 @@ export function classColor(classId: number): string {
  * so a box at an edge does not cut its name off.
  */
 export function tag(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string, px: number, below = false): void {
-  ctx.font = `600 ${px}px system-ui, sans-serif`;
-  const pad = Math.round(px / 3);
-  const w = Math.min(ctx.canvas.width, ctx.measureText(text).width + 2 * pad);
-  const h = px + pad;
+  const { w, h } = tagSize(ctx, text, px);
   const top = Math.min(ctx.canvas.height - h, below || y - h < 0 ? y : y - h);
   const left = Math.max(0, Math.min(x, ctx.canvas.width - w));
+  drawTag(ctx, text, { left, top, w, h }, color, px);
+}
+
+/** A tag's size for this text at `px`. */
+function tagSize(ctx: CanvasRenderingContext2D, text: string, px: number): { w: number; h: number } {
+  ctx.font = `600 ${px}px system-ui, sans-serif`;
+  const pad = Math.round(px / 3);
+  return { w: Math.min(ctx.canvas.width, ctx.measureText(text).width + 2 * pad), h: px + pad };
+}
+
+function drawTag(ctx: CanvasRenderingContext2D, text: string, { left, top, w, h }: Rect, color: string, px: number): void {
+  ctx.font = `600 ${px}px system-ui, sans-serif`;
+  const pad = Math.round(px / 3);
   ctx.fillStyle = color;
   ctx.fillRect(left, top, w, h);
   ctx.fillStyle = '#fff';
@@ -52,8 +63,21 @@ export function labelPx(width: number, shownWidth: number): number {
   return Math.round((css * width) / shown);
 }
 
-function label(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string): void {
-  tag(ctx, text, x, y, color, labelPx(ctx.canvas.width, ctx.canvas.getBoundingClientRect().width));
+interface BoxLabel {
+  text: string;
+  box: { x: number; y: number; w: number; h: number };
+  color: string;
+}
+
+/** The labels of all boxes, drawn after the boxes and placed so that none covers another (label-layout.ts). */
+function labels(ctx: CanvasRenderingContext2D, items: readonly BoxLabel[]): void {
+  const px = labelPx(ctx.canvas.width, ctx.canvas.getBoundingClientRect().width);
+  const places = layoutLabels(
+    items.map((l) => ({ box: l.box, ...tagSize(ctx, l.text, px) })),
+    ctx.canvas.width,
+    ctx.canvas.height,
+  );
+  for (const [i, l] of items.entries()) drawTag(ctx, l.text, places[i], l.color, px);
 }
 
 export function faceText(face: FaceResult): string {
@@ -66,13 +90,16 @@ export function drawFaces(canvas: HTMLCanvasElement, width: number, height: numb
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, width, height);
   const s = scaleFor(width);
+  const color = (f: FaceResult) => (f.label === 'unknown' ? '#e63946' : '#2a9d8f');
   for (const f of faces) {
-    const color = f.label === 'unknown' ? '#e63946' : '#2a9d8f';
-    ctx.strokeStyle = color;
+    ctx.strokeStyle = color(f);
     ctx.lineWidth = 3 * s;
     ctx.strokeRect(f.x, f.y, f.w, f.h);
-    label(ctx, faceText(f), f.x, f.y, color);
   }
+  labels(
+    ctx,
+    faces.map((f) => ({ text: faceText(f), box: f, color: color(f) })),
+  );
 }
 
 export function drawObjects(canvas: HTMLCanvasElement, width: number, height: number, objects: readonly DetectedObject[]): void {
@@ -82,10 +109,16 @@ export function drawObjects(canvas: HTMLCanvasElement, width: number, height: nu
   ctx.clearRect(0, 0, width, height);
   const s = scaleFor(width);
   for (const o of objects) {
-    const color = classColor(o.class_id);
-    ctx.strokeStyle = color;
+    ctx.strokeStyle = classColor(o.class_id);
     ctx.lineWidth = 3 * s;
     ctx.strokeRect(o.x, o.y, o.w, o.h);
-    label(ctx, `${objectDisplayName(o.class_name)} ${Math.round(o.confidence * 100)}%`, o.x, o.y, color);
   }
+  labels(
+    ctx,
+    objects.map((o) => ({
+      text: `${objectDisplayName(o.class_name)} ${Math.round(o.confidence * 100)}%`,
+      box: o,
+      color: classColor(o.class_id),
+    })),
+  );
 }

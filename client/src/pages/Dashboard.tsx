@@ -1,13 +1,13 @@
 /**
  * The dashboard: the spec's four indicators (Model Trained badge, Detection chip, Remote connected, Object
  * detector ready), the event processor when the server relays one, and every label with its image count, kept
- * current by the shared status poll.
+ * current by the shared server state (lib/server-status.ts). Offline it shows the last known state and its age.
  */
-import { For, Show } from 'solid-js';
+import { createSignal, For, onCleanup, Show } from 'solid-js';
 import type { ReadyResponse } from '../../../shared/api/index';
 import { A } from '@solidjs/router';
 import { ProcessorCard } from '../components/ProcessorCard';
-import { serverStatus } from '../lib/server-status';
+import { ageText, serverStatus } from '../lib/server-status';
 
 const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
   connected: 'Connected',
@@ -32,21 +32,43 @@ function Indicator(props: { name: string; value: string; tone: 'ok' | 'warn' | '
   );
 }
 
+/**
+ * The Model indicator from readiness and the people: a model whose people have all been deleted still answers
+ * (the server keeps it until the next training) but is not "Trained" for anyone stored.
+ */
+export function modelText(trained: boolean, people: readonly { trained: boolean }[] | undefined): { value: string; tone: 'ok' | 'warn' } {
+  if (!trained) return { value: 'Not trained', tone: 'warn' };
+  if (people && !people.some((p) => p.trained)) return { value: 'Out of date: train again', tone: 'warn' };
+  return { value: 'Trained', tone: 'ok' };
+}
+
 export function Dashboard() {
   const ready = serverStatus.ready;
   const labels = serverStatus.labels;
+  // The age of a last known state, kept ticking while the server is away.
+  const [now, setNow] = createSignal(new Date());
+  const tick = setInterval(() => setNow(new Date()), 15_000);
+  onCleanup(() => clearInterval(tick));
+  const offline = () => serverStatus.reachable() === false;
+  const model = () => modelText(ready()?.recognizer_trained ?? false, labels()?.details);
   return (
     <section>
       <h1>Dashboard</h1>
-      <Show when={ready()} fallback={<p role="status">{serverStatus.reachable() === false ? 'Waiting for the server…' : 'Loading…'}</p>}>
+      <Show when={offline()}>
+        <p class="muted" role="status" data-testid="last-known">
+          <Show when={serverStatus.updatedAt()} fallback="The server has not answered on this device yet.">
+            {(at) => (
+              <>
+                Last known state, from {ageText(at(), now())} (<time datetime={at().toISOString()}>{at().toLocaleString()}</time>).
+              </>
+            )}
+          </Show>
+        </p>
+      </Show>
+      <Show when={ready()} fallback={<p role="status">{offline() ? 'Waiting for the server…' : 'Loading…'}</p>}>
         {(r) => (
           <section class="indicators" aria-label="Service status">
-            <Indicator
-              name="Model"
-              testId="indicator-trained"
-              value={r().recognizer_trained ? 'Trained' : 'Not trained'}
-              tone={r().recognizer_trained ? 'ok' : 'warn'}
-            />
+            <Indicator name="Model" testId="indicator-trained" value={model().value} tone={model().tone} />
             <Indicator name="Detection" testId="indicator-detection" value={r().detection_method} tone="ok" />
             <Indicator
               name="Remote"
@@ -77,7 +99,7 @@ export function Dashboard() {
       <ProcessorCard />
 
       <h2>People</h2>
-      <Show when={labels()} fallback={<p role="status">Loading…</p>}>
+      <Show when={labels()} fallback={<p role="status">{offline() ? 'Waiting for the server…' : 'Loading…'}</p>}>
         {(l) => (
           <Show
             when={l().count > 0}

@@ -5,16 +5,17 @@
  */
 import { createSignal, Match, onCleanup, onMount, Show, Switch } from 'solid-js';
 import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../shared/api/index';
-import { AnalysisCamera } from '../components/analysis/AnalysisCamera';
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { ObjectSummary } from '../components/analysis/ObjectSummary';
 import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
+import { PipelinedCamera } from '../components/analysis/PipelinedCamera';
 import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
 import { objectAnalyzer, placeFor } from '../lib/analyze';
 import { EngineChoice } from '../components/analysis/EngineChoice';
+import { OfflineOffer } from '../components/analysis/OfflineOffer';
 import { drawObjects } from '../lib/overlay';
 
 const MIN_CONFIDENCE = 0.1;
@@ -74,6 +75,9 @@ export default function Objects() {
 
   // The analyzer is chosen at each frame: switching between browser and server applies at once.
   const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => objectAnalyzer().detect(frame, confidence(), signal);
+  // In this browser two camera frames are detected at once (the engine spreads them over a lane per core,
+  // engine/object-pool.ts); the server gets one request at a time.
+  const depth = () => (objectAnalyzer().where === 'browser' ? 2 : 1);
   const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: ObjectDetectionResponse) =>
     drawObjects(overlay, frame.width, frame.height, r.objects);
   const onResult = (r: ObjectDetectionResponse) => {
@@ -92,10 +96,11 @@ export default function Objects() {
       <p class="muted">Finds everyday objects (80 kinds: people, vehicles, animals, furniture, food…) and counts them.</p>
 
       <EngineChoice page="objects" />
+      <OfflineOffer page="objects" />
       <Switch>
         <Match when={inBrowser()}>{null}</Match>
         <Match when={statusError() && !status()}>
-          <Notice kind="error" title="Server unreachable" testId="objects-status-error">
+          <Notice kind="error" title="Cannot check the object detector" testId="objects-status-error">
             {statusError()} Trying again every 2 seconds.
           </Notice>
         </Match>
@@ -148,10 +153,11 @@ export default function Objects() {
                 />
               }
             >
-              <AnalysisCamera
+              <PipelinedCamera
                 label="Camera picture with detected objects"
                 facingMode="environment"
                 ready={ready()}
+                depth={depth}
                 analyze={analyze}
                 draw={draw}
                 onResult={onResult}

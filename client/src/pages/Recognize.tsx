@@ -9,13 +9,15 @@ import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../..
 import { PipelinedCamera } from '../components/analysis/PipelinedCamera';
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { EngineChoice } from '../components/analysis/EngineChoice';
+import { OfflineOffer } from '../components/analysis/OfflineOffer';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { FaceGrid, FaceList, GRID_MIN_FACES } from '../components/analysis/FaceResults';
 import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
 import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
-import { faceAnalyzer } from '../lib/analyze';
+import { faceAnalyzer, type Place } from '../lib/analyze';
 import { drawFaces } from '../lib/overlay';
+import { browserEngine } from '../lib/browser-engine';
 import { A } from '@solidjs/router';
 import { serverStatus } from '../lib/server-status';
 
@@ -33,6 +35,8 @@ interface Shown {
   response: RecognizeResponse;
   /** The frame the response was computed from: the face cards are cut out of it. */
   frame: HTMLCanvasElement;
+  /** Where it was analysed: the page's choice may have changed since. */
+  where: Place;
 }
 
 export default function Recognize() {
@@ -47,21 +51,34 @@ export default function Recognize() {
   };
 
   // The analyzer is chosen at each frame: switching between browser and server applies at once.
-  const analyze = (frame: HTMLCanvasElement, signal: AbortSignal) => faceAnalyzer().recognize(frame, signal);
+  const whereOf = new WeakMap<RecognizeResponse, Place>();
+  const analyze = async (frame: HTMLCanvasElement, signal: AbortSignal) => {
+    const analyzer = faceAnalyzer();
+    const response = await analyzer.recognize(frame, signal);
+    whereOf.set(response, analyzer.where);
+    return response;
+  };
   // In this browser the next camera frame is sent while one is analysed (the engine takes them back to back);
   // the server gets one request at a time.
   const depth = () => (faceAnalyzer().where === 'browser' ? 2 : 1);
   const draw = (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, r: RecognizeResponse) =>
     drawFaces(overlay, frame.width, frame.height, r.faces);
   const onResult = (response: RecognizeResponse, frame: HTMLCanvasElement) => {
-    setShown({ response, frame });
+    setShown({ response, frame, where: whereOf.get(response) ?? faceAnalyzer().where });
     setError(null);
   };
   // The last result stays on screen: a failure only adds the message.
   const onError = (err: unknown) => setError({ text: errorText(err), unreachable: isUnreachable(err) });
 
   const faces = () => shown()?.response.faces ?? [];
-  const trained = () => shown()?.response.trained ?? serverStatus.ready()?.recognizer_trained ?? null;
+  // The model trained in this browser (offline) that answers here, until the server's replaces it.
+  const localModelInUse = () => ((shown()?.where ?? faceAnalyzer().where) === 'browser' ? browserEngine.localModel() : null);
+  // The server's current state while it answers (a result from before a training must not keep "Not trained yet").
+  const trained = () =>
+    (serverStatus.reachable() ? serverStatus.ready()?.recognizer_trained : undefined) ??
+    shown()?.response.trained ??
+    serverStatus.ready()?.recognizer_trained ??
+    null;
   const method = () => shown()?.response.detection_method ?? serverStatus.ready()?.detection_method;
   const model = () => shown()?.response.recognition_model ?? serverStatus.ready()?.recognition_model;
 
@@ -79,11 +96,12 @@ export default function Recognize() {
 
       <SourceSwitch name="recognize-source" value={source()} onChange={switchSource} />
 
-      <Show when={trained() === false}>
+      <Show when={trained() === false && !localModelInUse()}>
         <Notice kind="warn" testId="not-trained">
           Not trained yet: every face is unknown. <A href="/training">Train on the Training page</A>.
         </Notice>
       </Show>
+      <OfflineOffer page="recognize" />
       <Show when={error()}>
         {(e) => <AnalysisError error={e()} failedTitle="Recognition failed" live={source() === 'camera'} hasResult={!!shown()} />}
       </Show>
@@ -142,8 +160,18 @@ export default function Recognize() {
             <dd data-testid="recognition-model">{model() ? (MODEL_NAMES[model()!] ?? model()) : '…'}</dd>
             <dt>Model trained</dt>
             <dd>{trained() === null ? '…' : trained() ? 'Yes' : 'No'}</dd>
+            <Show when={localModelInUse()}>
+              {(m) => (
+                <>
+                  <dt>Trained in this browser</dt>
+                  <dd data-testid="browser-model-in-use">{m().labels.join(', ')}: used on this device until the server learns them</dd>
+                </>
+              )}
+            </Show>
             <dt>Analysed on</dt>
-            <dd data-testid="analysed-on">{faceAnalyzer().where === 'server' ? 'The Lookout server' : 'This device (in the browser)'}</dd>
+            <dd data-testid="analysed-on">
+              {(shown()?.where ?? faceAnalyzer().where) === 'server' ? 'The Lookout server' : 'This device (in the browser)'}
+            </dd>
           </dl>
           <p class="muted small">
             Recognition model and detection method are chosen on the <A href="/config">Models</A> page.

@@ -160,7 +160,7 @@ export default function Safety() {
 
       <Switch>
         <Match when={phase() === 'server_unreachable'}>
-          <Notice kind="error" title="Server unreachable" testId="safety-status-error">
+          <Notice kind="error" title="Cannot check the safety service" testId="safety-status-error">
             {statusError()} Trying again every few seconds.
           </Notice>
         </Match>
@@ -206,7 +206,7 @@ export default function Safety() {
 
         <SafetyBanner result={result()} waitingText={waitingText()} />
         <Show when={error()}>
-          <Notice kind="error" title={errorUnreachable() ? 'Server unreachable' : 'The check failed'} testId="analysis-error">
+          <Notice kind="error" title={errorUnreachable() ? 'Waiting for the server' : 'The check failed'} testId="analysis-error">
             {error()}
             <Show when={source() === 'camera'}> {result() ? 'The last result stays on screen; ' : ''}the camera keeps trying.</Show>
           </Notice>

@@ -231,7 +231,7 @@ export default function Training() {
               onFinished={() => setLabelsVersion((v) => v + 1)}
             />
             <Show when={serverStatus.reachable() === false}>
-              <BrowserTraining samples={browserSamples} />
+              <BrowserTraining samples={browserSamples} photos={count()} keep={() => (unsent() > 0 ? save() : Promise.resolve(true))} />
             </Show>
           </div>
         </div>

@@ -4,6 +4,7 @@
  * app is downloaded, and a dismissable note when the server refused something that was queued.
  */
 import { Show } from 'solid-js';
+import { serverStatus } from '../lib/server-status';
 import { applyUpdate, updateReady } from './register';
 import { dismissRefused, syncNow, syncState } from './sync';
 
@@ -20,9 +21,19 @@ export function pendingText(captures: number, results: number): string {
 }
 
 export function SyncStatus() {
-  const what = () => pendingText(syncState.pendingCaptures(), syncState.pendingResults());
+  const offline = () => serverStatus.reachable() === false;
+  // While the server answers, a kept result is sent within a second: counting it would flash "1 result waiting".
+  const results = () => (serverStatus.reachable() !== true || syncState.lastError() ? syncState.pendingResults() : 0);
+  const what = () => pendingText(syncState.pendingCaptures(), results());
   const state = () => (!what() ? 'synced' : syncState.syncing() ? 'syncing' : 'waiting');
-  const text = () => (state() === 'synced' ? 'All synced' : state() === 'syncing' ? `Sending ${what()}…` : `${what()} waiting to sync`);
+  const text = () =>
+    state() === 'synced'
+      ? offline()
+        ? 'Nothing waiting to sync'
+        : 'All synced'
+      : state() === 'syncing'
+        ? `Sending ${what()}…`
+        : `${what()} waiting to sync`;
   const lastRefusal = () => syncState.refused().at(-1);
   return (
     <Show when={syncState.counted()}>

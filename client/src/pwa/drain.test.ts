@@ -160,6 +160,32 @@ describe('drainQueues', () => {
     expect(await queue.countResults()).toBe(0);
   });
 
+  it('holds results naming a person until their photos have reached the server', async () => {
+    const named = (id: string, label: string) =>
+      queue.addResult({
+        id,
+        kind: 'recognition',
+        captured_at: '2026-01-01T00:00:00.000Z',
+        engine: 'browser',
+        faces: [{ label, confidence: 70, x: 0, y: 0, w: 10, h: 10 }],
+      } as unknown as ResultRecordInput);
+    await named('r-kiosk', 'kiosk');
+    await named('r-grace', 'grace');
+    await queue.addCapture({ capture_id: 'k1', label: 'kiosk', blob: new Blob(['k1']), created: Date.now() });
+    const { server, deps } = fakeServer();
+    // Her photo fails (5xx) this run: the result naming her waits with it, the other goes.
+    server.fail = (what) => (what === 'photo k1' ? 500 : null);
+    const outcome = await drainQueues(deps);
+    expect(outcome.finished).toBe(true);
+    expect(server.log).toEqual(['photo k1', 'results r-grace']);
+    expect(await queue.countResults()).toBe(1);
+
+    server.fail = () => null;
+    expect(await drainQueues(deps)).toEqual({ error: '', finished: true });
+    expect(server.log.slice(2)).toEqual(['photo k1', 'results r-kiosk']);
+    expect(await queue.countResults()).toBe(0);
+  });
+
   it('sends results in batches the server accepts', async () => {
     for (let i = 0; i < RESULTS_BATCH * 2 + 5; i++) await result(`r${i}`);
     const { server, deps } = fakeServer();

@@ -1,6 +1,8 @@
 /**
  * One run through the offline queues, with no signals, timers or tabs (those are sync.ts's), so the rules can
  * be tested on their own: training images first, one at a time, oldest first; then results in batches.
+ * A result naming a person whose photos still wait (skipped, or queued meanwhile) waits too: the server must
+ * never hear of someone from a result before it has their photos (a model trained in this browser names them).
  * An item leaves the queue only after the server's 2xx (a `duplicate: true` answer counts: it has it), or
  * when the server looked at it and refused it (resending cannot help; the person is told). No answer at all
  * stops the run with everything kept, results included (the server is away); a photo the server fails on
@@ -15,7 +17,8 @@ export interface DrainDeps {
   queue: {
     capturesAfter(seq: number, limit: number): Promise<PendingCapture[]>;
     removeCapture(seq: number): Promise<unknown>;
-    oldestResults(limit: number): Promise<PendingResult[]>;
+    captureLabels(): Promise<Set<string>>;
+    resultsAfter(seq: number, limit: number): Promise<PendingResult[]>;
     removeResults(seqs: number[]): Promise<unknown>;
   };
   postCapture(label: string, blob: Blob, captureId: string): Promise<unknown>;
@@ -59,9 +62,15 @@ export async function drainQueues(deps: DrainDeps, stats = { stored: 0 }): Promi
     await queue.removeCapture(item.seq!);
     await deps.changed();
   }
-  for (;;) {
-    const batch = await queue.oldestResults(RESULTS_BATCH);
-    if (batch.length === 0) break;
+  const waiting = await queue.captureLabels();
+  let held = 0;
+  for (let after = 0; ; ) {
+    const page = await queue.resultsAfter(after, RESULTS_BATCH);
+    if (page.length === 0) break;
+    after = page.at(-1)!.seq!;
+    const batch = page.filter((b) => !namesAnyOf(b.record, waiting));
+    held += page.length - batch.length;
+    if (batch.length === 0) continue;
     try {
       await deps.postResults(batch.map((b) => b.record));
       await queue.removeResults(batch.map((b) => b.seq!));
@@ -80,7 +89,16 @@ export async function drainQueues(deps: DrainDeps, stats = { stored: 0 }): Promi
     }
     await deps.changed();
   }
+  if (held > 0 && !skippedProblem) {
+    skippedProblem = `${held} ${held === 1 ? 'result waits' : 'results wait'} until the photos of the people ${held === 1 ? 'it names' : 'they name'} reach the server.`;
+  }
   return { error: skippedProblem, finished: true };
+}
+
+/** Whether a recognition result names one of `labels`. */
+function namesAnyOf(record: PendingResult['record'], labels: Set<string>): boolean {
+  if (labels.size === 0 || record.kind !== 'recognition') return false;
+  return (record.faces ?? []).some((f) => labels.has(f.label));
 }
 
 function message(err: unknown): string {

@@ -124,6 +124,14 @@ export const queue = {
     inTransaction(CAPTURES, 'readonly', (s) => s.getAll(IDBKeyRange.lowerBound(seq, true), limit)),
   removeCapture: (seq: number) => inTransaction(CAPTURES, 'readwrite', (s) => s.delete(seq)),
   countCaptures: () => inTransaction(CAPTURES, 'readonly', (s) => s.count()),
+  /** The labels of the captures waiting (results naming them wait for them: drain.ts). */
+  async captureLabels(): Promise<Set<string>> {
+    const labels = new Set<string>();
+    await inTransaction(CAPTURES, 'readonly', async (s) => {
+      for (let c = await s.openCursor(); c; c = await c.continue()) labels.add(c.value.label);
+    });
+    return labels;
+  },
 
   /** Adds a result (a repeated id is ignored); beyond MAX_PENDING_RESULTS the oldest go. Returns how many were dropped. */
   async addResult(record: ResultRecordInput): Promise<number> {
@@ -143,6 +151,9 @@ export const queue = {
   },
   /** The oldest `limit` results, in queue order. */
   oldestResults: (limit: number) => inTransaction(RESULTS, 'readonly', (s) => s.getAll(null, limit)),
+  /** The next `limit` results after queue position `seq` (0: from the start), in queue order. */
+  resultsAfter: (seq: number, limit: number) =>
+    inTransaction(RESULTS, 'readonly', (s) => s.getAll(IDBKeyRange.lowerBound(seq, true), limit)),
   removeResults: (seqs: number[]) =>
     inTransaction(RESULTS, 'readwrite', async (s) => {
       await Promise.all(seqs.map((k) => s.delete(k)));

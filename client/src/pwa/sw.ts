@@ -162,14 +162,16 @@ const TRAINED_INDEX = '/api/models/trained';
  * as soon as it starts, usually before this worker controls the page, and asks again only when the version
  * changes: without this, a first visit followed by the server going away would leave nothing to recognise with.
  */
-async function keepTrainedModel(): Promise<void> {
-  const index = await fetch(TRAINED_INDEX, { cache: 'no-store' });
+async function keepTrainedModel(token?: string): Promise<void> {
+  // Under AUTH_MODE=oidc the page hands its access token over after sign-in (a worker cannot read the page's storage).
+  const headers: HeadersInit = token ? { authorization: `Bearer ${token}` } : {};
+  const index = await fetch(TRAINED_INDEX, { cache: 'no-store', headers });
   if (index.status !== 200) return;
   type Entry = { available?: boolean; url?: string } | undefined;
   const body = (await index.clone().json()) as { lbph?: Entry; embedding?: Entry };
   const base = new URL(TRAINED_INDEX, self.location.href);
   const urls = [body.lbph, body.embedding].filter((e) => e?.available && e.url).map((e) => new URL(e!.url!, base).href);
-  const files = await Promise.all(urls.map(async (url) => [url, await fetch(url, { cache: 'no-store' })] as const));
+  const files = await Promise.all(urls.map(async (url) => [url, await fetch(url, { cache: 'no-store', headers })] as const));
   if (files.some(([, res]) => res.status !== 200)) return; // a training changed it meanwhile: the page's next fetch keeps it
   const cache = await caches.open(TRAINED_CACHE);
   await Promise.all([cache.put(base.href, index), ...files.map(([url, res]) => cache.put(url, res))]);
@@ -200,3 +202,10 @@ registerRoute(
     plugins: [isolation, new ExpirationPlugin({ maxEntries: 40, purgeOnQuotaError: true })],
   }),
 );
+
+// After a sign-in the page sends its token, so the trained model is kept for offline use under auth as well.
+self.addEventListener('message', (event: ExtendableMessageEvent) => {
+  const data = event.data as { type?: unknown; token?: unknown } | null;
+  if (data?.type === 'keep-trained-model' && typeof data.token === 'string')
+    event.waitUntil(keepTrainedModel(data.token).catch(() => undefined));
+});

@@ -4,6 +4,7 @@
  * request has a time limit, so a server that accepts the connection and never answers cannot hold the queue.
  */
 import type { ImageUploadResponse, ResultRecordInput, ResultsPostResponse } from '../../../shared/api/index';
+import { authFetch } from '../auth/session';
 import { ApiFailure, UNREACHABLE_MESSAGE } from '../lib/api';
 
 export const UPLOAD_TIMEOUT_MS = 60_000;
@@ -12,7 +13,7 @@ export const RESULTS_TIMEOUT_MS = 20_000;
 async function post<T>(path: string, init: RequestInit, timeoutMs: number): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(`/api${path}`, { ...init, method: 'POST', signal: AbortSignal.timeout(timeoutMs) });
+    res = await authFetch(`/api${path}`, { ...init, method: 'POST', signal: AbortSignal.timeout(timeoutMs) });
   } catch {
     // No answer (refused, offline, timed out): the server may or may not have it; the dedup id makes a resend safe.
     throw new ApiFailure(UNREACHABLE_MESSAGE, 0, 'network');

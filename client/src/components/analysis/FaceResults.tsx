@@ -33,7 +33,12 @@ function entriesOf(faces: () => readonly FaceResult[]) {
 
 function FaceLine(props: { face: FaceResult }) {
   return (
-    <li class="face-result" classList={{ unknown: !isKnown(props.face) }} data-testid="face-result">
+    <li
+      class="face-result"
+      classList={{ unknown: !isKnown(props.face) }}
+      data-testid="face-result"
+      data-box={`${props.face.x},${props.face.y},${props.face.w},${props.face.h}`}
+    >
       <span class="face-dot" aria-hidden="true" />
       <strong class="face-label">{props.face.label}</strong>
       <span class="face-confidence">{percent(props.face.confidence)} match</span>

@@ -2,7 +2,7 @@
  * AnalysisCamera's picture, overlay and frame rate with the analysis pipelined (frame-pipeline.ts): while one
  * camera frame is analysed the next is already taken and sent (`depth` frames at once), each camera frame once,
  * taken without a pixel read on the page (camera.nextFrame). Used where the engine can take frames back to
- * back (live recognition in this browser); `depth` 1 is AnalysisCamera's one request in flight.
+ * back (live recognition and objects in this browser); `depth` 1 is AnalysisCamera's one request in flight.
  */
 import { createSignal, onMount } from 'solid-js';
 import { markLiveFrame } from '../../lib/analyze';
@@ -15,6 +15,8 @@ export interface PipelinedCameraProps<T> {
   /** The video's accessible name. */
   label: string;
   facingMode?: 'user' | 'environment';
+  /** Extra condition to analyse (e.g. the detector has loaded); the picture shows either way. */
+  ready?: boolean;
   /** Frames analysed at once, read before each frame is sent: 2 keeps an engine busy, 1 waits for each answer. */
   depth: () => number;
   analyze: (frame: HTMLCanvasElement, signal: AbortSignal) => Promise<T>;
@@ -30,7 +32,7 @@ export function PipelinedCamera<T>(props: PipelinedCameraProps<T>) {
   onMount(() => void camera.start());
 
   const loop = createPipelinedLoop<HTMLCanvasElement, T>({
-    active: () => camera.state() === 'live',
+    active: () => camera.state() === 'live' && (props.ready ?? true),
     grab: async (signal) => {
       // A canvas per frame: the result keeps the very pixels it was computed from (face crops).
       const frame = await camera.nextFrame(signal);
@@ -53,7 +55,7 @@ export function PipelinedCamera<T>(props: PipelinedCameraProps<T>) {
       label={props.label}
       overlayRef={setOverlay}
       running={loop.running()}
-      status={loop.running() ? 'Live' : 'Paused'}
+      status={loop.running() ? 'Live' : (props.ready ?? true) ? 'Paused' : 'Waiting'}
     >
       <span data-testid="fps" title="Analysed frames per second">
         {formatFps(loop.fps())}

@@ -1,21 +1,48 @@
 /**
  * Training in this browser, offered while the server cannot be reached: a kiosk learns the photos just taken
- * so it recognises the person at once. The photos still wait in the offline queue and reach the server, which
- * trains for good when it is back.
+ * so it recognises the person at once. The model is kept on this device (every page and tab, after a reload
+ * too) until the server has one that replaces it; the photos are queued for the server at the same time
+ * (`keep`), so it can train for good when it is back. A disabled button always says why.
  */
-import { createSignal, For, Match, Show, Switch } from 'solid-js';
+import { createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import type { TrainResult } from '../../engine/client';
-import { trainInBrowser } from '../../lib/browser-engine';
+import { browserEngine, storedLocalModel, trainInBrowser } from '../../lib/browser-engine';
 import { Notice } from '../Notice';
 
-type Phase = { kind: 'idle' } | { kind: 'running' } | { kind: 'done'; result: TrainResult } | { kind: 'error'; message: string };
+type Phase =
+  | { kind: 'idle' }
+  | { kind: 'running' }
+  | { kind: 'done'; result: TrainResult; kept: boolean }
+  | { kind: 'error'; message: string };
 
-export function BrowserTraining(props: { samples: () => { label: string; blob: Blob }[] }) {
+export function BrowserTraining(props: {
+  /** The photos on the page with the label each is learnt under (none without a valid name). */
+  samples: () => { label: string; blob: Blob }[];
+  /** Photos on the page, named or not. */
+  photos: number;
+  /** Queues the page's unsaved photos for the server (the Save path); false when some could not be kept. */
+  keep: () => Promise<boolean>;
+}) {
   const [phase, setPhase] = createSignal<Phase>({ kind: 'idle' });
+  // The model kept from an earlier training here (a reload): read from the device before the engine starts.
+  const [stored] = createResource(storedLocalModel);
+  const known = () => (browserEngine.state() === 'idle' ? stored() : browserEngine.localModel()) ?? null;
+
+  const blocked = (): string | null => {
+    if (phase().kind === 'running') return null;
+    if (browserEngine.state() === 'failed') return `This browser cannot run the models (${browserEngine.error()}).`;
+    if (props.photos === 0) return 'Take or add photos of the person above first.';
+    if (props.samples().length === 0) return 'Type the person’s name above first: the photos are learnt under it.';
+    return null;
+  };
+
   const run = async () => {
     setPhase({ kind: 'running' });
     try {
-      setPhase({ kind: 'done', result: await trainInBrowser(props.samples()) });
+      const result = await trainInBrowser(props.samples());
+      // The server must get the photos too, whether or not Save was pressed: they wait in the offline queue.
+      const kept = await props.keep().catch(() => false);
+      setPhase({ kind: 'done', result, kept });
     } catch (err) {
       setPhase({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
     }
@@ -24,21 +51,37 @@ export function BrowserTraining(props: { samples: () => { label: string; blob: B
     <div class="browser-training" data-testid="browser-training">
       <p class="muted">
         The server cannot be reached. This browser can learn the photos on this page now, so this device recognises the person at once; the
-        server learns them when it is back.
+        photos wait on this device and the server learns them when it is back.
       </p>
+      <Show when={phase().kind !== 'done' && known()}>
+        {(m) => (
+          <p class="muted" data-testid="browser-model">
+            This browser already knows <Names labels={m().labels} /> (trained here {new Date(m().trainedAt).toLocaleString()}). Live
+            recognition on this device uses that model until the server has learnt them.
+          </p>
+        )}
+      </Show>
       <button
         type="button"
         class="secondary"
-        disabled={props.samples().length === 0 || phase().kind === 'running'}
+        disabled={blocked() !== null || phase().kind === 'running'}
+        aria-describedby={blocked() ? 'browser-training-reason' : undefined}
         onClick={() => void run()}
       >
         {phase().kind === 'running' ? 'Training in this browser…' : 'Train in this browser'}
       </button>
+      <Show when={blocked()}>
+        {(why) => (
+          <p class="muted small" id="browser-training-reason" data-testid="browser-training-reason">
+            {why()}
+          </p>
+        )}
+      </Show>
       <Switch>
-        <Match when={phase().kind === 'done' && (phase() as { result: TrainResult }).result}>
-          {(r) => (
+        <Match when={phase().kind === 'done' && (phase() as Extract<Phase, { kind: 'done' }>)}>
+          {(p) => (
             <Show
-              when={r().total_faces > 0}
+              when={p().result.total_faces > 0}
               fallback={
                 <Notice kind="error" title="Nothing learnt">
                   No face was found in these photos. Take them facing the camera in good light.
@@ -46,19 +89,14 @@ export function BrowserTraining(props: { samples: () => { label: string; blob: B
               }
             >
               <Notice kind="ok" title="Trained in this browser">
-                Learnt{' '}
-                <For each={r().labels}>
-                  {(l, i) => (
-                    <>
-                      {i() > 0 ? ', ' : ''}
-                      <strong>{l}</strong>
-                    </>
-                  )}
-                </For>{' '}
-                from {r().total_faces} {r().total_faces === 1 ? 'face' : 'faces'}. Live recognition in this browser knows them now.
-                <Show when={r().skipped.length > 0}>
+                Learnt <Names labels={p().result.labels} /> from {p().result.total_faces} {p().result.total_faces === 1 ? 'face' : 'faces'}.
+                Live recognition on this device knows them now, also after a reload.
+                <Show when={p().result.skipped.length > 0}>
                   {' '}
-                  {r().skipped.length} {r().skipped.length === 1 ? 'photo had' : 'photos had'} no face.
+                  {p().result.skipped.length} {p().result.skipped.length === 1 ? 'photo had' : 'photos had'} no face.
+                </Show>{' '}
+                <Show when={p().kept} fallback={<>Some photos could not be kept for the server: see the photos above.</>}>
+                  The photos wait on this device and go to the server when it is back; train there then.
                 </Show>
               </Notice>
             </Show>
@@ -71,5 +109,18 @@ export function BrowserTraining(props: { samples: () => { label: string; blob: B
         </Match>
       </Switch>
     </div>
+  );
+}
+
+function Names(props: { labels: string[] }) {
+  return (
+    <For each={props.labels}>
+      {(l, i) => (
+        <>
+          {i() > 0 ? ', ' : ''}
+          <strong>{l}</strong>
+        </>
+      )}
+    </For>
   );
 }

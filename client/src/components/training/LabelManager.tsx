@@ -5,16 +5,18 @@
  */
 import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
 import type { ImageDeleteResponse, LabelDeleteResponse, LabelSummary } from '../../../../shared/api/index';
+import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
-import { refreshStatus } from '../../lib/server-status';
+import { refreshStatus, serverStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';
 import { DeleteImageButton } from './DeleteImageButton';
 
 const message = (err: unknown) => (err instanceof ApiFailure || err instanceof Error ? err.message : String(err));
 
 export function LabelManager(props: { version: number }) {
+  // Also refetched when the shared server state sees the people change (a sync, another tab), so no Refresh is needed.
   const [labels, { refetch }] = createResource(
-    () => props.version,
+    () => [props.version, serverStatus.labelsChanged()],
     () => api.labels(),
   );
   const [deleted, setDeleted] = createSignal<(LabelDeleteResponse & { remaining: number }) | null>(null);
@@ -203,7 +205,7 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
                   <For each={imgs().files}>
                     {(img, i) => (
                       <li>
-                        <img
+                        <ApiImage
                           src={api.imageUrl(d().label, img.filename)}
                           alt={`${d().label}, ${i() + 1} of ${imgs().count}`}
                           title={`${img.filename}, stored ${new Date(img.created).toLocaleString()}`}

@@ -5,8 +5,9 @@
  */
 import { createEffect, createMemo, createSignal, For, Match, on, onCleanup, Show, Switch } from 'solid-js';
 import type { TrainResponse, TrainStatusResponse } from '../../../../shared/api/index';
+import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
-import { refreshStatus } from '../../lib/server-status';
+import { refreshStatus, serverStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';
 import { DeleteImageButton } from './DeleteImageButton';
 
@@ -23,6 +24,8 @@ type Phase =
   | { kind: 'running'; processed: number; total: number; waitingForOther: boolean }
   | { kind: 'done'; result: TrainResponse; byOtherRun: boolean }
   | { kind: 'error'; title: string; message: string; detail?: string };
+
+const NOT_TRAINED = 'Not trained yet';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -63,6 +66,19 @@ export function TrainPanel(props: {
     ),
   );
 
+  // "Not trained yet" (training could not start) is stale once the people or the model change (the queued photos
+  // arrived, a training elsewhere): it goes rather than contradict the new state.
+  createEffect(
+    on(
+      [serverStatus.labelsChanged, () => serverStatus.ready()?.recognizer_trained],
+      () => {
+        const p = phase();
+        if (p.kind === 'error' && p.title === NOT_TRAINED) setPhase({ kind: 'idle' });
+      },
+      { defer: true },
+    ),
+  );
+
   /** Polls until `until()` says stop; returns the last status seen. */
   const follow = async (until: () => boolean, waitingForOther: boolean): Promise<TrainStatusResponse | null> => {
     let last: TrainStatusResponse | null = null;
@@ -86,7 +102,7 @@ export function TrainPanel(props: {
     if (props.unsaved > 0) setPhase({ kind: 'saving' });
     const blocked = await props.prepare();
     if (blocked) {
-      setPhase({ kind: 'error', title: 'Not trained yet', message: blocked });
+      setPhase({ kind: 'error', title: NOT_TRAINED, message: blocked });
       return;
     }
     setPhase({ kind: 'running', processed: 0, total: 0, waitingForOther: false });
@@ -287,7 +303,7 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean; onImageDel
             <For each={r().images_skipped}>
               {(s) => (
                 <li>
-                  <img src={api.imageUrl(s.label, s.filename)} alt="" loading="lazy" />
+                  <ApiImage src={api.imageUrl(s.label, s.filename)} alt="" loading="lazy" />
                   <span>
                     <strong class="training-label">{s.label}</strong> / {s.filename} —{' '}
                     {s.reason === 'no_face' ? 'no face found' : 'the file could not be read'}

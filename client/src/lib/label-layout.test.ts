@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { layoutLabels, type Rect } from './label-layout';
+
+const overlaps = (a: Rect, b: Rect) => a.left < b.left + b.w && b.left < a.left + a.w && a.top < b.top + b.h && b.top < a.top + a.h;
+
+function noneOverlap(rects: Rect[]): boolean {
+  return rects.every((a, i) => rects.every((b, j) => i === j || !overlaps(a, b)));
+}
+
+describe('layoutLabels', () => {
+  it('puts a lone label above its box', () => {
+    expect(layoutLabels([{ box: { x: 100, y: 100, w: 50, h: 50 }, w: 80, h: 20 }], 640, 480)).toEqual([
+      { left: 100, top: 80, w: 80, h: 20 },
+    ]);
+  });
+
+  it('keeps a label inside the canvas at the top edge', () => {
+    expect(layoutLabels([{ box: { x: 0, y: 5, w: 50, h: 50 }, w: 80, h: 20 }], 640, 480)[0]).toMatchObject({ left: 0, top: 0 });
+  });
+
+  it('moves the second of two labels that would cover each other (overlapping boxes)', () => {
+    const rects = layoutLabels(
+      [
+        { box: { x: 100, y: 100, w: 60, h: 60 }, w: 90, h: 20 },
+        { box: { x: 130, y: 105, w: 60, h: 60 }, w: 90, h: 20 },
+      ],
+      640,
+      480,
+    );
+    expect(rects[0]).toEqual({ left: 100, top: 80, w: 90, h: 20 });
+    expect(noneOverlap(rects)).toBe(true);
+  });
+
+  it('finds a free place for every label of a crowded row of faces', () => {
+    const labels = Array.from({ length: 6 }, (_, i) => ({ box: { x: 100 + i * 30, y: 200, w: 40, h: 40 }, w: 90, h: 20 }));
+    const rects = layoutLabels(labels, 640, 480);
+    expect(noneOverlap(rects)).toBe(true);
+    for (const r of rects) expect(r.top + r.h).toBeLessThanOrEqual(480);
+  });
+});

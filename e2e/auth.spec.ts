@@ -1,0 +1,172 @@
+/**
+ * The web app under AUTH_MODE=oidc, in Chromium against the real API server and Lookout's real identity provider
+ * (in this process, on 127.0.0.1): sign-in through the IdP's pages with authorization code + PKCE, the user's name
+ * and roles in the header, an administrator creating a user on the Admin page, a biometric-user who sees no admin
+ * page, and sign-out. The face step is not what this file is about: a test-only verifier approves it (the real one
+ * is checked by the IdP's own tests).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, type Page, test } from '@playwright/test';
+import { type RunningIdp, startIdp } from '../server/idp/app.js';
+import { loadIdpSettings } from '../server/idp/settings.js';
+import { createLogger } from '../server/logger.js';
+import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
+import { makeFakeCamera } from './helpers/fake-camera.js';
+import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
+
+// The IdP's face page sends frames of the camera; the test's verifier approves whatever they show.
+const camera = await makeFakeCamera('faces/grace_hopper.jpg');
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: fakeCameraArgs(camera) } });
+test.describe.configure({ mode: 'serial' });
+
+let lookout: Lookout;
+let idp: RunningIdp;
+let idpDir: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+test.beforeAll(async () => {
+  // The API needs the issuer and the IdP the app's redirect URI: the IdP's port is chosen first, the API starts
+  // with the IdP not up yet (it fails closed meanwhile), then the IdP starts naming the API's port.
+  const idpPort = await freePort();
+  const issuer = `http://127.0.0.1:${idpPort}/realms/lookout`;
+  lookout = await startLookout({
+    AUTH_MODE: 'oidc',
+    OIDC_ISSUER: issuer,
+    EMBEDDING_ENABLED: 'false',
+    OBJECT_DETECTION_ENABLED: 'false',
+    CHAT_ENABLED: 'false',
+  });
+  idpDir = mkdtempSync(path.join(os.tmpdir(), 'lookout-e2e-idp-'));
+  const settings = loadIdpSettings({
+    IDP_PORT: String(idpPort),
+    IDP_DATA_DIR: idpDir,
+    IDP_APP_REDIRECT_URIS: `${lookout.url}/auth/callback`,
+    IDP_BACKEND_URL: lookout.url,
+    // The shortest lifetime: the app refreshes 30 s before expiry, so its first API call after sign-in refreshes.
+    IDP_ACCESS_TOKEN_TTL_S: '30',
+    LOG_LEVEL: 'silent',
+  });
+  idp = await startIdp({ settings, log: createLogger('silent'), faceVerifier: { verify: async () => ({ granted: true, score: 90 }) } });
+  for (const [name, admin] of [
+    ['ada', true],
+    ['bob', false],
+  ] as const) {
+    const user = await idp.users.add(name, 'temporary-pass-1', { admin });
+    await idp.users.setPassword(user.id, `${name}s-own-password`);
+    await idp.users.markEnrolled(user.id);
+  }
+});
+
+test.afterAll(async () => {
+  await idp?.close();
+  await lookout?.close();
+  if (idpDir) rmSync(idpDir, { recursive: true, force: true });
+});
+
+/** From the app's sign-in page through the IdP's password and face pages, back to the app. */
+async function signIn(page: Page, username: string, password: string): Promise<void> {
+  await page.goto(lookout.url);
+  await expect(page.getByTestId('sign-in-page')).toBeVisible();
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.origin === new URL(idp.url).origin);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  // Enabled once the camera runs.
+  await page.getByRole('button', { name: /verify/i }).click({ timeout: 30_000 });
+  await page.waitForURL((url) => url.origin === lookout.url);
+  await expect(page.getByTestId('user-name')).toHaveText(username);
+}
+
+async function signOut(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  // The IdP asks to confirm ending its session, then sends the browser back to the app.
+  await page.waitForURL((url) => url.origin === new URL(idp.url).origin);
+  await page.getByRole('button', { name: /yes, sign me out/i }).click();
+  await page.waitForURL((url) => url.origin === lookout.url);
+  await expect(page.getByTestId('sign-in-page')).toBeVisible();
+  await expect(page.getByTestId('user-menu')).toHaveCount(0);
+}
+
+test('an administrator signs in with PKCE, sees their name and roles, creates a user on the Admin page, signs out', async ({ page }) => {
+  const authorize: URL[] = [];
+  const grants: string[] = [];
+  page.on('request', (req) => {
+    if (req.url().includes('/protocol/openid-connect/auth')) authorize.push(new URL(req.url()));
+    if (req.url().endsWith('/protocol/openid-connect/token') && req.method() === 'POST')
+      grants.push(new URLSearchParams(req.postData() ?? '').get('grant_type') ?? '');
+  });
+  await signIn(page, 'ada', 'adas-own-password');
+  const bearer: string[] = [];
+  page.on('request', (req) => {
+    if (req.url().startsWith(`${lookout.url}/api/labels`)) bearer.push((req.headers().authorization ?? '').split(' ')[0]);
+  });
+  expect(authorize[0].searchParams.get('code_challenge_method')).toBe('S256');
+  expect(authorize[0].searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  // The code was redeemed, then the short-lived access token refreshed, and the user is still signed in.
+  await expect.poll(() => grants).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+  expect(grants[0]).toBe('authorization_code');
+  const roles = page.getByRole('list', { name: 'Roles' });
+  await expect(roles).toContainText('biometric-admin');
+  await expect(roles).toContainText('biometric-user');
+  // Every API call of the signed-in app carries the token (the dashboard reads the labels again on a reload).
+  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId('user-name')).toHaveText('ada');
+  await expect.poll(() => bearer.length).toBeGreaterThan(0);
+  expect(bearer.every((scheme) => scheme === 'Bearer')).toBe(true);
+
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await expect(nav.getByRole('link', { name: 'Training' })).toBeVisible();
+  await nav.getByRole('link', { name: 'Admin' }).click();
+  await expect(page.getByRole('heading', { name: 'Administration' })).toBeVisible();
+  const table = page.getByTestId('admin-users');
+  await expect(table.locator('tr[data-username="bob"]')).toBeVisible();
+  await page.getByLabel('Username').fill('carol');
+  await page.getByLabel('Temporary password').fill('carols-temporary-1');
+  await page.getByRole('button', { name: 'Create user' }).click();
+  await expect(page.getByText('carol was created')).toBeVisible();
+  await expect(table.locator('tr[data-username="carol"]')).toContainText('temporary password');
+  const carol = await idp.users.byUsername('carol');
+  expect(carol?.roles).toEqual(['biometric-user']);
+  expect(carol?.requiredActions).toEqual(['UPDATE_PASSWORD', 'biometric-enrollment']);
+  await screenshot(page, 'admin-desktop');
+
+  await signOut(page);
+});
+
+test('a biometric-user sees their name and role but no admin page, and the Admin page refuses them', async ({ page }) => {
+  await signIn(page, 'bob', 'bobs-own-password');
+  const roles = page.getByRole('list', { name: 'Roles' });
+  await expect(roles).toHaveText('biometric-user');
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await expect(nav.getByRole('link', { name: 'Live recognition' })).toBeVisible();
+  for (const name of ['Admin', 'Training', 'Models']) await expect(nav.getByRole('link', { name, exact: true })).toHaveCount(0);
+  await page.goto(`${lookout.url}/admin`);
+  await expect(page.getByTestId('admin-only')).toBeVisible();
+  await expect(page.getByTestId('admin-users')).toHaveCount(0);
+  await signOut(page);
+});
+
+test('with the IdP refusing the sign-in, the app says why and stays signed out', async ({ page }) => {
+  await page.goto(lookout.url);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.origin === new URL(idp.url).origin);
+  await page.getByRole('link', { name: 'Cancel sign-in' }).click();
+  await page.waitForURL((url) => url.origin === lookout.url);
+  await expect(page.getByTestId('sign-in-problem')).toContainText('cancelled');
+  await expect(page.getByTestId('user-menu')).toHaveCount(0);
+});

@@ -1,0 +1,193 @@
+/**
+ * The IdP's user administration API, for the web app's Admin page (and scripts), at Keycloak's admin path
+ * `/admin/realms/<realm>/users`:
+ *
+ *   GET    .../users             the users (never their password hashes)
+ *   POST   .../users             { username, temporary_password, admin? } -> 201 the user (must change the
+ *                                password and enrol at first sign-in, as `npm run idp -- users add` makes them)
+ *   DELETE .../users/<username>  204
+ *
+ * Every request needs an access token of this IdP (`Authorization: Bearer`, verified against its own signing
+ * keys: issuer, audience `<realm>-backend`, expiry) whose `realm_access.roles` holds `biometric-admin`: 401
+ * without a valid token, 403 without the role. The web app is on another origin, so the origins of the app's
+ * redirect URIs get CORS answers (the bearer token, not a cookie, is the credential: no CSRF to guard against).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import type { Logger } from '../logger.js';
+import { clientNames } from './clients.js';
+import { publicJwk, type SigningKey } from './keys.js';
+import { isEnrolled, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
+
+const MAX_BODY_BYTES = 16 * 1024;
+
+export interface AdminApiDeps {
+  issuer: string;
+  realm: string;
+  signingKeys: SigningKey[];
+  users: UserStore;
+  /** Origins allowed to call from a browser (the web app's). */
+  allowedOrigins: string[];
+  log: Logger;
+}
+
+/** What the API shows of a user. */
+export interface AdminUser {
+  id: string;
+  username: string;
+  roles: string[];
+  groups: string[];
+  enrolled: boolean;
+  required_actions: string[];
+  created_at: string;
+}
+
+function view(u: User): AdminUser {
+  return {
+    id: u.id,
+    username: u.username,
+    roles: u.roles,
+    groups: u.groups,
+    enrolled: isEnrolled(u),
+    required_actions: u.requiredActions,
+    created_at: u.createdAt,
+  };
+}
+
+class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly challenge?: string,
+  ) {
+    super(message);
+  }
+}
+
+const STATUS_OF: Record<UserError['code'], number> = {
+  invalid_username: 400,
+  invalid_password: 400,
+  user_exists: 409,
+  user_not_found: 404,
+};
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') throw new Problem(415, 'unsupported_media_type', 'Send the user as application/json.');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new Problem(413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+    chunks.push(chunk);
+  }
+  try {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    if (body && typeof body === 'object' && !Array.isArray(body)) return body as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new Problem(400, 'invalid_json', 'The body must be a JSON object.');
+}
+
+export function adminApi(deps: AdminApiDeps) {
+  const prefix = `/admin/realms/${deps.realm}/users`;
+  const audience = clientNames(deps.realm).backend;
+  const jwks = createLocalJWKSet({ keys: deps.signingKeys.map((k) => publicJwk(k)) });
+  const origins = new Set(deps.allowedOrigins);
+
+  /** The admin's username, or a Problem: 401 for no or a bad token, 403 without biometric-admin. */
+  async function authorise(req: IncomingMessage): Promise<string> {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+    if (!match) throw new Problem(401, 'missing_token', 'Send an access token: Authorization: Bearer <token>.', 'Bearer');
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(match[1], jwks, { issuer: deps.issuer, audience, clockTolerance: 30 }));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : 'invalid';
+      throw new Problem(401, 'invalid_token', `The access token was refused: ${why}.`, 'Bearer error="invalid_token"');
+    }
+    const roles = (payload.realm_access as { roles?: unknown } | undefined)?.roles;
+    if (!Array.isArray(roles) || !roles.includes(ROLE_ADMIN))
+      throw new Problem(403, 'insufficient_role', `Managing users needs the role ${ROLE_ADMIN}.`, 'Bearer error="insufficient_scope"');
+    return String(payload.preferred_username ?? payload.sub ?? '');
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, status: number, body?: unknown): void {
+    const origin = req.headers.origin;
+    if (origin && origins.has(origin)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Expose-Headers', 'www-authenticate');
+      res.setHeader('Vary', 'Origin');
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.statusCode = status;
+    if (body === undefined) return void res.end();
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify(body));
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse, rest: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (method === 'OPTIONS') {
+      // A preflight from the web app: no token on a preflight, so it is answered before the check.
+      const origin = req.headers.origin;
+      if (!origin || !origins.has(origin)) throw new Problem(403, 'forbidden_origin', 'This origin may not call the admin API.');
+      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE');
+      res.setHeader('Access-Control-Allow-Headers', 'authorization, content-type');
+      res.setHeader('Access-Control-Max-Age', '600');
+      return send(req, res, 204);
+    }
+    const admin = await authorise(req);
+    if (rest === '') {
+      if (method === 'GET') return send(req, res, 200, { users: (await deps.users.list()).map(view) });
+      if (method === 'POST') {
+        const body = await readJson(req);
+        const { username, temporary_password: password, admin: isAdmin } = body;
+        if (typeof username !== 'string' || typeof password !== 'string')
+          throw new Problem(400, 'invalid_user', 'Give `username` and `temporary_password` as strings.');
+        if (isAdmin !== undefined && typeof isAdmin !== 'boolean') throw new Problem(400, 'invalid_user', '`admin` is true or false.');
+        const user = await deps.users.add(username, password, { admin: isAdmin === true });
+        deps.log.info('security event', { event: 'user_created', username: user.username, by: admin, admin: isAdmin === true });
+        return send(req, res, 201, view(user));
+      }
+      res.setHeader('Allow', 'GET, POST');
+      throw new Problem(405, 'method_not_allowed', `${method} is not allowed here.`);
+    }
+    const name = decodeURIComponent(rest.slice(1));
+    if (rest.startsWith('/') && !name.includes('/')) {
+      if (method === 'DELETE') {
+        if (name === admin) throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
+        const user = await deps.users.remove(name);
+        deps.log.info('security event', { event: 'user_removed', username: user.username, by: admin });
+        return send(req, res, 204);
+      }
+      res.setHeader('Allow', 'DELETE');
+      throw new Problem(405, 'method_not_allowed', `${method} is not allowed here.`);
+    }
+    throw new Problem(404, 'not_found', 'There is no such admin resource.');
+  }
+
+  return {
+    /** Whether the path is the admin API's. */
+    handles: (pathname: string) => pathname === prefix || pathname.startsWith(`${prefix}/`),
+    async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+      const pathname = (req.url ?? '/').split('?')[0];
+      try {
+        await route(req, res, pathname.slice(prefix.length));
+      } catch (err) {
+        let problem: Problem;
+        if (err instanceof Problem) problem = err;
+        else if (err instanceof UserError) problem = new Problem(STATUS_OF[err.code], err.code, `${err.message}.`);
+        else {
+          deps.log.error('admin API failed', { error: err instanceof Error ? err.message : String(err) });
+          problem = new Problem(500, 'internal_error', 'The user administration failed; it has been logged.');
+        }
+        if (problem.challenge) res.setHeader('WWW-Authenticate', `${problem.challenge}, realm="${deps.realm}"`);
+        send(req, res, problem.status, { error: { code: problem.code, message: problem.message } });
+      }
+    },
+  };
+}

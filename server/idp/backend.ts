@@ -1,0 +1,139 @@
+/**
+ * The IdP's calls to the Lookout API (IDP_BACKEND_URL) for enrollment and the face step, authenticated as the
+ * realm's confidential client `<realm>-service` with a client-credentials token from the IdP's own token endpoint
+ * (cached until shortly before it expires). Every failure becomes a BackendError with a reason code the face step
+ * denies with: the IdP fails closed, so a backend that is down, slow or answers nonsense never lets anyone in.
+ */
+import { createHash } from 'node:crypto';
+
+export type BackendErrorCode = 'backend_unavailable' | 'backend_timeout' | 'backend_refused' | 'backend_error';
+
+export class BackendError extends Error {
+  constructor(
+    readonly code: BackendErrorCode,
+    message: string,
+    /** The API's error code when it answered one (e.g. `invalid_image`). */
+    readonly apiCode?: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'BackendError';
+  }
+}
+
+export interface RecognizedFace {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  label: string;
+  confidence: number;
+  reason?: string;
+}
+
+export interface Recognition {
+  faces: RecognizedFace[];
+  recognitionModel: string;
+  trained: boolean;
+}
+
+export interface BackendOptions {
+  /** The API's base URL, without a trailing slash. */
+  baseUrl: string;
+  /** Per-call timeout in milliseconds (training gets ten times as long). */
+  timeoutMs: number;
+  /** The IdP's token endpoint, resolved once the issuer is known; undefined: no token is sent. */
+  tokenEndpoint?: () => string;
+  clientId?: string;
+  /** Secret of the service client; undefined: calls go without a token (an API with AUTH_MODE=off). */
+  clientSecret?: string;
+}
+
+export interface Backend {
+  health(): Promise<void>;
+  recognize(image: Buffer): Promise<Recognition>;
+  upload(label: string, image: Buffer, type: string): Promise<void>;
+  train(): Promise<void>;
+}
+
+export function createBackend(options: BackendOptions): Backend {
+  let token: { value: string; until: number } | null = null;
+
+  async function bearer(): Promise<Record<string, string>> {
+    if (!options.clientSecret || !options.tokenEndpoint || !options.clientId) return {};
+    if (token && token.until > Date.now()) return { authorization: `Bearer ${token.value}` };
+    const basic = Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64');
+    const res = await send(options.tokenEndpoint(), {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    const body = (await res.json().catch(() => null)) as { access_token?: string; expires_in?: number } | null;
+    if (!res.ok || typeof body?.access_token !== 'string')
+      throw new BackendError('backend_refused', `The identity provider did not give its service client a token (${res.status}).`);
+    token = { value: body.access_token, until: Date.now() + Math.max(0, (body.expires_in ?? 60) - 30) * 1000 };
+    return { authorization: `Bearer ${token.value}` };
+  }
+
+  async function send(url: string, init: RequestInit, timeoutMs = options.timeoutMs): Promise<Response> {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      const name = (err as Error).name;
+      if (name === 'TimeoutError' || name === 'AbortError')
+        throw new BackendError('backend_timeout', `The face service did not answer within ${timeoutMs} ms.`);
+      throw new BackendError('backend_unavailable', 'The face service cannot be reached.');
+    }
+  }
+
+  /** Calls the API; a non-2xx answer is a BackendError carrying the API's own code. */
+  async function call(pathname: string, init: RequestInit = {}, timeoutMs?: number): Promise<unknown> {
+    const headers = { ...(await bearer()), ...(init.headers as Record<string, string> | undefined) };
+    const res = await send(`${options.baseUrl}${pathname}`, { ...init, headers }, timeoutMs);
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    if (res.ok) return body;
+    const apiCode = body?.error?.code;
+    const apiMessage = body?.error?.message ?? `status ${res.status}`;
+    if (res.status === 401 || res.status === 403)
+      throw new BackendError('backend_refused', `The face service refused the identity provider (${apiMessage}).`, apiCode, res.status);
+    if (res.status >= 500) throw new BackendError('backend_unavailable', `The face service failed (${apiMessage}).`, apiCode, res.status);
+    throw new BackendError('backend_error', apiMessage, apiCode, res.status);
+  }
+
+  return {
+    async health() {
+      const body = (await call('/api/health')) as { status?: string } | null;
+      if (body?.status !== 'ok' && body?.status !== 'healthy')
+        throw new BackendError('backend_unavailable', 'The face service does not report itself healthy.');
+    },
+    async recognize(image) {
+      const body = (await call('/api/recognize', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ image: image.toString('base64') }),
+      })) as { faces?: RecognizedFace[]; recognition_model?: string; trained?: boolean } | null;
+      if (!body || !Array.isArray(body.faces)) throw new BackendError('backend_error', 'The face service gave an answer without faces.');
+      return { faces: body.faces, recognitionModel: String(body.recognition_model ?? ''), trained: body.trained === true };
+    },
+    async upload(label, image, type) {
+      const form = new FormData();
+      form.set('label', label);
+      // The same bytes give the same capture_id, so a retried enrollment stores each capture once.
+      form.set('capture_id', createHash('sha256').update(label).update(image).digest('hex').slice(0, 32));
+      form.set('file', new Blob([new Uint8Array(image)], { type }), `capture.${type === 'image/png' ? 'png' : 'jpg'}`);
+      await call('/api/images', { method: 'POST', body: form });
+    },
+    async train() {
+      // One training at a time on the API: wait out another one (409) for a while.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await call('/api/train', { method: 'POST' }, options.timeoutMs * 10);
+          return;
+        } catch (err) {
+          if (!(err instanceof BackendError) || err.status !== 409 || attempt >= 20) throw err;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Wires the face step and the enrollment of `npm run idp` from its settings: the backend client (the Lookout API
+ * at IDP_BACKEND_URL, as `<realm>-service`), Human's liveness models, the face verifier and the enrollment, plus
+ * what the interaction pages need (camera size, the face step's attempt limit).
+ */
+import { AttemptLimiter } from './attempts.js';
+import { createBackend } from './backend.js';
+import { createEnrollment } from './enrollment.js';
+import { createFaceVerifier } from './face-verifier.js';
+import type { EnrollmentHandler, FaceVerifier } from './flow.js';
+import { createLivenessChecker } from './liveness.js';
+import type { IdpSettings } from './settings.js';
+import type { UserStore } from './users.js';
+
+export interface BiometricWiring {
+  faceVerifier?: FaceVerifier;
+  enrollment?: EnrollmentHandler;
+  camera: { width: number; height: number; maxEnrollmentImages: number };
+  faceFailures: AttemptLimiter;
+}
+
+export function biometricWiring(o: {
+  settings: IdpSettings;
+  users: UserStore;
+  /** The URL this process listens on (http://host:port). */
+  url: string;
+  mountPath: string;
+  /** Build the real verifier and enrollment (else the caller's, or the fail-closed defaults). */
+  real: boolean;
+  now?: () => number;
+}): BiometricWiring {
+  const { settings } = o;
+  const common = {
+    camera: { width: settings.webcamWidth, height: settings.webcamHeight, maxEnrollmentImages: settings.maxEnrollmentImages },
+    faceFailures: new AttemptLimiter(settings.maxAttempts, settings.attemptWindow * 1000, o.now),
+  };
+  if (!o.real) return common;
+  // The IdP's own token endpoint, reached on this process directly (IDP_ISSUER may name a proxy it cannot reach).
+  const self = new URL(o.url);
+  if (self.hostname === '0.0.0.0') self.hostname = '127.0.0.1';
+  if (self.hostname === '[::]') self.hostname = '[::1]';
+  const backend = createBackend({
+    baseUrl: settings.backendUrl,
+    timeoutMs: settings.backendTimeout,
+    tokenEndpoint: () => `${self.origin}${o.mountPath}/protocol/openid-connect/token`,
+    clientId: `${settings.realm}-service`,
+    clientSecret: settings.serviceClientSecret,
+  });
+  return {
+    ...common,
+    faceVerifier: createFaceVerifier({
+      backend,
+      liveness: createLivenessChecker(settings.modelDir),
+      confidenceThreshold: settings.confidenceThreshold,
+      livenessMin: settings.livenessMin,
+      recognitionModel: settings.recognitionModel,
+    }),
+    enrollment: createEnrollment({ backend, users: o.users, maxImages: settings.maxEnrollmentImages }),
+  };
+}
