@@ -51,7 +51,8 @@ export interface BackendOptions {
 
 export interface Backend {
   health(): Promise<void>;
-  recognize(image: Buffer): Promise<Recognition>;
+  /** `recognizer`: the API's recognizer to use for this request (its active one when absent). */
+  recognize(image: Buffer, recognizer?: 'embedding' | 'lbph'): Promise<Recognition>;
   upload(label: string, image: Buffer, type: string): Promise<void>;
   train(): Promise<void>;
 }
@@ -106,11 +107,11 @@ export function createBackend(options: BackendOptions): Backend {
       if (body?.status !== 'ok' && body?.status !== 'healthy')
         throw new BackendError('backend_unavailable', 'The face service does not report itself healthy.');
     },
-    async recognize(image) {
+    async recognize(image, recognizer) {
       const body = (await call('/api/recognize', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ image: image.toString('base64') }),
+        body: JSON.stringify({ image: image.toString('base64'), ...(recognizer ? { recognition_model: recognizer } : {}) }),
       })) as { faces?: RecognizedFace[]; recognition_model?: string; trained?: boolean } | null;
       if (!body || !Array.isArray(body.faces)) throw new BackendError('backend_error', 'The face service gave an answer without faces.');
       return { faces: body.faces, recognitionModel: String(body.recognition_model ?? ''), trained: body.trained === true };

@@ -5,8 +5,9 @@
  * (BIOMETRIC_LIVENESS_MIN). Everything else is a denial with a reason code; no failure, of the backend or of the
  * models, ever leads to a grant (fails closed).
  *
- * The API's `POST /api/recognize` answers with its active recognizer and takes no per-request choice, so the
- * verifier checks the `recognition_model` of each answer instead of asking for one.
+ * The verifier asks the API for its recognizer on every frame (`recognition_model`), whatever the kiosk uses: the
+ * embedding recognizer by default, LBPH only while embedding cannot run or is not trained (#17 item 10: LBPH
+ * refuses most genuine users across photos), and it still checks each answer's `recognition_model`.
  */
 import type { Backend, RecognizedFace } from './backend.js';
 import { BackendError } from './backend.js';
@@ -55,6 +56,24 @@ function judge(user: User, faces: RecognizedFace[], threshold: number): FaceDeni
   return { face };
 }
 
+/**
+ * The recognizer to ask: the configured one; for `embedding`, LBPH when the API answers that embedding cannot
+ * run here (409 `model_unavailable`) or has no model, found with an empty probe image of 1x1 pixel.
+ */
+async function recognizerFor(options: FaceVerifierOptions): Promise<'embedding' | 'lbph'> {
+  if (options.recognitionModel === 'lbph') return 'lbph';
+  try {
+    const probe = await options.backend.recognize(PROBE_PNG, 'embedding');
+    return probe.trained ? 'embedding' : 'lbph';
+  } catch (err) {
+    if (err instanceof BackendError && err.apiCode === 'model_unavailable') return 'lbph';
+    throw err;
+  }
+}
+
+/** A 1x1 gray PNG: asks the API whether a recognizer is trained without any face in it. */
+const PROBE_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==', 'base64');
+
 export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
   const accepted = trusted(options.recognitionModel);
   return {
@@ -72,9 +91,10 @@ export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
       }
       try {
         await options.backend.health();
+        const recognizer = await recognizerFor(options);
         const faces: RecognizedFace[] = [];
         for (const frame of frames) {
-          const answer = await options.backend.recognize(frame.bytes);
+          const answer = await options.backend.recognize(frame.bytes, recognizer);
           if (!answer.trained) return deny('not_trained', 'The face recognizer is not trained. Ask an administrator.');
           if (!accepted.includes(answer.recognitionModel))
             return deny(

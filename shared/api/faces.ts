@@ -1,8 +1,20 @@
 /** Faces: recognition (`POST /api/recognize`), training images per label (`/api/images`), labels. */
 import { z } from 'zod';
-import { binaryBody, compat, detectionMethod, faceResult, imageField, isoTime, recognitionModel } from './common.js';
+import { binaryBody, compat, detectionMethod, faceResult, imageField, isoTime, RECOGNITION_MODELS, recognitionModel } from './common.js';
 
-export const recognizeRequest = z.object({ image: imageField }).meta({ id: 'RecognizeRequest' });
+export const recognizeRequest = z
+  .object({
+    image: imageField,
+    recognition_model: z
+      .enum([...RECOGNITION_MODELS, 'dlib'])
+      .optional()
+      .meta({
+        description:
+          'The recognizer for this request only (`dlib` is read as `embedding`); default the active one (`GET /api/models/config`). ' +
+          'The identity provider asks for `embedding` whatever the kiosk uses. 409 `model_unavailable` when it cannot run here.',
+      }),
+  })
+  .meta({ id: 'RecognizeRequest' });
 export type RecognizeRequest = z.infer<typeof recognizeRequest>;
 
 export const recognizeResponse = z

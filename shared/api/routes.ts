@@ -86,7 +86,7 @@ const routeTable = {
     tags: ['Faces'],
     request: { body: jsonBody(recognizeRequest, { image: EXAMPLE_IMAGE }) },
     responses: ok(recognizeResponse, 'Every face found, with a label (or `unknown`) and a confidence.'),
-    errors: ['invalid_image', 'image_too_large', 'remote_unavailable', 'server_busy'],
+    errors: ['invalid_image', 'image_too_large', 'remote_unavailable', 'server_busy', 'model_unavailable'],
   }),
   uploadImage: defineRoute({
     ...ENDPOINTS.uploadImage,

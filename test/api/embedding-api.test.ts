@@ -47,6 +47,20 @@ describe('embedding recognizer', () => {
     expect(config.body.recognizers.embedding).toMatchObject({ trained: true, labels: 3 });
   });
 
+  it('one request may name its recognizer, and the active one stays as it was', async () => {
+    const image = base64(await rescaled('grace', 0.7));
+    const asked = await postJson(`${server.url}/api/recognize`, { image, recognition_model: 'embedding' });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toMatchObject({ recognition_model: 'embedding', trained: true });
+    expect(asked.body.faces[0]).toMatchObject({ label: 'grace' });
+    expect(asked.body.faces[0].distance).toBeLessThanOrEqual(0.6);
+    expect((await postJson(`${server.url}/api/recognize`, { image, recognition_model: 'dlib' })).body.recognition_model).toBe('embedding');
+    expect((await postJson(`${server.url}/api/recognize`, { image })).body.recognition_model).toBe('lbph');
+    const bad = await postJson(`${server.url}/api/recognize`, { image, recognition_model: 'eigen' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/recognition_model/);
+  });
+
   it('is selected with the original ai_model/dlib spelling and takes effect at once', async () => {
     const res = await put(`${server.url}/api/models/config`, { ai_model: 'dlib' });
     expect(res.status).toBe(200);
@@ -116,6 +130,9 @@ describe('embedding switched off', () => {
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe('model_unavailable');
       expect((await getJson(`${off.url}/api/models/config`)).body.recognition_model).toBe('lbph');
+      const one = await postJson(`${off.url}/api/recognize`, { image: base64(await photo('grace')), recognition_model: 'embedding' });
+      expect(one.status).toBe(409);
+      expect(one.body.error.code).toBe('model_unavailable');
     } finally {
       await off.close();
     }

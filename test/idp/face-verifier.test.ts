@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Backend, createBackend, type Recognition } from '../../server/idp/backend.js';
+import { type Backend, BackendError, createBackend, type Recognition } from '../../server/idp/backend.js';
 import { createFaceVerifier } from '../../server/idp/face-verifier.js';
 import type { LivenessChecker } from '../../server/idp/liveness.js';
 import type { User } from '../../server/idp/users.js';
@@ -15,14 +15,18 @@ const user = { id: 'u1', username: 'ada' } as User;
 const face = (label: string, confidence: number, reason?: string) => ({ x: 10, y: 10, w: 100, h: 100, label, confidence, reason });
 const alive: LivenessChecker = { score: async () => ({ antispoof: 0.8, liveness: 0.9 }) };
 
+/** Probes are the verifier's 1x1 picture asking whether embedding is trained; `probe` answers them. */
+const isProbe = (image: Buffer) => image.length < 100;
+
 function verifier(
-  answer: Recognition | (() => Promise<Recognition>),
+  answer: Recognition | ((recognizer?: 'embedding' | 'lbph') => Promise<Recognition>),
   liveness = alive,
   recognitionModel: 'embedding' | 'lbph' = 'embedding',
+  probe: () => Promise<Recognition> = async () => ({ faces: [], recognitionModel: 'embedding', trained: true }),
 ) {
   const backend: Backend = {
     health: async () => undefined,
-    recognize: async () => (typeof answer === 'function' ? answer() : answer),
+    recognize: async (image, recognizer) => (isProbe(image) ? probe() : typeof answer === 'function' ? answer(recognizer) : answer),
     upload: async () => undefined,
     train: async () => undefined,
   };
@@ -65,10 +69,24 @@ describe('createFaceVerifier', () => {
     expect(await v.verify(user, { frames })).toEqual({ granted: true, score: 65 });
   });
 
-  it('takes LBPH only as the fallback of embedding, and nothing else', async () => {
+  it('asks for embedding, and for LBPH only while embedding is untrained or cannot run', async () => {
     const frames = [await capture(PERSON_A, 3)];
-    const lbph = { faces: [face('ada', 70)], recognitionModel: 'lbph', trained: true };
-    expect((await verifier(lbph, alive, 'embedding').verify(user, { frames })).granted).toBe(true);
+    const asked: (string | undefined)[] = [];
+    const answer = async (recognizer?: 'embedding' | 'lbph') => {
+      asked.push(recognizer);
+      return { faces: [face('ada', 70)], recognitionModel: recognizer ?? 'lbph', trained: true };
+    };
+    expect((await verifier(answer).verify(user, { frames })).granted).toBe(true);
+    expect(asked).toEqual(['embedding']);
+    const untrained = async () => ({ faces: [], recognitionModel: 'embedding', trained: false });
+    expect((await verifier(answer, alive, 'embedding', untrained).verify(user, { frames })).granted).toBe(true);
+    expect(asked).toEqual(['embedding', 'lbph']);
+    const unavailable = async (): Promise<Recognition> => {
+      throw new BackendError('backend_error', 'recognition model "embedding" is not available', 'model_unavailable', 409);
+    };
+    expect((await verifier(answer, alive, 'embedding', unavailable).verify(user, { frames })).granted).toBe(true);
+    expect(asked).toEqual(['embedding', 'lbph', 'lbph']);
+    // Set to LBPH, an answer from another recognizer is not trusted.
     const embedding = { faces: [face('ada', 90)], recognitionModel: 'embedding', trained: true };
     expect(await verifier(embedding, alive, 'lbph').verify(user, { frames })).toMatchObject({ code: 'untrusted_recognizer' });
   });

@@ -251,15 +251,20 @@ export class FaceService {
     return method === 'remote' ? this.opts.remote.detect(rgb) : undefined;
   }
 
-  async recognize(bytes: Uint8Array): Promise<RecognizeResponse> {
-    return this.opts.decoder.use(bytes, (image) => this.recognizeDecoded(image));
+  /** `recognizer`: this request's own choice (409 when it cannot run here); default the active one. */
+  async recognize(bytes: Uint8Array, recognizer?: RecognitionModel): Promise<RecognizeResponse> {
+    if (recognizer) {
+      const reason = this.recognitionUnavailable(recognizer);
+      if (reason) throw new ApiError('model_unavailable', `recognition model "${recognizer}" is not available: ${reason}`);
+    }
+    return this.opts.decoder.use(bytes, (image) => this.recognizeDecoded(image, recognizer));
   }
 
   /** Recognition on an image already decoded (the chat analysis decodes once for faces and objects). */
-  async recognizeDecoded({ gray, rgb }: Pick<DecodedImage, 'gray' | 'rgb'>): Promise<RecognizeResponse> {
+  async recognizeDecoded({ gray, rgb }: Pick<DecodedImage, 'gray' | 'rgb'>, requested?: RecognitionModel): Promise<RecognizeResponse> {
     // Read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
-    const recognizer = this.recognitionModel;
+    const recognizer = requested ?? this.recognitionModel;
     const boxes = await this.remoteBoxes(method, rgb);
     const embedding = recognizer === 'embedding' ? this.opts.embedding : null;
     let result: Recognition;
