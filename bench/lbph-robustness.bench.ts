@@ -24,49 +24,11 @@ import { lbpHistogram, LBPH_DEFAULTS, predictLbph, type LbphModel } from '../sha
 import { DEFAULT_LBPH_WINDOW, decide } from '../shared/recognition/confidence.js';
 import { alignedFace } from '../shared/vision/eye-alignment.js';
 import { detectMultiScale, parseHaarCascade, type HaarCascade } from '../shared/vision/haar-cascade.js';
+import { FACEMATCH, MAN, PEOPLE, thumbKey, UNCLEAR } from './identity-sets.js';
 import { median, type BenchRow } from './types.js';
 
 const FACES = 'test/fixtures/images/faces';
 const DETECT = { scaleFactor: 1.1, minNeighbors: 5, minSize: { width: 30, height: 30 } };
-
-// The real faces of the test photos (their Haar boxes; the cascade's false positives on these photos left out).
-const PEOPLE: [string, Rect][] = [
-  ['astronaut.png', { x: 177, y: 66, width: 97, height: 97 }],
-  ['grace_hopper.jpg', { x: 145, y: 99, width: 239, height: 239 }],
-  ['messi5.jpg', { x: 225, y: 92, width: 41, height: 41 }],
-  ['sample1.jpg', { x: 364, y: 363, width: 244, height: 244 }],
-  ['sample2.jpg', { x: 889, y: 261, width: 198, height: 198 }],
-  ['sample5.jpg', { x: 783, y: 122, width: 199, height: 199 }],
-  ['sample5.jpg', { x: 354, y: 891, width: 244, height: 244 }],
-  ['sample5.jpg', { x: 1089, y: 217, width: 187, height: 187 }],
-  ['sample5.jpg', { x: 1359, y: 409, width: 244, height: 244 }],
-  ['sample5.jpg', { x: 639, y: 454, width: 164, height: 164 }],
-  ['sample3.jpg', { x: 1027, y: 225, width: 275, height: 275 }],
-  ['sample3.jpg', { x: 1480, y: 314, width: 249, height: 249 }],
-  ['sample3.jpg', { x: 556, y: 342, width: 239, height: 239 }],
-  ['sample4.jpg', { x: 940, y: 205, width: 215, height: 215 }],
-  ['sample4.jpg', { x: 251, y: 212, width: 240, height: 240 }],
-  ['sample6.jpg', { x: 1445, y: 284, width: 267, height: 267 }],
-  ['sample6.jpg', { x: 1155, y: 338, width: 236, height: 236 }],
-  ['sample6.jpg', { x: 623, y: 356, width: 239, height: 239 }],
-  ['sample6.jpg', { x: 243, y: 509, width: 258, height: 258 }],
-];
-
-// The man's 19 thumbnails in human-facematch.jpg (top-left corners of their Haar boxes), and thumbnails whose
-// identity is unclear (left out of both sides).
-const MAN = new Set(
-  ['22,297', '127,298', '451,299', '554,300', '240,299', '343,297', '1082,303', '773,303', '877,302', '1515,298', '656,299'].concat([
-    '988,296',
-    '27,414',
-    '1733,301',
-    '1833,302',
-    '1291,299',
-    '1617,297',
-    '1190,298',
-    '1397,302',
-  ]),
-);
-const UNCLEAR = new Set(['121,411', '874,405', '339,405']);
 
 interface Normalisation {
   name: string;
@@ -182,10 +144,10 @@ export async function benchLbphRobustness(): Promise<BenchRow[]> {
   });
 
   // Real photos: the screenshot's thumbnails.
-  const shot = await loadGray('human-facematch.jpg');
+  const shot = await loadGray(FACEMATCH);
   const thumbs = detectMultiScale(faceCascade, shot, { ...DETECT, minNeighbors: 3 }).filter((b) => b.y > 280);
-  const man = thumbs.filter((b) => MAN.has(`${b.x},${b.y}`));
-  const others = thumbs.filter((b) => !MAN.has(`${b.x},${b.y}`) && !UNCLEAR.has(`${b.x},${b.y}`));
+  const man = thumbs.filter((b) => MAN.includes(thumbKey(b)));
+  const others = thumbs.filter((b) => !MAN.includes(thumbKey(b)) && !UNCLEAR.has(thumbKey(b)));
 
   const rows: BenchRow[] = [];
   const results = new Map<string, { captures: Tally; real: Tally }>();

@@ -27,58 +27,12 @@ import { rgbToGray } from '../shared/image/ops.js';
 import type { Rect } from '../shared/image/types.js';
 import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascade.js';
 import { startBenchServer } from './browser.js';
+import { FACEMATCH, MAN, PEOPLE, thumbKey, UNCLEAR } from './identity-sets.js';
 import { median, type BenchRow } from './types.js';
 
 const FACES = 'test/fixtures/images/faces';
 const THRESHOLD = 65;
 const MAN_LABEL = 'the-man';
-
-// The 19 people of the test photos (their faces' Haar boxes), as in lbph-robustness.bench.ts.
-const PEOPLE: [string, Rect][] = [
-  ['astronaut.png', { x: 177, y: 66, width: 97, height: 97 }],
-  ['grace_hopper.jpg', { x: 145, y: 99, width: 239, height: 239 }],
-  ['messi5.jpg', { x: 225, y: 92, width: 41, height: 41 }],
-  ['sample1.jpg', { x: 364, y: 363, width: 244, height: 244 }],
-  ['sample2.jpg', { x: 889, y: 261, width: 198, height: 198 }],
-  ['sample5.jpg', { x: 783, y: 122, width: 199, height: 199 }],
-  ['sample5.jpg', { x: 354, y: 891, width: 244, height: 244 }],
-  ['sample5.jpg', { x: 1089, y: 217, width: 187, height: 187 }],
-  ['sample5.jpg', { x: 1359, y: 409, width: 244, height: 244 }],
-  ['sample5.jpg', { x: 639, y: 454, width: 164, height: 164 }],
-  ['sample3.jpg', { x: 1027, y: 225, width: 275, height: 275 }],
-  ['sample3.jpg', { x: 1480, y: 314, width: 249, height: 249 }],
-  ['sample3.jpg', { x: 556, y: 342, width: 239, height: 239 }],
-  ['sample4.jpg', { x: 940, y: 205, width: 215, height: 215 }],
-  ['sample4.jpg', { x: 251, y: 212, width: 240, height: 240 }],
-  ['sample6.jpg', { x: 1445, y: 284, width: 267, height: 267 }],
-  ['sample6.jpg', { x: 1155, y: 338, width: 236, height: 236 }],
-  ['sample6.jpg', { x: 623, y: 356, width: 239, height: 239 }],
-  ['sample6.jpg', { x: 243, y: 509, width: 258, height: 258 }],
-];
-
-// The man's 19 thumbnails in human-facematch.jpg and the unclear ones (left out), as in lbph-robustness.bench.ts.
-const MAN = [
-  '22,297',
-  '127,298',
-  '451,299',
-  '554,300',
-  '240,299',
-  '343,297',
-  '1082,303',
-  '773,303',
-  '877,302',
-  '1515,298',
-  '656,299',
-  '988,296',
-  '27,414',
-  '1733,301',
-  '1833,302',
-  '1291,299',
-  '1617,297',
-  '1190,298',
-  '1397,302',
-];
-const UNCLEAR = new Set(['121,411', '874,405', '339,405']);
 
 /** Capture variations: brightness, contrast, shift of the crop (fractions of the face), JPEG quality. */
 const VARIANTS = [
@@ -120,17 +74,17 @@ interface Rates {
 export async function benchSecondFactor(repoRoot: string): Promise<BenchRow[]> {
   const cascade = parseHaarCascade(readFileSync(path.join(repoRoot, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
   // The same grey conversion as lbph-robustness.bench.ts, so the cascade finds the same boxes.
-  const shot = await sharp(path.join(FACES, 'human-facematch.jpg')).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const shot = await sharp(path.join(FACES, FACEMATCH)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const gray = rgbToGray({ width: shot.info.width, height: shot.info.height, channels: 3, data: new Uint8Array(shot.data) });
   const thumbs = detectMultiScale(cascade, gray, { scaleFactor: 1.1, minNeighbors: 3, minSize: { width: 30, height: 30 } }).filter(
     (b) => b.y > 280,
   );
-  const key = (b: Rect) => `${b.x},${b.y}`;
+  const key = thumbKey;
   const man = MAN.map((k) => thumbs.find((b) => key(b) === k)).filter((b): b is Rect => b !== undefined);
   if (man.length !== MAN.length) throw new Error(`found ${man.length} of the man's ${MAN.length} thumbnails`);
   const outsiders = thumbs.filter((b) => !MAN.includes(key(b)) && !UNCLEAR.has(key(b)));
   // Thumbnails sit close together: a small margin keeps the neighbours out of the frame.
-  const thumbFrame = (b: Rect, variant = 0) => frame('human-facematch.jpg', b, variant, 0.12);
+  const thumbFrame = (b: Rect, variant = 0) => frame(FACEMATCH, b, variant, 0.12);
 
   const server = await startBenchServer(repoRoot, {
     WORKERS: '2',

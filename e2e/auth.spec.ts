@@ -6,7 +6,6 @@
  * is checked by the IdP's own tests).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
@@ -15,7 +14,7 @@ import { loadIdpSettings } from '../server/idp/settings.js';
 import { createLogger } from '../server/logger.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
-import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
+import { screenshot, startLookout, type Lookout, freePort } from './helpers/lookout.js';
 
 // The IdP's face page sends frames of the camera; the test's verifier approves whatever they show.
 const camera = await makeFakeCamera('faces/grace_hopper.jpg');
@@ -25,17 +24,6 @@ test.describe.configure({ mode: 'serial' });
 let lookout: Lookout;
 let idp: RunningIdp;
 let idpDir: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 test.beforeAll(async () => {
   // The API needs the issuer and the IdP the app's redirect URI: the IdP's port is chosen first, the API starts

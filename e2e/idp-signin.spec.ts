@@ -6,7 +6,6 @@
  * (page.route): the web app's side of sign-in is auth.spec.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, expect, type Page, test } from '@playwright/test';
@@ -15,23 +14,12 @@ import { loadIdpSettings } from '../server/idp/settings.js';
 import { createLogger } from '../server/logger.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
-import { type Lookout, startLookout } from './helpers/lookout.js';
+import { type Lookout, startLookout, freePort } from './helpers/lookout.js';
 
 let lookout: Lookout;
 let idp: RunningIdp;
 let idpDir: string;
 const browsers: Browser[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const callback = () => `${lookout.url}/auth/callback`;
 

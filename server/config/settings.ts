@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { CASCADE_DEFAULTS } from '../../shared/recognition/pipeline.js';
 import { DEFAULT_ALLOWED_HOSTS, parseHostList, parseOriginList } from '../http/security.js';
 
-const boolean = z
+/** A yes/no setting: true/false, 1/0, yes/no, on/off (any case). Shared with the IdP's settings. */
+export const boolean = z
   .string()
   .trim()
   .toLowerCase()
@@ -29,7 +30,8 @@ const listOf = (parse: (text: string) => string[]) =>
   });
 
 const httpUrlOrEmpty = z.union([z.literal(''), z.url({ protocol: /^https?$/ })]);
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A whole number setting within a range. */
+export const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const number = (min: number, max: number) => z.coerce.number().min(min).max(max);
 
 /** Sizes as Kubernetes writes them (`1Gi`, `500Mi`, `10M`) or plain bytes. */

@@ -18,6 +18,7 @@ import type { Logger } from '../logger.js';
 import { clientNames } from './clients.js';
 import { publicJwk, type SigningKey } from './keys.js';
 import { isEnrolled, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
+import type { AdminUser } from '../../shared/api/idp-admin.js';
 
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -29,17 +30,6 @@ export interface AdminApiDeps {
   /** Origins allowed to call from a browser (the web app's). */
   allowedOrigins: string[];
   log: Logger;
-}
-
-/** What the API shows of a user. */
-export interface AdminUser {
-  id: string;
-  username: string;
-  roles: string[];
-  groups: string[];
-  enrolled: boolean;
-  required_actions: string[];
-  created_at: string;
 }
 
 function view(u: User): AdminUser {

@@ -6,16 +6,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { boolean, integer } from '../config/settings.js';
 import { DEFAULT_ALLOWED_HOSTS, parseHostList } from '../http/security.js';
 
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const httpUrl = z.url({ protocol: /^https?$/ });
-const boolean = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']))
-  .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
 
 /** Realm names end up in URLs, client ids and the token audience: keep them to URL-safe letters. */
 export const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

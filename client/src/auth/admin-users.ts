@@ -3,16 +3,7 @@
  * `<issuer origin>/admin/realms/<realm>/users`, with the signed-in administrator's access token.
  */
 import { accessToken, auth } from './session';
-
-export interface AdminUser {
-  id: string;
-  username: string;
-  roles: string[];
-  groups: string[];
-  enrolled: boolean;
-  required_actions: string[];
-  created_at: string;
-}
+import type { AdminUser } from '../../../shared/api/idp-admin';
 
 /** The users URL of the issuer's realm, e.g. http://idp:8081/realms/lookout -> http://idp:8081/admin/realms/lookout/users. */
 export function usersUrl(issuer: string): string {

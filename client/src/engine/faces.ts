@@ -13,6 +13,7 @@ import { assembleModels, type TrainingSample } from '../../../shared/recognition
 import { parseHaarCascade, type HaarCascade } from '../../../shared/vision/haar-cascade';
 import { haarScanFor } from '../../../shared/vision/haar-wasm';
 import { loadTf } from './backend';
+import { fetchModelFile } from './fetch-model';
 import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
 import { loadFaceApi } from './face-api';
 import type { CascadeOptions, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
@@ -34,16 +35,7 @@ export function frameFromRgba(data: Uint8Array, width: number, height: number): 
   return { rgb, gray: rgbToGray(rgb) };
 }
 
-async function fetchBytes(url: string): Promise<ArrayBuffer> {
-  let res: Response;
-  try {
-    res = await fetch(url);
-  } catch {
-    throw new Error(`cannot fetch ${url} (the server is unreachable)`);
-  }
-  if (!res.ok) throw new Error(`cannot fetch ${url} (${res.status} ${res.statusText})`);
-  return res.arrayBuffer();
-}
+const fetchBytes = async (url: string): Promise<ArrayBuffer> => (await fetchModelFile(url)).arrayBuffer();
 
 function summary(t: Trained<{ labels: Int32Array }> | null): SetModelResult['lbph'] {
   return t ? { labels: [...new Set(t.names.values())].sort(), samples: t.model.labels.length } : null;

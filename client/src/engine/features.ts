@@ -15,6 +15,7 @@ import {
   type FeatureCascadeName,
   type FeatureCascades,
 } from '../../../shared/vision/facial-features';
+import { fetchModelFile } from './fetch-model';
 
 export type FeatureCascadeUrls = Record<FeatureCascadeName, string>;
 
@@ -25,16 +26,7 @@ export const DEFAULT_FEATURE_CASCADE_URLS: FeatureCascadeUrls = {
   smile: `/models/${FEATURE_CASCADE_FILES.smile}`,
 };
 
-async function fetchText(url: string): Promise<string> {
-  let res: Response;
-  try {
-    res = await fetch(url);
-  } catch {
-    throw new Error(`cannot fetch ${url} (the server is unreachable)`);
-  }
-  if (!res.ok) throw new Error(`cannot fetch ${url} (${res.status} ${res.statusText})`);
-  return res.text();
-}
+const fetchText = async (url: string): Promise<string> => (await fetchModelFile(url)).text();
 
 /** Loads the three cascades once; a failed load is forgotten, so a later call tries again. */
 export class FeatureCascadeLoader {

@@ -20,6 +20,7 @@ import { decodeYolo, yoloLayoutOf, yoloPreprocess, YoloModelError } from '../../
 import { checkYoloSession, type YoloIo, type YoloSessionInfo } from '../../../shared/objects/yolo-session';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { loadTf, SOFTWARE_GPU } from './backend';
+import { fetchModelFile } from './fetch-model';
 import { readRgba } from './frame-reader';
 import type { DetectObjectsResult, FramePixels, TfBackend } from './protocol';
 
@@ -75,16 +76,9 @@ function loadOrtWebGpu(): Promise<Ort> {
   return ortWebGpu;
 }
 
-async function fetchOk(url: string, what: string): Promise<Response> {
-  const res = await fetch(url).catch(() => null);
-  if (!res) throw new Error(`cannot fetch the ${what} ${url} (the server is unreachable)`);
-  if (!res.ok) throw new Error(`cannot fetch the ${what} ${url} (${res.status} ${res.statusText})`);
-  return res;
-}
-
 /** A tfjs graph model's model.json and its weight files, as the converter takes them. */
 async function fetchTfjsGraph(url: string): Promise<TfjsGraphArtifacts> {
-  const json = (await (await fetchOk(url, 'NanoDet model')).json()) as {
+  const json = (await (await fetchModelFile(url, 'NanoDet model')).json()) as {
     modelTopology: unknown;
     signature?: unknown;
     weightsManifest: { paths: string[]; weights: TfjsWeightSpec[] }[];
@@ -92,7 +86,7 @@ async function fetchTfjsGraph(url: string): Promise<TfjsGraphArtifacts> {
   const parts = await Promise.all(
     json.weightsManifest
       .flatMap((g) => g.paths)
-      .map(async (p) => new Uint8Array(await (await fetchOk(new URL(p, url).href, 'NanoDet weights')).arrayBuffer())),
+      .map(async (p) => new Uint8Array(await (await fetchModelFile(new URL(p, url).href, 'NanoDet weights')).arrayBuffer())),
   );
   const weightData = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;

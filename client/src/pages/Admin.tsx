@@ -4,7 +4,8 @@
  * optionally as an administrator, and removes users. The IdP checks the role again on every call.
  */
 import { createResource, createSignal, For, Show } from 'solid-js';
-import { type AdminUser, adminUsers } from '../auth/admin-users';
+import type { AdminUser } from '../../../shared/api/idp-admin';
+import { adminUsers } from '../auth/admin-users';
 import { auth } from '../auth/session';
 import { Notice, type NoticeKind } from '../components/Notice';
 
