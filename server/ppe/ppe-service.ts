@@ -25,7 +25,7 @@ import {
   type PpeProcessingFailedEvent,
 } from '../../shared/events/ppe-events.js';
 import type { RgbImage } from '../../shared/image/types.js';
-import type { DetectedObject } from '../../shared/objects/types.js';
+import { summarize, type DetectedObject } from '../../shared/objects/types.js';
 import { evaluatePpe, hasPersonClass, parseAliases, type PersonBox, type PpeDetection, type PpeVerdict } from '../../shared/ppe/rule.js';
 import type { ChatService } from '../chat/chat-service.js';
 import type { ChatStatus } from '../chat/chat-status.js';
@@ -333,7 +333,7 @@ export class PpeService {
       timestamp,
       objects,
       count: objects.length,
-      summary: countByClass(objects),
+      summary: summarize(objects),
       ppe_status: verdict.ppe_status,
       person_count: verdict.person_count,
       expected_ppe: verdict.expected_ppe,
@@ -449,12 +449,6 @@ export class PpeService {
       this.log.warn(message);
     }
   }
-}
-
-function countByClass(objects: readonly PpeObject[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const o of objects) counts[o.class_name] = (counts[o.class_name] ?? 0) + 1;
-  return counts;
 }
 
 /** A detector box as integer pixels, top-left corner plus size. */

@@ -1,5 +1,6 @@
 /** What every object detector returns, in the wire shape of `POST /api/objects/detect` (docs/ARCHITECTURE.md#wire-contract). */
 import type { ObjectClassName } from './classes.js';
+import { countBy } from '../count.js';
 
 export interface DetectedObject {
   /** Index into OBJECT_CLASSES (COCO order). */
@@ -15,8 +16,6 @@ export interface DetectedObject {
 }
 
 /** Count per class name, e.g. `{ person: 2, cup: 1 }`; classes with no object are absent. */
-export function summarize(objects: readonly Pick<DetectedObject, 'class_name'>[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const o of objects) counts[o.class_name] = (counts[o.class_name] ?? 0) + 1;
-  return counts;
+export function summarize(objects: readonly { class_name: string }[]): Record<string, number> {
+  return countBy(objects, (o) => o.class_name);
 }

@@ -30,3 +30,20 @@ describe('assembleModels', () => {
     expect(() => assembleModels([])).toThrow(/no training samples/);
   });
 });
+
+describe('assembleModels with labels that are names of object members', () => {
+  it('counts faces of labels such as constructor, __proto__ and toString like any other (found by the API fuzzer)', () => {
+    const h = new Float32Array(256 * 64);
+    const labels = ['constructor', '__proto__', 'toString', 'constructor', 'hasOwnProperty'];
+    const { facesPerLabel, labelIds } = assembleModels(labels.map((label) => ({ label, histogram: h, descriptor: null })));
+    // (An object literal's `__proto__:` would set the prototype, so the expected counts are entries.)
+    expect(Object.entries(facesPerLabel).sort()).toEqual([
+      ['__proto__', 1],
+      ['constructor', 2],
+      ['hasOwnProperty', 1],
+      ['toString', 1],
+    ]);
+    expect(JSON.parse(JSON.stringify(facesPerLabel)).constructor).toBe(2);
+    expect(Object.values(labelIds).sort()).toEqual([0, 1, 2, 3]);
+  });
+});

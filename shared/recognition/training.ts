@@ -5,6 +5,7 @@
  * samples are ordered by name (stable, so a person's samples keep their order).
  */
 import { trainEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
+import { countBy } from '../count.js';
 import { LBPH_DEFAULTS, type LbphModel } from '../lbph/lbph.js';
 
 export interface TrainingSample {
@@ -52,7 +53,5 @@ export function assembleModels(samples: readonly TrainingSample[]): AssembledMod
     const used = new Set(described.map((s) => s.label));
     embedding = { model, labelIds: Object.fromEntries(Object.entries(labelIds).filter(([name]) => used.has(name))) };
   }
-  const facesPerLabel: Record<string, number> = {};
-  for (const s of ordered) facesPerLabel[s.label] = (facesPerLabel[s.label] ?? 0) + 1;
-  return { labels, labelIds, lbph, embedding, facesPerLabel };
+  return { labels, labelIds, lbph, embedding, facesPerLabel: countBy(ordered, (s) => s.label) };
 }
