@@ -4,12 +4,13 @@
  *
  * 1. A base image: `BASE_IMAGE` if given, else one made from Debian packages (mmdebstrap: Node 20 and npm from
  *    Debian 13) and imported as `localhost/lookout-base:trixie` (kept for the next run).
- * 2. Builds every target (`api`, `model-server`, `processor`, `ppe-server`) and inspects each image: non-root
+ * 2. Builds every target (`api`, `model-server`, `processor`, `ppe-server`, `idp`) and inspects each image: non-root
  *    numeric user, HOST=0.0.0.0, DATA_DIR=/data as a volume, a HEALTHCHECK, no dev dependencies inside.
  * 3. Runs each one (buildah, host network: `podman run` cannot set rlimits in this sandbox), waits for its
  *    readiness, runs the image's own HEALTHCHECK command, and for the API uploads photos of a person, trains,
  *    and recognises that person in another photo; the processor polls the API container; the PPE server loads
- *    a small ONNX model mounted from the host. Then stops each with SIGTERM and expects a clean exit.
+ *    a small ONNX model mounted from the host; the identity provider issues a service token that verifies
+ *    against its published keys. Then stops each with SIGTERM and expects a clean exit.
  *
  * The processes listen on 127.0.0.1 here (HOST is overridden for the check: the host network is shared), on
  * free ports. Slow (the first build runs `npm ci` inside the image): not part of `npm test`.
@@ -21,13 +22,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { base64, rescaled, trainingCaptures } from '../test/helpers/faces.js';
 import { buildConstantOutputModel, yoloOutput } from '../test/helpers/onnx-builder.js';
 import { freePort } from '../test/helpers/server-process.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_BASE = 'localhost/lookout-base:trixie';
-const TARGETS = ['api', 'model-server', 'processor', 'ppe-server'] as const;
+const TARGETS = ['api', 'model-server', 'processor', 'ppe-server', 'idp'] as const;
 type Target = (typeof TARGETS)[number];
 /** Packages that only the build and the tests use: none may be in a final image. */
 const DEV_ONLY = ['vitest', 'typescript', 'vite', '@biomejs/biome', '@playwright/test', 'tsx'];
@@ -340,6 +342,39 @@ async function checkPpeServer(c: Container, port: number): Promise<void> {
   });
 }
 
+async function checkIdp(c: Container, port: number, apiPort: number): Promise<void> {
+  const issuer = `http://127.0.0.1:${port}/realms/lookout`;
+  const secret = 'container-check-service-secret';
+  const env = {
+    HOST: '127.0.0.1',
+    IDP_PORT: String(port),
+    IDP_SERVICE_CLIENT_SECRET: secret,
+    IDP_BACKEND_URL: `http://127.0.0.1:${apiPort}`,
+    IDP_ADMIN_USERNAME: 'admin',
+    IDP_ADMIN_PASSWORD: 'container-check-admin-password',
+  };
+  await exercise(c, env, `http://127.0.0.1:${port}/ready`, async () => {
+    const discovery = await json(await fetch(`${issuer}/.well-known/openid-configuration`));
+    check(discovery.issuer === issuer, `IdP publishes its discovery document (issuer ${discovery.issuer})`);
+    const res = await fetch(discovery.token_endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`lookout-service:${secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    const token = await json(res);
+    check(res.status === 200 && typeof token.access_token === 'string', 'IdP issues a client-credentials token to lookout-service');
+    const { payload } = await jwtVerify(token.access_token, createRemoteJWKSet(new URL(discovery.jwks_uri)), {
+      issuer,
+      audience: 'lookout-backend',
+    });
+    const roles = (payload.realm_access as { roles?: string[] } | undefined)?.roles ?? [];
+    check(roles.includes('biometric-admin'), `the token verifies against the IdP's JWKS, roles ${roles.join(', ')}`);
+  });
+}
+
 /** A tiny YOLOv8-shaped ONNX model with PPE class names: enough for the PPE server to load and serve. */
 async function writePpeModel(dir: string): Promise<void> {
   // Ultralytics writes its class names as Python's str() of a dict.
@@ -377,6 +412,7 @@ async function main(): Promise<void> {
         await checkProcessor(c, port, apiPort);
       }
       if (target === 'ppe-server') await checkPpeServer(c, port);
+      if (target === 'idp') await checkIdp(c, port, apiPort);
     }
     for (const c of [...containers].reverse()) {
       const code = await c.stop();
