@@ -62,17 +62,23 @@ export interface FacialFeatures {
   face_too_small: boolean;
 }
 
-/** Parses the three cascades (HaarCascadeParseError, naming the file, for a broken one). */
+/** Parses one feature cascade (HaarCascadeParseError, naming the file, for a broken one). */
+export function parseFeatureCascade(name: FeatureCascadeName, text: string): HaarCascade {
+  try {
+    return parseHaarCascade(text);
+  } catch (err) {
+    if (err instanceof Error) err.message = `${FEATURE_CASCADE_FILES[name]} (${name} cascade): ${err.message}`;
+    throw err;
+  }
+}
+
+/** Parses the three cascades. */
 export function parseFeatureCascades(texts: FeatureCascadeTexts): FeatureCascades {
-  const parse = (name: FeatureCascadeName): HaarCascade => {
-    try {
-      return parseHaarCascade(texts[name]);
-    } catch (err) {
-      if (err instanceof Error) err.message = `${FEATURE_CASCADE_FILES[name]} (${name} cascade): ${err.message}`;
-      throw err;
-    }
+  return {
+    eye: parseFeatureCascade('eye', texts.eye),
+    eyeglasses: parseFeatureCascade('eyeglasses', texts.eyeglasses),
+    smile: parseFeatureCascade('smile', texts.smile),
   };
-  return { eye: parse('eye'), eyeglasses: parse('eyeglasses'), smile: parse('smile') };
 }
 
 /** Where in a w x h face (face pixels) and with which detectMultiScale options each cascade looks. */

@@ -52,7 +52,8 @@ export class FaceEngine {
     /** How windows are scanned here (haar-wasm.ts): WebAssembly with SIMD where the browser has it. */
     readonly cascadeScan: 'simd' | 'wasm' | 'js',
     private readonly faceApiUrl: string,
-    eyeCascade: HaarCascade,
+    /** The eye cascade (alignment before LBPH; the facial features reuse it). */
+    readonly eyeCascade: HaarCascade,
   ) {
     this.pipeline = new FacePipeline({
       // Tilted faces are turned upright by their eyes before LBPH, as on the server (shared/vision/eye-alignment.ts).

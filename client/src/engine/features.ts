@@ -1,15 +1,17 @@
 /**
- * Facial features in the engine worker (`recognize` with `features: true`): the eye, eyeglasses and smile cascades
- * from the server's /models/, fetched and parsed on first use only (recognition alone never downloads them), then
+ * Facial features in the engine worker (`recognize` with `features: true`): the eyeglasses and smile cascades
+ * from the server's /models/, fetched and parsed on first use only (recognition alone never downloads them), with
+ * the eye cascade the face engine already parsed at start (it aligns faces for LBPH), then
  * shared/vision/facial-features.ts on each face of the frame's gray image: the same module and the same pixels as
  * the server's chat analysis, so the same features.
  */
 import type { FaceResult } from '../../../shared/api/index';
 import type { GrayImage } from '../../../shared/image/types';
+import type { HaarCascade } from '../../../shared/vision/cascade/parse';
 import {
   FEATURE_CASCADE_FILES,
   facialFeatures,
-  parseFeatureCascades,
+  parseFeatureCascade,
   type ChatFacialFeatures,
   withOriginalNames,
   type FeatureCascadeName,
@@ -28,20 +30,26 @@ export const DEFAULT_FEATURE_CASCADE_URLS: FeatureCascadeUrls = {
 
 const fetchText = async (url: string): Promise<string> => (await fetchModelFile(url)).text();
 
-/** Loads the three cascades once; a failed load is forgotten, so a later call tries again. */
+/**
+ * Loads the eyeglasses and smile cascades once, beside the given eye cascade (the face engine's: fetched and
+ * parsed once per worker); a failed load is forgotten, so a later call tries again.
+ */
 export class FeatureCascadeLoader {
   private loading: Promise<FeatureCascades> | null = null;
 
-  constructor(private readonly urls: FeatureCascadeUrls) {}
+  constructor(
+    private readonly urls: Omit<FeatureCascadeUrls, 'eye'>,
+    private readonly eye: HaarCascade,
+  ) {}
 
   load(): Promise<FeatureCascades> {
     this.loading ??= (async () => {
-      const [eye, eyeglasses, smile] = await Promise.all([
-        fetchText(this.urls.eye),
-        fetchText(this.urls.eyeglasses),
-        fetchText(this.urls.smile),
-      ]);
-      return parseFeatureCascades({ eye, eyeglasses, smile });
+      const [eyeglasses, smile] = await Promise.all([fetchText(this.urls.eyeglasses), fetchText(this.urls.smile)]);
+      return {
+        eye: this.eye,
+        eyeglasses: parseFeatureCascade('eyeglasses', eyeglasses),
+        smile: parseFeatureCascade('smile', smile),
+      };
     })().catch((err: unknown) => {
       this.loading = null;
       throw new Error(`the facial-feature cascades could not be loaded: ${err instanceof Error ? err.message : String(err)}`);

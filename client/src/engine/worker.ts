@@ -47,7 +47,7 @@ async function init(options: InitOptions): Promise<InitResult> {
   const cascade: CascadeOptions = { ...CASCADE_DEFAULTS, ...options.cascade };
   urls = options.urls;
   detector = null;
-  featureCascades = new FeatureCascadeLoader(options.urls.features);
+  featureCascades = null;
   faces?.dispose();
   faces = null;
   const threads = options.cascadeThreads ?? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
@@ -56,6 +56,8 @@ async function init(options: InitOptions): Promise<InitResult> {
     cascade,
     threads,
   );
+  // The features reuse the eye cascade the engine parsed for alignment: it is fetched once per worker.
+  featureCascades = new FeatureCascadeLoader(options.urls.features, faces.eyeCascade);
   const t1 = performance.now();
   // One backend per worker: tfjs cannot move loaded weights between backends, so a second init keeps it.
   if (!backend) backend = (await startBackend(options.backend ?? 'auto')).report;
