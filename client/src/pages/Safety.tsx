@@ -8,6 +8,8 @@
  */
 import { createMemo, createSignal, Match, onCleanup, onMount, Show, Switch } from 'solid-js';
 import type { PpeDetectResponse, PpeStatusResponse } from '../../../shared/api/index';
+import { ApiDownload } from '../auth/ApiDownload';
+import { auth } from '../auth/session';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
 import { type Source, SourceSwitch } from '../components/analysis/SourceSwitch';
@@ -273,7 +275,7 @@ export default function Safety() {
           <div class="analysis-side-stack">
             <SafetySummary result={result()} expected={status()?.expected ?? []} />
             <SafetyNote text={result()?.llm_analysis} />
-            <Show when={status()?.dataset.enabled}>
+            <Show when={status()?.dataset.enabled && (!auth.enabled() || auth.isAdmin())}>
               <section class="card safety-dataset" aria-labelledby="safety-dataset-title">
                 <h2 id="safety-dataset-title">Training data</h2>
                 <p id="safety-dataset-count" data-testid="dataset-count">
@@ -281,15 +283,15 @@ export default function Safety() {
                     ? 'No frames kept yet: each check adds its picture, with YOLO labels.'
                     : `${status()!.dataset.images} ${status()!.dataset.images === 1 ? 'image' : 'images'} checked so far, with YOLO labels.`}
                 </p>
-                <a
+                <ApiDownload
                   class="button secondary"
                   href={api.ppeDatasetUrl()}
-                  download="ppe-dataset.zip"
+                  filename="ppe-dataset.zip"
                   aria-describedby="safety-dataset-count"
                   data-testid="dataset-download"
                 >
                   Download training set (zip)
-                </a>
+                </ApiDownload>
               </section>
             </Show>
           </div>
