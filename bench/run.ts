@@ -15,6 +15,7 @@ import { benchCascade } from './cascade.bench.js';
 import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
 import { benchEvents } from './events.bench.js';
+import { benchIdpToken } from './idp-token.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchLbphRobustness } from './lbph-robustness.bench.js';
 import { benchObjects } from './objects.bench.js';
@@ -51,6 +52,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],
   ['second-factor', () => benchSecondFactor(repoRoot)],
+  ['idp-token', () => benchIdpToken(repoRoot)],
   ['remote', () => benchRemote()],
   ['objects', () => benchObjects()],
   ['chat', async () => benchChat(repoRoot, await photo640())],

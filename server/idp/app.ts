@@ -13,6 +13,7 @@ import path from 'node:path';
 import type { Provider } from 'oidc-provider';
 import type { Logger } from '../logger.js';
 import { adminApi } from './admin-api.js';
+import { AttemptFileError, AttemptLimiter } from './attempts.js';
 import { biometricWiring } from './biometrics.js';
 import { CAMERA_SCRIPT } from './camera-script.js';
 import { FileAdapter } from './file-adapter.js';
@@ -36,7 +37,7 @@ export interface IdpOptions {
    * two options above are not given. Off by default, so an IdP started without it still fails closed.
    */
   biometrics?: boolean;
-  /** Clock of the face step's attempt limit (tests). */
+  /** Clock of the attempt limits, password and face (tests). */
   now?: () => number;
 }
 
@@ -70,6 +71,17 @@ export async function bootstrapAdmin(users: UserStore, settings: IdpSettings, lo
   }
 }
 
+/** The failures persisted in `file`; a file that cannot be understood is logged and started afresh (overwritten). */
+async function openAttempts(file: string, max: number, windowMs: number, options: IdpOptions, log: Logger): Promise<AttemptLimiter> {
+  try {
+    return await AttemptLimiter.open(file, max, windowMs, options.now);
+  } catch (err) {
+    if (!(err instanceof AttemptFileError)) throw err;
+    log.warn('attempt limits lost: the file is not readable, starting with none', { error: err.message });
+    return new AttemptLimiter(max, windowMs, options.now, undefined, file);
+  }
+}
+
 export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   const { settings, log } = options;
   await mkdir(settings.dataDir, { recursive: true, mode: 0o700 });
@@ -79,6 +91,15 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   const keys = await new KeyStore(settings.dataDir).load();
   const users = new UserStore(settings.dataDir);
   await bootstrapAdmin(users, settings, log);
+  // Guessing passwords: 10 failures per username in 15 minutes lock it; the face step: BIOMETRIC_MAX_ATTEMPTS.
+  const passwordFailures = await openAttempts(path.join(settings.dataDir, 'attempts-password.json'), 10, 15 * 60_000, options, log);
+  const faceFailures = await openAttempts(
+    path.join(settings.dataDir, 'attempts-face.json'),
+    settings.maxAttempts,
+    settings.attemptWindow * 1000,
+    options,
+    log,
+  );
 
   let ready: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   let hostAllowed: (req: IncomingMessage) => boolean = () => false;
@@ -108,7 +129,7 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   const provider = createProvider({ issuer, settings, keys, users, storeDir, log });
   const providerCallback = provider.callback();
   const localUrl = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
-  const biometric = biometricWiring({ settings, users, url: localUrl, mountPath, real: options.biometrics === true, now: options.now });
+  const biometric = biometricWiring({ settings, users, url: localUrl, mountPath, real: options.biometrics === true });
   const interactions = interactionHandler({
     provider,
     users,
@@ -118,7 +139,8 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
     faceVerifier: options.faceVerifier ?? biometric.faceVerifier ?? FACE_VERIFICATION_UNAVAILABLE,
     enrollment: options.enrollment ?? biometric.enrollment ?? ENROLLMENT_UNAVAILABLE,
     camera: biometric.camera,
-    faceFailures: biometric.faceFailures,
+    passwordFailures,
+    faceFailures,
     log,
   });
   const cameraScript = `${mountPath}/assets/camera.js`;

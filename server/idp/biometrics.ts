@@ -1,9 +1,8 @@
 /**
  * Wires the face step and the enrollment of `npm run idp` from its settings: the backend client (the Lookout API
  * at IDP_BACKEND_URL, as `<realm>-service`), Human's liveness models, the face verifier and the enrollment, plus
- * what the interaction pages need (camera size, the face step's attempt limit).
+ * what the interaction pages need (the camera size; app.ts keeps the attempt limits).
  */
-import { AttemptLimiter } from './attempts.js';
 import { createBackend } from './backend.js';
 import { createEnrollment } from './enrollment.js';
 import { createFaceVerifier } from './face-verifier.js';
@@ -16,7 +15,6 @@ export interface BiometricWiring {
   faceVerifier?: FaceVerifier;
   enrollment?: EnrollmentHandler;
   camera: { width: number; height: number; maxEnrollmentImages: number };
-  faceFailures: AttemptLimiter;
 }
 
 export function biometricWiring(o: {
@@ -27,12 +25,10 @@ export function biometricWiring(o: {
   mountPath: string;
   /** Build the real verifier and enrollment (else the caller's, or the fail-closed defaults). */
   real: boolean;
-  now?: () => number;
 }): BiometricWiring {
   const { settings } = o;
   const common = {
     camera: { width: settings.webcamWidth, height: settings.webcamHeight, maxEnrollmentImages: settings.maxEnrollmentImages },
-    faceFailures: new AttemptLimiter(settings.maxAttempts, settings.attemptWindow * 1000, o.now),
   };
   if (!o.real) return common;
   // The IdP's own token endpoint, reached on this process directly (IDP_ISSUER may name a proxy it cannot reach).

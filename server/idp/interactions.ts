@@ -211,10 +211,10 @@ export function interactionHandler(deps: InteractionDeps) {
         const found = await users.authenticate(name, form.get('password') ?? '');
         log.info('security event', { event: 'password', username: key, result: found ? 'accepted' : 'rejected' });
         if (!found) {
-          passwordFailures.fail(key);
+          await passwordFailures.fail(key);
           return show(res, details, state, 'Unknown username or wrong password.', 401);
         }
-        passwordFailures.succeed(key);
+        await passwordFailures.succeed(key);
         return advance(req, res, details, transition(state, { type: 'password-accepted', user: found }));
       }
       case 'update-password': {
@@ -258,8 +258,9 @@ export function interactionHandler(deps: InteractionDeps) {
                 reason: `Too many failed face checks for this user. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
               }
             : await deps.faceVerifier.verify(user!, { frames: form.getAll('frame') });
-        if (decision.granted) faceFailures.succeed(key);
-        else if (wait === 0 && !notTheUsersFault(decision.code)) faceFailures.fail(key);
+        // Awaited: the failure is on disk before the answer, so a restart right after it keeps it.
+        if (decision.granted) await faceFailures.succeed(key);
+        else if (wait === 0 && !notTheUsersFault(decision.code)) await faceFailures.fail(key);
         // Who, result, reason and score; never the frames.
         log.info('security event', {
           event: 'face',

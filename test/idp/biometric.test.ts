@@ -4,68 +4,26 @@
  * a failed liveness check, a stopped backend (fails closed) and, past BIOMETRIC_MAX_ATTEMPTS, everyone until the
  * window passes. The "camera frames" are captures made from licensed photos (faces.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningIdp, startIdp } from '../../server/idp/app.js';
-import { loadIdpSettings } from '../../server/idp/settings.js';
-import { createLogger } from '../../server/logger.js';
+import { APP_REDIRECT as REDIRECT, authorizeUrl, pkce, serviceToken, startTestIdp, type TestIdp } from '../helpers/idp.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { Browser } from './browser.js';
 import { capture, noFace, PERSON_A, PERSON_B } from './faces.js';
 
-const REDIRECT = 'http://127.0.0.1:8080/auth/callback';
-const SECRET = 'service-secret-0123456789';
-
-let dataDir: string;
-let idp: RunningIdp;
+let idp: TestIdp;
 let api: TestServer;
-let port = 0;
 let clock = Date.now();
 const logLines: string[] = [];
 
-async function start(env: Record<string, string> = {}): Promise<RunningIdp> {
-  const settings = loadIdpSettings({
-    IDP_PORT: String(port),
-    IDP_DATA_DIR: dataDir,
-    IDP_SERVICE_CLIENT_SECRET: SECRET,
-    IDP_APP_REDIRECT_URIS: REDIRECT,
-    IDP_BACKEND_URL: api?.url ?? 'http://127.0.0.1:9',
-    BIOMETRIC_MAX_ATTEMPTS: '3',
-    ...env,
-  });
-  const running = await startIdp({
-    settings,
-    log: createLogger('info', (line) => logLines.push(line)),
-    biometrics: true,
-    now: () => clock,
-  });
-  port = Number(new URL(running.url).port);
-  return running;
-}
-
+/** Restarts the IdP with `env`, its backend the API (once it runs). */
 async function restart(env: Record<string, string> = {}): Promise<void> {
-  await idp.close();
-  idp = await start(env);
+  await idp.restart({ IDP_BACKEND_URL: api?.url ?? 'http://127.0.0.1:9', ...env });
 }
 
 /** Begins a sign-in as the web app would (code + PKCE S256) and returns the first page's URL. */
 async function begin(browser: Browser): Promise<string> {
-  const url = new URL(`${idp.issuer}/protocol/openid-connect/auth`);
-  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-  for (const [k, v] of Object.entries({
-    client_id: 'lookout-app',
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    scope: 'openid profile roles',
-    state: 's1',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(k, v);
-  return (await browser.follow(url.href, new URL(idp.url).origin)).url;
+  const url = authorizeUrl(idp.issuer, REDIRECT, pkce().challenge, { state: 's1' });
+  return (await browser.follow(url, new URL(idp.url).origin)).url;
 }
 
 /** POSTs a step's form (repeated fields allowed) and follows the IdP's redirects. */
@@ -111,9 +69,12 @@ async function signIn(username: string, password: string, frames: string[]): Pro
 const lastFaceEvent = () => logLines.filter((l) => l.includes('event=face')).at(-1) ?? '';
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'lookout-idp-bio-'));
   // The IdP first (the API needs its issuer), then again with the API as its backend, on the same port.
-  idp = await start();
+  idp = await startTestIdp({
+    env: { IDP_BACKEND_URL: 'http://127.0.0.1:9', BIOMETRIC_MAX_ATTEMPTS: '3' },
+    options: { biometrics: true, now: () => clock },
+    logLines,
+  });
   api = await startTestServer({
     WORKERS: '1',
     EMBEDDING_ENABLED: 'true',
@@ -129,7 +90,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await idp?.close();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('enrollment (required action biometric-enrollment)', () => {
@@ -202,16 +162,7 @@ describe('enrollment (required action biometric-enrollment)', () => {
     expect(ada.groups).toEqual(['biometric-enrolled']);
     expect(ada.requiredActions).toEqual([]);
     // The pictures are on the API under the username, and the model knows it (read with the service token).
-    const token = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`lookout-service:${SECRET}`).toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    });
-    const { access_token } = (await token.json()) as { access_token: string };
-    const labels = await fetch(`${api.url}/api/labels`, { headers: { authorization: `Bearer ${access_token}` } });
+    const labels = await fetch(`${api.url}/api/labels`, { headers: { authorization: `Bearer ${await serviceToken(idp.issuer)}` } });
     expect(((await labels.json()) as { details: unknown[] }).details).toEqual([{ label: 'ada', images: 3, trained: true }]);
     expect(logLines.join('\n')).toMatch(/event=enrollment username=ada result=enrolled/);
   }, 120_000);

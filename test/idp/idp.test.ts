@@ -3,56 +3,32 @@
  * backend client, client credentials, the browser flow through the password, the temporary password change and
  * the biometric steps (which deny when no verifier is wired; biometric.test.ts has the real ones), and what a restart and a key rotation keep.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type IdpOptions, type RunningIdp, startIdp } from '../../server/idp/app.js';
 import { runCli } from '../../server/idp/cli.js';
-import type { FaceVerifier } from '../../server/idp/flow.js';
 import { KeyStore } from '../../server/idp/keys.js';
-import { loadIdpSettings } from '../../server/idp/settings.js';
-import { createLogger } from '../../server/logger.js';
+import {
+  APPROVE_EVERY_FACE as approveEveryFace,
+  pkce,
+  APP_REDIRECT as REDIRECT,
+  SERVICE_SECRET,
+  startTestIdp,
+  type TestIdp,
+  type TestIdpOptions,
+  tokenRequest,
+} from '../helpers/idp.js';
 import { Browser } from './browser.js';
 
-const REDIRECT = 'http://127.0.0.1:8080/auth/callback';
-const SERVICE_SECRET = 'service-secret-0123456789';
 const APP = 'lookout-app';
 
-let dataDir: string;
-let idp: RunningIdp;
-let port = 0;
+let idp: TestIdp;
 const logLines: string[] = [];
+const port = () => Number(new URL(idp.url).port);
 
-/** Stands in for the face step (biometric.test.ts checks the real one), to reach the token endpoint here. */
-const approveEveryFace: FaceVerifier = { verify: async () => ({ granted: true, score: 90 }) };
-
-async function start(extra: Partial<IdpOptions> = {}): Promise<RunningIdp> {
-  const settings = loadIdpSettings({
-    IDP_PORT: String(port),
-    HOST: '127.0.0.1',
-    IDP_DATA_DIR: dataDir,
-    IDP_SERVICE_CLIENT_SECRET: SERVICE_SECRET,
-    IDP_APP_REDIRECT_URIS: REDIRECT,
-    IDP_ADMIN_USERNAME: 'root-admin',
-    IDP_ADMIN_PASSWORD: 'bootstrap-password-1',
-  });
-  const running = await startIdp({ settings, log: createLogger('info', (l) => logLines.push(l)), ...extra });
-  port = Number(new URL(running.url).port);
-  return running;
-}
-
-async function restart(extra: Partial<IdpOptions> = {}): Promise<void> {
-  await idp.close();
-  idp = await start(extra);
-}
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+/** Restarts the IdP on the same port and data, with the default (denying) face step unless `options` says. */
+async function restart(options: TestIdpOptions = {}): Promise<void> {
+  await idp.restart({}, options);
 }
 
 function authorizeUrl(params: Record<string, string>): string {
@@ -83,14 +59,7 @@ async function submit(browser: Browser, pageUrl: string, step: string, fields: R
   return browser.follow(pageUrl, new URL(idp.url).origin, res);
 }
 
-async function token(body: Record<string, string>, auth?: string) {
-  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
-    body: new URLSearchParams(body).toString(),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
+const token = (body: Record<string, string>, auth?: string) => tokenRequest(idp.issuer, body, auth);
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -107,18 +76,16 @@ async function serviceToken(): Promise<string> {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'lookout-idp-'));
-  idp = await start();
+  idp = await startTestIdp({ env: { IDP_ADMIN_USERNAME: 'root-admin', IDP_ADMIN_PASSWORD: 'bootstrap-password-1' }, logLines });
 });
 
 afterAll(async () => {
   await idp?.close();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('discovery, keys and health', () => {
   it("publishes the discovery document at Keycloak's paths, with S256 as the only PKCE method", async () => {
-    expect(idp.issuer).toBe(`http://127.0.0.1:${port}/realms/lookout`);
+    expect(idp.issuer).toBe(`http://127.0.0.1:${port()}/realms/lookout`);
     const res = await fetch(`${idp.issuer}/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as Record<string, any>;
@@ -143,7 +110,7 @@ describe('discovery, keys and health', () => {
     const statusFor = (host: string) =>
       new Promise<number>((resolve, reject) => {
         const req = http.get(
-          { host: '127.0.0.1', port, path: '/realms/lookout/.well-known/openid-configuration', headers: { host } },
+          { host: '127.0.0.1', port: port(), path: '/realms/lookout/.well-known/openid-configuration', headers: { host } },
           (res) => {
             res.resume();
             resolve(res.statusCode!);
@@ -151,9 +118,9 @@ describe('discovery, keys and health', () => {
         );
         req.on('error', reject);
       });
-    expect(await statusFor(`localhost:${port}`)).toBe(200);
-    expect(await statusFor(`127.0.0.1:${port}`)).toBe(200);
-    expect(await statusFor(`rebound.attacker.example:${port}`)).toBe(421);
+    expect(await statusFor(`localhost:${port()}`)).toBe(200);
+    expect(await statusFor(`127.0.0.1:${port()}`)).toBe(200);
+    expect(await statusFor(`rebound.attacker.example:${port()}`)).toBe(421);
   });
 
   it('answers /health and /ready for the process', async () => {
@@ -220,15 +187,15 @@ describe('the browser flow', () => {
   it('creates users from the command line, and the bootstrap administrator at start', async () => {
     const out: string[] = [];
     const io = { out: (l: string) => out.push(l), err: (l: string) => out.push(l) };
-    expect(await runCli(['users', 'add', 'Alice', '--temporary-password', temporary], dataDir, io)).toBe(0);
-    expect(await runCli(['users', 'add', 'alice', '--temporary-password', temporary], dataDir, io)).toBe(2);
-    expect(await runCli(['users', 'add', 'bad name', '--temporary-password', temporary], dataDir, io)).toBe(2);
-    expect(await runCli(['users', 'add', 'bob', '--temporary-password', 'short'], dataDir, io)).toBe(2);
-    expect(await runCli(['users', 'add', 'carol', '--temporary-password', temporary, '--admin'], dataDir, io)).toBe(0);
-    expect(await runCli(['users', 'remove', 'carol'], dataDir, io)).toBe(0);
-    expect(await runCli(['users', 'remove', 'carol'], dataDir, io)).toBe(2);
+    expect(await runCli(['users', 'add', 'Alice', '--temporary-password', temporary], idp.dataDir, io)).toBe(0);
+    expect(await runCli(['users', 'add', 'alice', '--temporary-password', temporary], idp.dataDir, io)).toBe(2);
+    expect(await runCli(['users', 'add', 'bad name', '--temporary-password', temporary], idp.dataDir, io)).toBe(2);
+    expect(await runCli(['users', 'add', 'bob', '--temporary-password', 'short'], idp.dataDir, io)).toBe(2);
+    expect(await runCli(['users', 'add', 'carol', '--temporary-password', temporary, '--admin'], idp.dataDir, io)).toBe(0);
+    expect(await runCli(['users', 'remove', 'carol'], idp.dataDir, io)).toBe(0);
+    expect(await runCli(['users', 'remove', 'carol'], idp.dataDir, io)).toBe(2);
     out.length = 0;
-    expect(await runCli(['users', 'list'], dataDir, io)).toBe(0);
+    expect(await runCli(['users', 'list'], idp.dataDir, io)).toBe(0);
     expect(out.join('\n')).toMatch(/^alice\troles=biometric-user\tenrolled=false\trequired=UPDATE_PASSWORD,biometric-enrollment/m);
     expect(out.join('\n')).toMatch(/^root-admin\troles=biometric-user,biometric-admin\tenrolled=false\trequired=biometric-enrollment\t/m);
     expect(out.join('\n')).not.toMatch(/carol/);
@@ -417,7 +384,7 @@ describe('tokens, sessions and restarts', () => {
     const before = await serviceToken();
     const oldKid = decodeProtectedHeader(before).kid;
     const out: string[] = [];
-    expect(await runCli(['keys', 'rotate'], dataDir, { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
+    expect(await runCli(['keys', 'rotate'], idp.dataDir, { out: (l) => out.push(l), err: (l) => out.push(l) })).toBe(0);
     const newKid = out[0].match(/New signing key ([\w-]+)/)![1];
     await restart();
     const jwks = (await (await fetch(`${idp.issuer}/protocol/openid-connect/certs`)).json()) as JSONWebKeySet;
@@ -428,6 +395,6 @@ describe('tokens, sessions and restarts', () => {
     for (const jwt of [before, after, accessToken]) await jwtVerify(jwt, local, { issuer: idp.issuer, audience: 'lookout-backend' });
 
     // A second rotation (keep 2) drops the first key.
-    expect(await new KeyStore(dataDir).rotate(2)).toMatchObject({ dropped: [oldKid] });
+    expect(await new KeyStore(idp.dataDir).rotate(2)).toMatchObject({ dropped: [oldKid] });
   });
 });

@@ -4,92 +4,43 @@
  * service client's token, the processor polling with its client-credentials token, and the IdP's user
  * administration API behind `biometric-admin`.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningIdp, startIdp } from '../../server/idp/app.js';
-import { loadIdpSettings } from '../../server/idp/settings.js';
-import { createLogger } from '../../server/logger.js';
+import {
+  addSignedUpUsers,
+  APPROVE_EVERY_FACE,
+  serviceToken as issueServiceToken,
+  SERVICE_SECRET,
+  startTestIdp,
+  type TestIdp,
+  userToken as issueUserToken,
+} from '../helpers/idp.js';
 import { startProcessor, tempDir, waitFor } from '../helpers/processor-harness.js';
 import { readTestImage, startTestServer, type TestServer } from '../helpers/test-server.js';
-import { Browser } from './browser.js';
 
 const APP_ORIGIN = 'http://127.0.0.1:8080';
-const REDIRECT = `${APP_ORIGIN}/auth/callback`;
-const SECRET = 'service-secret-0123456789';
 const LIGHT = { WORKERS: '1', EMBEDDING_ENABLED: 'false', OBJECT_DETECTION_ENABLED: 'false', CHAT_ENABLED: 'false' };
 
-let dataDir: string;
-let idp: RunningIdp;
+let idp: TestIdp;
 let api: TestServer;
 
-const basic = `Basic ${Buffer.from(`lookout-service:${SECRET}`).toString('base64')}`;
-
-async function tokens(body: Record<string, string>, auth?: string): Promise<Record<string, string>> {
-  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
-    body: new URLSearchParams(body).toString(),
-  });
-  const json = (await res.json()) as Record<string, string>;
-  expect(res.status, JSON.stringify(json)).toBe(200);
-  return json;
-}
-
-const serviceToken = async () => (await tokens({ grant_type: 'client_credentials' }, basic)).access_token;
-
-/** A user's access token through the pages (password, then the test's approving face step) and PKCE. */
-async function userToken(username: string, password: string): Promise<string> {
-  const browser = new Browser();
-  const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${idp.issuer}/protocol/openid-connect/auth`);
-  for (const [k, v] of Object.entries({
-    client_id: 'lookout-app',
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    scope: 'openid profile roles',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(k, v);
-  const origin = new URL(idp.url).origin;
-  const login = await browser.follow(url.href, origin);
-  await browser.follow(login.url, origin, await browser.postForm(`${login.url}/password`, { username, password }));
-  const done = await browser.follow(login.url, origin, await browser.postForm(`${login.url}/face`, {}));
-  const code = new URL(done.res.headers.get('location')!).searchParams.get('code')!;
-  return (
-    await tokens({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: 'lookout-app', code_verifier: verifier })
-  ).access_token;
-}
+const serviceToken = () => issueServiceToken(idp.issuer);
+const userToken = (username: string, password: string) => issueUserToken(idp, username, password);
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'lookout-idp-service-'));
-  const settings = loadIdpSettings({
-    IDP_PORT: '0',
-    IDP_DATA_DIR: dataDir,
-    IDP_SERVICE_CLIENT_SECRET: SECRET,
-    IDP_APP_REDIRECT_URIS: REDIRECT,
-    LOG_LEVEL: 'silent',
-  });
   // The face step is not what these tests are about: a stand-in approves it (the real one is tested elsewhere).
-  idp = await startIdp({ settings, log: createLogger('silent'), faceVerifier: { verify: async () => ({ granted: true, score: 90 }) } });
+  idp = await startTestIdp({ options: { faceVerifier: APPROVE_EVERY_FACE } });
   api = await startTestServer({ ...LIGHT, AUTH_MODE: 'oidc', OIDC_ISSUER: idp.issuer });
-  for (const [name, admin] of [
+  await addSignedUpUsers(idp.users, [
     ['ada', true],
     ['bob', false],
-  ] as const) {
-    const user = await idp.users.add(name, 'temporary-pass-1', { admin });
-    await idp.users.setPassword(user.id, `${name}s-own-password`);
-    await idp.users.markEnrolled(user.id);
-  }
+  ]);
 });
 
 afterAll(async () => {
   await api?.close();
   await idp?.close();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('the Keycloak biometric extension, replayed with the service token', () => {
@@ -152,7 +103,7 @@ describe('the event processor under AUTH_MODE=oidc', () => {
       ...env,
       DATA_DIR: dirs[0],
       PROCESSOR_OIDC_TOKEN_URL: `${idp.issuer}/protocol/openid-connect/token`,
-      PROCESSOR_OIDC_CLIENT_SECRET: SECRET,
+      PROCESSOR_OIDC_CLIENT_SECRET: SERVICE_SECRET,
     });
     const without = await startProcessor({ ...env, DATA_DIR: dirs[1] });
     try {
