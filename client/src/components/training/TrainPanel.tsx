@@ -67,10 +67,12 @@ export function TrainPanel(props: {
   );
 
   // "Not trained yet" (training could not start) is stale once the people or the model change (the queued photos
-  // arrived, a training elsewhere): it goes rather than contradict the new state.
+  // arrived, a training elsewhere): it goes rather than contradict the new state. A memo, because the status poll
+  // sets a new readiness object every few seconds: only a changed value may clear the box.
+  const modelTrained = createMemo(() => serverStatus.ready()?.recognizer_trained);
   createEffect(
     on(
-      [serverStatus.labelsChanged, () => serverStatus.ready()?.recognizer_trained],
+      [serverStatus.labelsChanged, modelTrained],
       () => {
         const p = phase();
         if (p.kind === 'error' && p.title === NOT_TRAINED) setPhase({ kind: 'idle' });
