@@ -5,15 +5,14 @@
  * page, and sign-out. The face step is not what this file is about: a test-only verifier approves it (the real one
  * is checked by the IdP's own tests).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { expect, type Page, test } from '@playwright/test';
-import { type RunningIdp, startIdp } from '../server/idp/app.js';
-import { loadIdpSettings } from '../server/idp/settings.js';
-import { createLogger } from '../server/logger.js';
+import { checkAccessibility, expect, type Page, test } from './helpers/fixtures.js';
+import { addSignedUpUsers, APPROVE_EVERY_FACE, startTestIdp, type TestIdp } from '../test/helpers/idp.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
+import { type PpeDetectorDouble, startPpeDetectorDouble } from '../test/helpers/ppe-detector-double.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { screenshot, startLookout, type Lookout, freePort } from './helpers/lookout.js';
 
 // The IdP's face page sends frames of the camera; the test's verifier approves whatever they show.
@@ -22,46 +21,49 @@ test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: fakeCameraArgs(
 test.describe.configure({ mode: 'serial' });
 
 let lookout: Lookout;
-let idp: RunningIdp;
-let idpDir: string;
+let idp: TestIdp;
+let detector: PpeDetectorDouble;
+let datasetDir: string;
 
 test.beforeAll(async () => {
   // The API needs the issuer and the IdP the app's redirect URI: the IdP's port is chosen first, the API starts
   // with the IdP not up yet (it fails closed meanwhile), then the IdP starts naming the API's port.
   const idpPort = await freePort();
   const issuer = `http://127.0.0.1:${idpPort}/realms/lookout`;
+  // The Safety page's training-set download is an administrator's (a PPE detector double and a dataset folder).
+  detector = await startPpeDetectorDouble({ scene: 'two-persons-one-equipped' });
+  datasetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-auth-dataset-'));
   lookout = await startLookout({
     AUTH_MODE: 'oidc',
     OIDC_ISSUER: issuer,
     EMBEDDING_ENABLED: 'false',
     OBJECT_DETECTION_ENABLED: 'false',
     CHAT_ENABLED: 'false',
+    PPE_ENABLED: 'true',
+    PPE_ENDPOINT: detector.url,
+    PPE_DATASET_DIR: datasetDir,
   });
-  idpDir = mkdtempSync(path.join(os.tmpdir(), 'lookout-e2e-idp-'));
-  const settings = loadIdpSettings({
-    IDP_PORT: String(idpPort),
-    IDP_DATA_DIR: idpDir,
-    IDP_APP_REDIRECT_URIS: `${lookout.url}/auth/callback`,
-    IDP_BACKEND_URL: lookout.url,
-    // The shortest lifetime: the app refreshes 30 s before expiry, so its first API call after sign-in refreshes.
-    IDP_ACCESS_TOKEN_TTL_S: '30',
-    LOG_LEVEL: 'silent',
+  idp = await startTestIdp({
+    port: idpPort,
+    env: {
+      IDP_APP_REDIRECT_URIS: `${lookout.url}/auth/callback`,
+      IDP_BACKEND_URL: lookout.url,
+      // The shortest lifetime: the app refreshes 30 s before expiry, so its first API call after sign-in refreshes.
+      IDP_ACCESS_TOKEN_TTL_S: '30',
+    },
+    options: { faceVerifier: APPROVE_EVERY_FACE },
   });
-  idp = await startIdp({ settings, log: createLogger('silent'), faceVerifier: { verify: async () => ({ granted: true, score: 90 }) } });
-  for (const [name, admin] of [
+  await addSignedUpUsers(idp.users, [
     ['ada', true],
     ['bob', false],
-  ] as const) {
-    const user = await idp.users.add(name, 'temporary-pass-1', { admin });
-    await idp.users.setPassword(user.id, `${name}s-own-password`);
-    await idp.users.markEnrolled(user.id);
-  }
+  ]);
 });
 
 test.afterAll(async () => {
   await idp?.close();
   await lookout?.close();
-  if (idpDir) rmSync(idpDir, { recursive: true, force: true });
+  await detector?.close();
+  if (datasetDir) fs.rmSync(datasetDir, { recursive: true, force: true });
 });
 
 /** From the app's sign-in page through the IdP's password and face pages, back to the app. */
@@ -83,6 +85,8 @@ async function signOut(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).click();
   // The IdP asks to confirm ending its session, then sends the browser back to the app.
   await page.waitForURL((url) => url.origin === new URL(idp.url).origin);
+  await expect(page.getByRole('button', { name: /yes, sign me out/i })).toBeVisible();
+  await checkAccessibility(page, 'idp-sign-out');
   await page.getByRole('button', { name: /yes, sign me out/i }).click();
   await page.waitForURL((url) => url.origin === lookout.url);
   await expect(page.getByTestId('sign-in-page')).toBeVisible();
@@ -128,6 +132,7 @@ test('an administrator signs in with PKCE, sees their name and roles, creates a 
   await page.getByRole('button', { name: 'Create user' }).click();
   await expect(page.getByText('carol was created')).toBeVisible();
   await expect(table.locator('tr[data-username="carol"]')).toContainText('temporary password');
+  await checkAccessibility(page, 'admin-user-created');
   const carol = await idp.users.byUsername('carol');
   expect(carol?.roles).toEqual(['biometric-user']);
   expect(carol?.requiredActions).toEqual(['UPDATE_PASSWORD', 'biometric-enrollment']);
@@ -146,6 +151,29 @@ test('a biometric-user sees their name and role but no admin page, and the Admin
   await page.goto(`${lookout.url}/admin`);
   await expect(page.getByTestId('admin-only')).toBeVisible();
   await expect(page.getByTestId('admin-users')).toHaveCount(0);
+  await checkAccessibility(page, 'admin-refused');
+  await signOut(page);
+});
+
+test("the Safety page's training-set download carries the token for an administrator and is not offered to a user", async ({ page }) => {
+  await signIn(page, 'ada', 'adas-own-password');
+  await page.goto(`${lookout.url}/safety`);
+  const link = page.getByRole('link', { name: 'Download training set (zip)' });
+  await expect(link).toBeVisible();
+  const sent = page.waitForRequest((r) => r.url().endsWith('/api/ppe/dataset.zip'));
+  const download = page.waitForEvent('download');
+  await link.click();
+  // A plain link would leave without the bearer token and get 401: the file comes through an authorised fetch.
+  expect((await sent).headers().authorization).toMatch(/^Bearer /);
+  const saved = await (await download).path();
+  expect(fs.readFileSync(saved).subarray(0, 2).toString()).toBe('PK');
+  expect((await download).suggestedFilename()).toBe('ppe-dataset.zip');
+  await signOut(page);
+
+  await signIn(page, 'bob', 'bobs-own-password');
+  await page.goto(`${lookout.url}/safety`);
+  await expect(page.getByRole('heading', { name: /safety/i }).first()).toBeVisible();
+  await expect(page.getByTestId('dataset-download')).toHaveCount(0);
   await signOut(page);
 });
 
@@ -156,5 +184,6 @@ test('with the IdP refusing the sign-in, the app says why and stays signed out',
   await page.getByRole('link', { name: 'Cancel sign-in' }).click();
   await page.waitForURL((url) => url.origin === lookout.url);
   await expect(page.getByTestId('sign-in-problem')).toContainText('cancelled');
+  await checkAccessibility(page, 'sign-in-cancelled');
   await expect(page.getByTestId('user-menu')).toHaveCount(0);
 });

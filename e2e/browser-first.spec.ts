@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { trainingCaptures, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
@@ -54,6 +54,7 @@ test('live recognition runs in this browser by default and names the trained per
   await expect(page.getByTestId('face-result').first()).toContainText('%');
   await expect(page.getByTestId('analysed-on')).toContainText('This device');
   await expect.poll(async () => Number((await page.getByTestId('fps').textContent())?.match(/[\d.]+/)?.[0] ?? 0)).toBeGreaterThan(0);
+  await checkAccessibility(page, 'recognize-in-browser');
   await screenshot(page, 'recognize-in-browser-desktop');
   expect(calls).toEqual([]);
   // The person's appearance was kept in the server's history, marked as an in-browser result.
@@ -101,6 +102,7 @@ test('with the server stopped after the first load, a reload still recognises, a
   await expect(page.getByTestId('server-unreachable')).toBeVisible({ timeout: 20_000 });
   await expect(page.getByTestId('face-result').first()).toContainText(PERSON, { timeout: 60_000 });
   await expect(page.getByTestId('analysed-on')).toContainText('This device');
+  await checkAccessibility(page, 'recognize-offline');
   await screenshot(page, 'recognize-offline-desktop');
   // The result seen offline waits on this device (a new page load always keeps its first result).
   await expect(page.getByTestId('sync-status')).toContainText(/waiting/, { timeout: 20_000 });
@@ -137,6 +139,7 @@ test('offline, photos trained in this browser are recognised at once', async ({ 
     await panel.getByRole('button', { name: 'Train in this browser' }).click();
     await expect(panel).toContainText('Trained in this browser', { timeout: 60_000 });
     await expect(panel).toContainText('kiosk-grace');
+    await checkAccessibility(page, 'training-in-browser-offline');
     await screenshot(page, 'training-in-browser-offline-desktop');
     // The app's own navigation (no page load): the same in-browser engine now knows her.
     await page.getByRole('link', { name: 'Live recognition' }).click();

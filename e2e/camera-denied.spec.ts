@@ -5,7 +5,7 @@
  * "Block". The training page must say so in words and offer another way in (try again, upload a photo).
  */
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { checkAccessibility, expect, test } from './helpers/fixtures.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './helpers/browser.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
@@ -55,6 +55,7 @@ test('a denied camera is explained, with a retry and a photo upload instead', as
   await expect(message.getByRole('button', { name: 'Try again' })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Upload photos instead' })).toBeVisible();
   await expect(page.getByLabel('Or add photos from files')).toBeVisible();
+  await checkAccessibility(page, 'camera-denied');
   await screenshot(page, 'camera-denied-desktop');
 
   // "Try again" asks again; still refused, still explained.

@@ -4,7 +4,7 @@
  * file and from Chromium's fake camera playing a test photo.
  */
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../test/helpers/openai-double.js';
 import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
@@ -158,6 +158,7 @@ test('a question about an attached photo shows what Lookout found and sends it t
   // The conversation scrolls inside its box: show its end, the reply under the opened analysis.
   const toEnd = () => page.getByTestId('chat-log').evaluate((el) => (el.scrollTop = el.scrollHeight));
   await toEnd();
+  await checkAccessibility(page, 'chat');
   await screenshot(page, 'chat-desktop');
   await page.setViewportSize(PHONE_VIEWPORT);
   await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();

@@ -2,7 +2,7 @@
  * The model configuration page against the real server: switching the recognition model applies at once and
  * shows on the dashboard; remote detection, with no model server configured, is explained and cannot be chosen.
  */
-import { expect, test } from '@playwright/test';
+import { checkAccessibility, expect, test } from './helpers/fixtures.js';
 import type { ModelsAvailableResponse } from '../shared/api/index.js';
 import { PHONE_VIEWPORT } from './helpers/browser.js';
 import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
@@ -30,6 +30,7 @@ test('the recognition model switches at once, stays switched, and the dashboard 
   await embedding.check();
   await expect(page.getByTestId('config-message')).toContainText('Recognition now uses embedding');
   await expect(page.getByTestId('option-recognition-embedding')).toContainText('In use');
+  await checkAccessibility(page, 'config');
   await screenshot(page, 'config-desktop');
 
   await page.reload();

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, skipAccessibilityCheck, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { openEnginePage, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
@@ -114,6 +114,7 @@ async function serverState(): Promise<{ labels: string[]; results: number }> {
 const RECORD = { id: 'csrf-00000001', kind: 'recognition', engine: 'browser', captured_at: '2024-01-01T00:00:00Z', faces: [] };
 
 test('a page of another origin can neither change nor read anything (CSRF)', async ({ page }) => {
+  skipAccessibilityCheck(page, "the page ends on the attacker's stand-in site, with the attack's own frames and forms");
   const before = snapshot();
   const answers = await watchAnswers(page);
   const photo = fs.readFileSync(path.join(TESTDATA, 'faces/messi5.jpg')).toString('base64');
@@ -192,6 +193,7 @@ test('a page of another origin can neither change nor read anything (CSRF)', asy
 });
 
 test('a DNS-rebinding page reaches the server but is answered 421: nothing read, nothing deleted', async ({ page }) => {
+  skipAccessibilityCheck(page, "the page ends on the attacker's stand-in page");
   const before = snapshot();
   const rebound = `http://${REBIND_HOST}:${lookout.port}`;
   // The page's first load comes from the attacker's server (the name still resolved to it then); everything

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './helpers/fixtures.js';
 import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
 
 let lookout: Lookout;

@@ -2,7 +2,7 @@
  * The API reference at /api/docs renders in Chromium from this server alone (a kiosk is offline): every request
  * the page makes goes to the server on 127.0.0.1; anything else is aborted and makes the test fail.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './helpers/fixtures.js';
 import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
 
 let lookout: Lookout;

@@ -18,7 +18,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, expect, test, type Page } from '@playwright/test';
+import { chromium, expect, test, type Page } from './helpers/fixtures.js';
 import sharp from 'sharp';
 import { YoloOnnxDetector } from '../server/engines/objects/yolo-onnx-node.js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../shared/api/index.js';

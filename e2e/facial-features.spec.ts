@@ -5,7 +5,7 @@
  * cascades from /models/ only when features are asked for. The server's language model is the OpenAI-compatible
  * TEST DOUBLE from test/helpers/openai-double.ts.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './helpers/fixtures.js';
 import type { ChatFace } from '../shared/api/index.js';
 import { startOpenAIDouble, type OpenAIDouble } from '../test/helpers/openai-double.js';
 import { CHROMIUM_PATH } from './helpers/browser.js';

@@ -2,7 +2,7 @@
  * Issue #18 item 5: after following a link of the app (client-side routing), the focus is on the new page's main
  * heading, as a screen reader user expects, not left on the link of the page just left; a first load leaves it alone.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './helpers/fixtures.js';
 import { startLookout, type Lookout } from './helpers/lookout.js';
 
 let lookout: Lookout;

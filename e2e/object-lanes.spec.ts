@@ -5,7 +5,7 @@
  * two frames have overlapped (a photo at a time holds one session). The Objects page's live camera in this
  * browser keeps two frames in flight, so it runs on them.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './helpers/fixtures.js';
 import type { DetectedObject } from '../shared/objects/types.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { mimeOf, openEnginePage, testImage, type EngineObjects } from './helpers/engine-page.js';

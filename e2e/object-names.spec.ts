@@ -3,7 +3,7 @@
  * ("diningtable"), in the counts and on the boxes.
  */
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './helpers/fixtures.js';
 import { analyseOnServer } from './helpers/browser.js';
 import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 

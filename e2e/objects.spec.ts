@@ -4,7 +4,7 @@
  * server with object detection switched off says so.
  */
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT, analyseOnServer } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test, type BrowserContext, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type BrowserContext, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs } from './helpers/browser.js';
 import { trainingCaptures, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
@@ -138,6 +138,7 @@ test('a model trained in this browser is used by Live recognition at once, after
   test.setTimeout(180_000);
   try {
     await trainOffline(page);
+    await checkAccessibility(page, 'training-in-browser-kept');
     await screenshot(page, 'training-in-browser-kept-desktop');
 
     // Live recognition (the app's own navigation) knows her at once.
@@ -149,6 +150,7 @@ test('a model trained in this browser is used by Live recognition at once, after
     await expect(page.getByTestId('server-unreachable')).toBeVisible({ timeout: 20_000 });
     await expect(firstFace(page)).toContainText(LOCAL, { timeout: 60_000 });
     expect(await storeCount(page, 'lookout-local-model', 'model')).toBe(1);
+    await checkAccessibility(page, 'recognize-browser-model-after-reload');
     await screenshot(page, 'recognize-browser-model-after-reload-desktop');
 
     // The Training page, reloaded: what this browser knows, and (no photos on it) why the button is disabled.
@@ -180,7 +182,8 @@ test('its photos are queued without Save and reach the server before any result 
     await trainOffline(page);
     // The photos wait for the server without Save being pressed.
     await expect(page.getByTestId('capture-thumb').first()).toHaveAttribute('data-status', 'queued');
-    expect(await storeCount(page, 'lookout-offline', 'captures')).toBe(files.length);
+    // Queued one by one: the first thumbnail may say so before the last photo is stored.
+    await expect.poll(() => storeCount(page, 'lookout-offline', 'captures')).toBe(files.length);
     await expect(page.getByRole('button', { name: /^Save \d/ })).toHaveCount(0);
     // A result naming her waits on this device.
     await page.getByRole('link', { name: 'Live recognition' }).click();

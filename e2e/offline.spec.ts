@@ -8,7 +8,7 @@
  * `results` store), so it can also re-queue an already-sent one; browser-first.spec.ts covers results that
  * the recognition page itself keeps while offline.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
@@ -181,6 +181,7 @@ test('once installed, the app starts and its model files load with the server st
 
   await page.goto(`${lookout.url}/`);
   await expect(page.getByTestId('server-unreachable')).toBeVisible();
+  await checkAccessibility(page, 'offline');
   await screenshot(page, 'offline-desktop');
 
   // The server back: the banner goes by itself.

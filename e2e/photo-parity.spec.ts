@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
 const GROUP_PHOTO = path.join(TESTDATA, 'faces/sample5.jpg');
@@ -37,6 +37,7 @@ async function boxesOnPage(page: Page, place: 'browser' | 'server'): Promise<Box
 
 test('the same photo gives the same faces in this browser and on the server', async ({ page, context }) => {
   const inBrowser = await boxesOnPage(page, 'browser');
+  await checkAccessibility(page, 'recognize-parity-browser');
   await screenshot(page, 'recognize-parity-browser-desktop');
 
   const serverPage = await context.newPage();

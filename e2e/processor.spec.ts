@@ -5,7 +5,7 @@
  * Then a processor whose Kafka cannot be reached answers "not ready" at the same address, and then none does.
  */
 import fs from 'node:fs/promises';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './helpers/fixtures.js';
 import { freePort, outbox, type SpawnedProcessor, spawnProcessor, tempDir, waitFor } from '../test/helpers/processor-harness.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import sharp from 'sharp';
 import { captureVariations } from '../bench/captures.js';
 import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT, analyseOnServer } from './helpers/browser.js';
@@ -101,6 +101,7 @@ test('the camera recognises the trained person continuously, one request at a ti
 
   await expect.poll(() => stats.started, { message: 'frames keep being analysed' }).toBeGreaterThanOrEqual(6);
   expect(stats.maxInFlight).toBe(1);
+  await checkAccessibility(page, 'recognize');
   await screenshot(page, 'recognize-desktop');
 
   // Leaving the page stops the loop.

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, type Locator, type Page, test } from '@playwright/test';
+import { checkAccessibility, expect, type Locator, type Page, test } from './helpers/fixtures.js';
 import { type OpenAIDouble, startOpenAIDouble } from '../test/helpers/openai-double.js';
 import { type PpeDetectorDouble, startPpeDetectorDouble } from '../test/helpers/ppe-detector-double.js';
 import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
@@ -305,6 +305,7 @@ test('a detector that cannot be reached is explained, nothing is sent, and check
     await expect(page.getByText('Waiting for the detector')).toBeVisible();
     await page.waitForTimeout(3000);
     expect(detects).toBe(0);
+    await checkAccessibility(page, 'safety-unreachable');
     await screenshot(page, 'safety-unreachable');
 
     // Back: the page notices at its next look at the status and the camera starts sending.

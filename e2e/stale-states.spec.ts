@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import { captureVariations } from '../bench/captures.js';
 import { analyseOnServer } from './helpers/browser.js';
 import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
@@ -85,6 +85,7 @@ test('offline, one "Server unreachable" banner, and a result analysed on the ser
   await page.getByLabel('Upload a photo').setInputFiles(path.join(TESTDATA, 'faces/messi5.jpg'));
   await expect(page.getByTestId('analysis-error')).toBeVisible();
   await expect(page.getByText('Server unreachable', { exact: true })).toHaveCount(1);
+  await checkAccessibility(page, 'recognize-offline-offer');
   await screenshot(page, 'recognize-offline-offer-desktop');
 
   await page.getByTestId('offline-offer').getByRole('button', { name: 'Analyse in this browser' }).click();

@@ -4,7 +4,7 @@
  * deleted (from the person's photos, or from the training summary) without deleting the person.
  */
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';

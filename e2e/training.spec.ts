@@ -4,8 +4,9 @@
  * full-screen capture, saving, training with progress and a summary, the dashboard and live recognition
  * afterwards, then checking and deleting the person.
  */
+import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, expect, test, type Page } from '@playwright/test';
+import { checkAccessibility, chromium, expect, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, SCREENSHOTS, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
@@ -71,6 +72,7 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   await expect(page.getByRole('img', { name: 'Capture 3' })).toBeVisible();
   // The fake webcam has no torch, so no flash switch is offered.
   await expect(page.getByRole('button', { name: /^Flash/ })).toHaveCount(0);
+  await checkAccessibility(page, 'training');
   await screenshot(page, 'training-desktop');
 
   // A bad shot is removed before it is sent; the rest renumber.
@@ -116,6 +118,7 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   await expect(summary.getByRole('row', { name: 'grace-hopper 3' })).toBeVisible();
   await expect(page.getByTestId('train-skipped')).toHaveCount(0);
   await expect(page.getByTestId('training-label').filter({ hasText: 'grace-hopper' })).toContainText('Trained');
+  await checkAccessibility(page, 'training-summary');
   await screenshot(page, 'training-summary-desktop');
 
   // The dashboard shows the person, their image count, and the trained model.
@@ -137,6 +140,7 @@ test('live recognition then names the trained person', async () => {
     const face = page.getByTestId('face-result').first();
     await expect(face).toContainText('grace-hopper', { timeout: 30_000 });
     await expect(face).toContainText(/\d+(\.\d+)?%/);
+    await checkAccessibility(page, 'recognize-named');
   } finally {
     await browser.close();
   }
@@ -173,6 +177,7 @@ test('a person’s images can be viewed, and the person deleted after confirming
   await expect
     .poll(() => images.evaluateAll((els) => els.every((e) => (e as unknown as { naturalWidth: number }).naturalWidth > 0)))
     .toBe(true);
+  await checkAccessibility(page, 'training-images-shown');
   await row.getByRole('button', { name: 'Hide images of grace-hopper' }).click();
   await expect(images).toHaveCount(0);
 
@@ -181,6 +186,7 @@ test('a person’s images can be viewed, and the person deleted after confirming
   const confirm = page.getByRole('alertdialog');
   await expect(confirm).toContainText('Delete grace-hopper and all 3 photos? This cannot be undone.');
   await expect(confirm.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await checkAccessibility(page, 'training-delete-confirm');
   await page.keyboard.press('Escape');
   await expect(confirm).toHaveCount(0);
   await expect(row.getByRole('button', { name: 'Delete grace-hopper' })).toBeFocused();
@@ -213,6 +219,7 @@ test('while the server is unreachable photos are kept on the device, then sent w
     await page.getByRole('button', { name: 'Train the model' }).click();
     await expect(page.getByTestId('train-error')).toContainText('2 photos are still waiting to reach the server.');
     await expect(page.getByTestId('server-unreachable')).toBeVisible();
+    await checkAccessibility(page, 'training-kept-offline');
   } finally {
     await lookout.restart();
   }
@@ -238,9 +245,41 @@ test('a photo the server refuses says why, and can be retried', async ({ page })
   await expect(thumb.getByTestId('capture-status')).toHaveText('Not saved');
   await expect(thumb).toContainText('The image is larger than the 10 MB limit.');
   await expect(page.getByTestId('save-message')).toContainText('1 photo was not saved. Retry or remove it below.');
+  await checkAccessibility(page, 'training-photo-refused');
 
   await page.getByRole('button', { name: 'Retry image 1' }).click();
   await expect(thumb.getByTestId('capture-status')).toHaveText('Saved');
   await expect(page.getByRole('button', { name: 'Retry image 1' })).toHaveCount(0);
   await expect(page.getByTestId('training-label').filter({ hasText: 'dorothy-vaughan' })).toContainText('1 image');
+});
+
+test('the red "Not trained yet" box stays while nothing changes, and goes once the model is trained', async ({ page }) => {
+  // Someone with a saved photo who is not in the model yet (whatever the tests before left).
+  const form = new FormData();
+  form.set('label', 'mary-jackson');
+  form.set(
+    'file',
+    new Blob([new Uint8Array(fs.readFileSync(path.join(TESTDATA, 'faces/astronaut.png')))], { type: 'image/png' }),
+    'mary.png',
+  );
+  expect((await fetch(`${lookout.url}/api/images`, { method: 'POST', body: form })).status).toBe(200);
+  await openTraining(page);
+  await expect(page.getByTestId('training-label').filter({ hasText: 'mary-jackson' })).toContainText('Not trained yet');
+  // A photo without a name: training cannot start, and the page says why in the red box.
+  await page.getByTestId('training-camera').getByRole('button', { name: 'Take photo' }).click();
+  await expect(page.getByTestId('capture-thumb')).toHaveCount(1);
+  await page.getByRole('button', { name: 'Train the model' }).click();
+  const box = page.getByTestId('train-error');
+  await expect(box).toContainText('Not trained yet');
+  await expect(box).toContainText('Enter the person’s name first');
+
+  // The status poll (every 3 s) answering with nothing new leaves it alone.
+  for (let i = 0; i < 2; i++) await page.waitForResponse((r) => new URL(r.url()).pathname === '/api/ready');
+  await expect(box).toContainText('Not trained yet');
+
+  // Trained elsewhere (another tab, the API): the box would now contradict the model, so it goes by itself.
+  const res = await fetch(`${lookout.url}/api/train`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  expect(res.status, await res.text()).toBe(200);
+  await expect(box).toHaveCount(0);
+  await expect(page.getByTestId('training-label').filter({ hasText: 'mary-jackson' })).toContainText('Trained');
 });

@@ -100,6 +100,21 @@ export function facePage(o: CameraPageOptions & { frames: number }): string {
   );
 }
 
+/**
+ * oidc-provider's sign-out question, in these pages' look (its own page has no language, buttons below AA contrast
+ * and a web font from elsewhere). `form` is its hidden form (the xsrf token), which both buttons submit.
+ */
+export function logoutPage(o: { realm: string; form: string }): string {
+  return page(
+    'Sign out',
+    o.realm,
+    `<style>button.secondary{background:#fff;color:#1f5fbf;border:1px solid #1f5fbf;margin-top:.6rem}</style>
+<h1>Sign out of ${escapeHtml(o.realm)}?</h1>${o.form}
+<button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
+<button class="secondary" type="submit" form="op.logoutForm">No, stay signed in</button>`,
+  );
+}
+
 export function messagePage(o: { realm: string; title: string; message: string }): string {
   return page(o.title, o.realm, `<h1>${escapeHtml(o.title)}</h1><p>${escapeHtml(o.message)}</p>`);
 }

@@ -51,7 +51,8 @@ export function AnalysisPanel(props: { analysis: ChatAnalysis; image?: Attachmen
           )}
         </Show>
         <div>
-          <h3>Faces</h3>
+          {/* h2: the page has no other level under its h1 (axe heading-order). */}
+          <h2>Faces</h2>
           <Show when={faces().length > 0} fallback={<p class="muted">No faces found.</p>}>
             <ul class="chat-analysis-list">
               <For each={faces()}>
@@ -73,7 +74,7 @@ export function AnalysisPanel(props: { analysis: ChatAnalysis; image?: Attachmen
               </For>
             </ul>
           </Show>
-          <h3>Objects</h3>
+          <h2>Objects</h2>
           <Show when={props.analysis.objects_unavailable}>{(why) => <p class="muted">Object detection could not run: {why()}</p>}</Show>
           <Show
             when={props.analysis.objects.length > 0}

@@ -1,0 +1,83 @@
+/**
+ * `npm run demo` (scripts/demo/tour.ts) headless with short pauses, against its own fresh server with the repo's
+ * PPE and language-model test doubles behind it (so every step runs its whole flow): each step leaves a screenshot,
+ * the video is a WebM that Chromium plays at the tour's size, README.txt lists the files, and the tour saw what it
+ * claims: the person trained from the camera named live, face cards for the group photo, object labels, the PPE
+ * verdict and the chat reply.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DOUBLE_REPLY_PIECES } from '../scripts/demo/doubles.js';
+import { runDemo } from '../scripts/demo/tour.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, DESKTOP_VIEWPORT } from './helpers/browser.js';
+import { chromium, expect, test } from './helpers/fixtures.js';
+
+const STEPS = ['dashboard', 'training-photos', 'training-done', 'recognize-live', 'group-photo', 'objects', 'safety', 'chat', 'summary'];
+
+let outDir: string;
+test.beforeAll(() => {
+  outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-demo-test-'));
+});
+test.afterAll(() => {
+  fs.rmSync(outDir, { recursive: true, force: true });
+});
+
+test('the captioned tour runs headless and leaves its screenshots, video and index', async () => {
+  // The tour itself starts a server, trains twice and loads the browser's models: generous on a busy 2-core box.
+  test.setTimeout(240_000);
+  const result = await runDemo({ pauseMs: 100, outDir, testDoubles: true });
+
+  expect(result.steps.map((s) => s.slug)).toEqual(STEPS);
+  for (const [i, step] of result.steps.entries()) {
+    expect(path.basename(step.screenshot)).toBe(`${String(i + 1).padStart(2, '0')}-${STEPS[i]}.png`);
+    const png = fs.readFileSync(step.screenshot);
+    expect(png.subarray(0, 8).toString('hex'), step.screenshot).toBe('89504e470d0a1a0a');
+    expect(png.length, step.screenshot).toBeGreaterThan(10_000);
+  }
+  expect(fs.readdirSync(outDir).filter((f) => f.endsWith('-failed.png'))).toEqual([]);
+
+  // What the tour saw on the pages.
+  expect(result.seen.liveName).toContain('grace-hopper');
+  expect(result.seen.liveName).toMatch(/\d+% match/);
+  expect(result.seen.faceCards.length).toBeGreaterThanOrEqual(3);
+  for (const card of result.seen.faceCards) expect(card).toMatch(/\d+% match \d+ x \d+ px/);
+  expect(result.seen.objectLabels).toContain('bus');
+  expect(result.seen.safety).toContain('Violation: 1 of 2 persons missing hardhat');
+  expect(result.seen.chat).toContain(DOUBLE_REPLY_PIECES.join(''));
+
+  // The index names every file the tour left.
+  const index = fs.readFileSync(path.join(outDir, 'README.txt'), 'utf8');
+  for (const step of result.steps) expect(index).toContain(path.basename(step.screenshot));
+  expect(index).toContain('tour.webm');
+
+  // The video: a WebM file (EBML header) that Chromium decodes at the tour's size and that lasts as long as the tour.
+  const video = fs.readFileSync(result.video);
+  expect(video.subarray(0, 4).toString('hex')).toBe('1a45dfa3');
+  expect(video.length).toBeGreaterThan(50_000);
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage();
+    await page.route('http://demo.test/**', (route) =>
+      route.request().url().endsWith('.webm')
+        ? route.fulfill({ body: video, contentType: 'video/webm' })
+        : route.fulfill({
+            body: '<!doctype html><html lang="en"><title>video</title><video muted></video></html>',
+            contentType: 'text/html',
+          }),
+    );
+    await page.goto('http://demo.test/');
+    // A MediaRecorder file has no duration in its header: play it through to learn how long it is.
+    const played = await page.evaluate<{ width: number; height: number; seconds: number }>(`new Promise((resolve, reject) => {
+      const v = document.querySelector('video');
+      v.onerror = () => reject(new Error('the video could not be decoded'));
+      v.onloadedmetadata = () => { v.currentTime = 1e9; };
+      v.ondurationchange = () => { if (Number.isFinite(v.duration)) resolve({ width: v.videoWidth, height: v.videoHeight, seconds: v.duration }); };
+      v.src = 'http://demo.test/tour.webm';
+    })`);
+    expect({ width: played.width, height: played.height }).toEqual(DESKTOP_VIEWPORT);
+    expect(played.seconds).toBeGreaterThan(5);
+  } finally {
+    await browser.close();
+  }
+});
