@@ -8,8 +8,7 @@ import type { ObjectDetectionResponse, ObjectStatusResponse } from '../../../sha
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { ObjectSummary } from '../components/analysis/ObjectSummary';
-import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
-import { PipelinedCamera } from '../components/analysis/PipelinedCamera';
+import { CameraOrPhoto } from '../components/analysis/CameraOrPhoto';
 import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
@@ -134,36 +133,24 @@ export default function Objects() {
 
         <div class="grid-2 analysis-layout">
           <div class="analysis-main">
-            <Show
-              when={source() === 'camera'}
-              fallback={
-                <PhotoAnalysis
-                  id="objects-photo"
-                  emptyText="Upload a photo to find the objects in it."
-                  ready={ready()}
-                  rerunKey={committed()}
-                  analyze={analyze}
-                  draw={draw}
-                  onResult={onResult}
-                  onError={onError}
-                  onPhoto={() => {
-                    setResult(null);
-                    setError(null);
-                  }}
-                />
-              }
-            >
-              <PipelinedCamera
-                label="Camera picture with detected objects"
-                facingMode="environment"
-                ready={ready()}
-                depth={depth}
-                analyze={analyze}
-                draw={draw}
-                onResult={onResult}
-                onError={onError}
-              />
-            </Show>
+            <CameraOrPhoto
+              source={source()}
+              photoId="objects-photo"
+              emptyText="Upload a photo to find the objects in it."
+              rerunKey={committed()}
+              onPhoto={() => {
+                setResult(null);
+                setError(null);
+              }}
+              cameraLabel="Camera picture with detected objects"
+              facingMode="environment"
+              ready={ready()}
+              depth={depth}
+              analyze={analyze}
+              draw={draw}
+              onResult={onResult}
+              onError={onError}
+            />
           </div>
 
           <div class="analysis-side-stack">

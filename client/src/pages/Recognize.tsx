@@ -6,13 +6,12 @@
  */
 import { createSignal, Show } from 'solid-js';
 import type { DetectionMethod, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
-import { PipelinedCamera } from '../components/analysis/PipelinedCamera';
+import { CameraOrPhoto } from '../components/analysis/CameraOrPhoto';
 import { AnalysisError, type AnalysisFailure } from '../components/analysis/AnalysisError';
 import { EngineChoice } from '../components/analysis/EngineChoice';
 import { OfflineOffer } from '../components/analysis/OfflineOffer';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { FaceGrid, FaceList, GRID_MIN_FACES } from '../components/analysis/FaceResults';
-import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
 import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
 import { faceAnalyzer, type Place } from '../lib/analyze';
@@ -108,32 +107,21 @@ export default function Recognize() {
 
       <div class="grid-2 analysis-layout">
         <div class="analysis-main">
-          <Show
-            when={source() === 'camera'}
-            fallback={
-              <PhotoAnalysis
-                id="recognize-photo"
-                emptyText="Upload a photo to see who is in it."
-                analyze={analyze}
-                draw={draw}
-                onResult={onResult}
-                onError={onError}
-                onPhoto={() => {
-                  setShown(null);
-                  setError(null);
-                }}
-              />
-            }
-          >
-            <PipelinedCamera
-              label="Camera picture with recognised faces"
-              depth={depth}
-              analyze={analyze}
-              draw={draw}
-              onResult={onResult}
-              onError={onError}
-            />
-          </Show>
+          <CameraOrPhoto
+            source={source()}
+            photoId="recognize-photo"
+            emptyText="Upload a photo to see who is in it."
+            onPhoto={() => {
+              setShown(null);
+              setError(null);
+            }}
+            cameraLabel="Camera picture with recognised faces"
+            depth={depth}
+            analyze={analyze}
+            draw={draw}
+            onResult={onResult}
+            onError={onError}
+          />
 
           <h2>
             Faces found <Show when={shown()}>({faces().length})</Show>

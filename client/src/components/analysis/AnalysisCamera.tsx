@@ -6,8 +6,8 @@
 import { createSignal, onMount } from 'solid-js';
 import { markLiveFrame } from '../../lib/analyze';
 import { createCamera } from '../../lib/camera';
-import { createLiveLoop, formatFps } from './live-loop';
-import { LiveStage } from './LiveStage';
+import { drawThenReport, FpsLiveStage } from './FpsLiveStage';
+import { createLiveLoop } from './live-loop';
 
 export interface AnalysisCameraProps<T> {
   /** The video's accessible name. */
@@ -26,6 +26,7 @@ export function AnalysisCamera<T>(props: AnalysisCameraProps<T>) {
   const camera = createCamera({ facingMode: props.facingMode ?? 'user' });
   const [overlay, setOverlay] = createSignal<HTMLCanvasElement>();
   onMount(() => void camera.start());
+  const report = drawThenReport(overlay, props);
 
   const loop = createLiveLoop<{ result: T; frame: HTMLCanvasElement }>({
     active: () => camera.state() === 'live' && (props.ready ?? true),
@@ -36,25 +37,18 @@ export function AnalysisCamera<T>(props: AnalysisCameraProps<T>) {
       markLiveFrame(frame.canvas);
       return { result: await props.analyze(frame.canvas, signal), frame: frame.canvas };
     },
-    onResult: ({ result, frame }) => {
-      const o = overlay();
-      if (o) props.draw(o, frame, result);
-      props.onResult(result, frame);
-    },
+    onResult: ({ result, frame }) => report(result, frame),
     onError: (err) => props.onError(err),
   });
 
   return (
-    <LiveStage
+    <FpsLiveStage
       camera={camera}
       label={props.label}
       overlayRef={setOverlay}
       running={loop.running()}
-      status={loop.running() ? 'Live' : (props.ready ?? true) ? 'Paused' : 'Waiting'}
-    >
-      <span data-testid="fps" title="Analysed frames per second">
-        {formatFps(loop.fps())}
-      </span>
-    </LiveStage>
+      fps={loop.fps()}
+      ready={props.ready}
+    />
   );
 }

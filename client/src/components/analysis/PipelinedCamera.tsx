@@ -7,23 +7,13 @@
 import { createSignal, onMount } from 'solid-js';
 import { markLiveFrame } from '../../lib/analyze';
 import { createCamera } from '../../lib/camera';
+import type { AnalysisCameraProps } from './AnalysisCamera';
 import { createPipelinedLoop } from './frame-pipeline';
-import { formatFps } from './live-loop';
-import { LiveStage } from './LiveStage';
+import { drawThenReport, FpsLiveStage } from './FpsLiveStage';
 
-export interface PipelinedCameraProps<T> {
-  /** The video's accessible name. */
-  label: string;
-  facingMode?: 'user' | 'environment';
-  /** Extra condition to analyse (e.g. the detector has loaded); the picture shows either way. */
-  ready?: boolean;
+export interface PipelinedCameraProps<T> extends AnalysisCameraProps<T> {
   /** Frames analysed at once, read before each frame is sent: 2 keeps an engine busy, 1 waits for each answer. */
   depth: () => number;
-  analyze: (frame: HTMLCanvasElement, signal: AbortSignal) => Promise<T>;
-  /** Draws a result over the picture; the overlay has the frame's pixel size. */
-  draw: (overlay: HTMLCanvasElement, frame: HTMLCanvasElement, result: T) => void;
-  onResult: (result: T, frame: HTMLCanvasElement) => void;
-  onError: (err: unknown) => void;
 }
 
 export function PipelinedCamera<T>(props: PipelinedCameraProps<T>) {
@@ -41,25 +31,18 @@ export function PipelinedCamera<T>(props: PipelinedCameraProps<T>) {
     },
     analyze: (frame, signal) => props.analyze(frame, signal),
     depth: () => props.depth(),
-    onResult: (result, frame) => {
-      const o = overlay();
-      if (o) props.draw(o, frame, result);
-      props.onResult(result, frame);
-    },
+    onResult: drawThenReport(overlay, props),
     onError: (err) => props.onError(err),
   });
 
   return (
-    <LiveStage
+    <FpsLiveStage
       camera={camera}
       label={props.label}
       overlayRef={setOverlay}
       running={loop.running()}
-      status={loop.running() ? 'Live' : (props.ready ?? true) ? 'Paused' : 'Waiting'}
-    >
-      <span data-testid="fps" title="Analysed frames per second">
-        {formatFps(loop.fps())}
-      </span>
-    </LiveStage>
+      fps={loop.fps()}
+      ready={props.ready}
+    />
   );
 }
