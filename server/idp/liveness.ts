@@ -6,11 +6,10 @@
  * As Human runs them: the face crop as RGB floats 0..1, resized bilinearly to the model's input (128x128 for
  * antispoof, 32x32 for liveness); the score is the first output value, higher meaning real / live.
  */
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { GraphModel, io } from '@tensorflow/tfjs';
+import type { GraphModel } from '@tensorflow/tfjs';
 import sharp from 'sharp';
-import { tfjsWasm } from '../model-server/tfjs-wasm.js';
+import { loadGraphModelFile, tfjsWasm } from '../model-server/tfjs-wasm.js';
 
 export interface FaceBox {
   x: number;
@@ -29,34 +28,6 @@ export interface LivenessScores {
 export interface LivenessChecker {
   /** Scores of the face at `box` in `image` (JPEG or PNG bytes). Throws when the models cannot run. */
   score(image: Buffer, box: FaceBox): Promise<LivenessScores>;
-}
-
-interface ModelJson {
-  modelTopology: unknown;
-  weightsManifest: { paths: string[]; weights: io.WeightsManifestEntry[] }[];
-  format?: string;
-  generatedBy?: string;
-  convertedBy?: string | null;
-  signature?: unknown;
-}
-
-/** Reads a tfjs graph model from disk (tf.loadGraphModel only fetches URLs). */
-async function loadGraph(file: string): Promise<GraphModel> {
-  const tf = await tfjsWasm();
-  const json = JSON.parse(await fs.readFile(file, 'utf8')) as ModelJson;
-  const parts: Buffer[] = [];
-  for (const group of json.weightsManifest) for (const p of group.paths) parts.push(await fs.readFile(path.join(path.dirname(file), p)));
-  const all = Buffer.concat(parts);
-  const artifacts: io.ModelArtifacts = {
-    modelTopology: json.modelTopology as io.ModelArtifacts['modelTopology'],
-    weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
-    weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer,
-    format: json.format,
-    generatedBy: json.generatedBy,
-    convertedBy: json.convertedBy ?? undefined,
-    signature: json.signature as object | undefined,
-  };
-  return tf.loadGraphModel({ load: async () => artifacts });
 }
 
 /** The face crop (clipped to the image) as RGB floats 0..1, `side` x `side`. */
@@ -86,8 +57,8 @@ export function createLivenessChecker(modelDir: string): LivenessChecker {
   let models: Promise<{ antispoof: GraphModel; liveness: GraphModel }> | null = null;
   const load = () => {
     models ??= (async () => ({
-      antispoof: await loadGraph(path.join(modelDir, 'antispoof.json')),
-      liveness: await loadGraph(path.join(modelDir, 'liveness.json')),
+      antispoof: await loadGraphModelFile(path.join(modelDir, 'antispoof.json')),
+      liveness: await loadGraphModelFile(path.join(modelDir, 'liveness.json')),
     }))().catch((err: unknown) => {
       models = null;
       throw err;

@@ -5,11 +5,9 @@
  * [N, 200, 4] as [y_min, x_min, y_max, x_max] normalised, `scores` [N, 200], `num_boxes` [N] (NMS inside the
  * graph). This adapter takes the SSD request tensor (NCHW, BGR, floats 0..255) and answers SSD detection rows.
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import type { GraphModel, io } from '@tensorflow/tfjs';
+import type { GraphModel } from '@tensorflow/tfjs';
 import { SSD_ROW } from '../../shared/vision/ssd-face.js';
-import { tfjsWasm } from './tfjs-wasm.js';
+import { loadGraphModelFile, tfjsWasm } from './tfjs-wasm.js';
 
 /** A detector the model server can serve: one image in, SSD rows out. */
 export interface SsdBackend {
@@ -37,39 +35,9 @@ export interface FaceBoxesOptions {
   minScore?: number;
 }
 
-interface ModelJson {
-  modelTopology: unknown;
-  weightsManifest: { paths: string[]; weights: io.WeightsManifestEntry[] }[];
-  format?: string;
-  generatedBy?: string;
-  convertedBy?: string;
-  signature?: unknown;
-}
-
-/** Reads a tfjs graph model from disk (tf.loadGraphModel only fetches URLs). */
-async function readModel(modelPath: string): Promise<io.ModelArtifacts> {
-  const json = JSON.parse(await fs.readFile(modelPath, 'utf8')) as ModelJson;
-  const dir = path.dirname(modelPath);
-  const buffers: Buffer[] = [];
-  for (const group of json.weightsManifest) {
-    for (const p of group.paths) buffers.push(await fs.readFile(path.join(dir, p)));
-  }
-  const all = Buffer.concat(buffers);
-  return {
-    modelTopology: json.modelTopology as io.ModelArtifacts['modelTopology'],
-    weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
-    weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer,
-    format: json.format,
-    generatedBy: json.generatedBy,
-    convertedBy: json.convertedBy ?? undefined,
-    signature: json.signature as object | undefined,
-  };
-}
-
 export async function loadFaceBoxes(options: FaceBoxesOptions): Promise<SsdBackend> {
   const tf = await tfjsWasm();
-  const artifacts = await readModel(options.modelPath);
-  const model: GraphModel = await tf.loadGraphModel({ load: async () => artifacts });
+  const model: GraphModel = await loadGraphModelFile(options.modelPath);
   const detectSize = options.detectSize ?? 512;
   const minScore = options.minScore ?? 0.01;
   // One inference at a time: the WASM backend is single-threaded, interleaving only raises peak memory.
