@@ -8,7 +8,7 @@ import { createEmbeddingEngine, type EmbeddingEngine } from '../../../shared/emb
 import { rgbToGray } from '../../../shared/image/ops';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
 import { decodeEmbeddingsFile, decodeLbphFile, trained, trainedSet } from '../../../shared/recognition/model-files';
-import { detectOptionsOf, FacePipeline, windowFor, type Trained } from '../../../shared/recognition/pipeline';
+import { detectOptionsOf, FacePipeline, ruleFor, type Trained } from '../../../shared/recognition/pipeline';
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training';
 import { parseHaarCascade, type HaarCascade } from '../../../shared/vision/haar-cascade';
 import { haarScanFor } from '../../../shared/vision/haar-wasm';
@@ -140,7 +140,7 @@ export class FaceEngine {
       trained: used,
       detectMs,
       recognizeMs,
-    } = await this.pipeline.recognize(frame, { recognizer, window: windowFor(recognizer, options.windows) });
+    } = await this.pipeline.recognize(frame, { recognizer, rule: ruleFor(recognizer, options.rules) });
     return { faces, count: faces.length, detection_method: 'local', recognition_model: recognizer, trained: used, detectMs, recognizeMs };
   }
 

@@ -4,7 +4,7 @@
  * ImageBitmaps (no copy); every result carries the time the worker spent on it.
  */
 import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
-import type { DistanceWindow } from '../../../shared/recognition/confidence';
+import type { DecisionRule } from '../../../shared/recognition/decision';
 import type { CascadeParams } from '../../../shared/recognition/pipeline';
 import type { ChatFacialFeatures } from '../../../shared/vision/facial-features';
 import type { FeatureCascadeUrls } from './features';
@@ -89,8 +89,11 @@ export interface SetModelResult {
 
 export interface RecognizeOptions {
   recognition_model?: RecognitionModel;
-  /** Known/unknown distance windows (defaults: LBPH 4..85, embedding 0..0.6, as the server's). */
-  windows?: { lbph?: DistanceWindow; embedding?: DistanceWindow };
+  /**
+   * The decision rule per recognizer, the server's (GET /api/models/thresholds, with a site's thresholds); where
+   * not given, the calibrated default (shared/recognition/rules.ts), as the server's own default.
+   */
+  rules?: { lbph?: DecisionRule; embedding?: DecisionRule };
   /** Also each face's eyes, smile and eyeglasses (as the server's chat analysis gives them). */
   features?: boolean;
 }

@@ -8,6 +8,7 @@
 import type { FaceResult } from '../../../shared/api/index';
 import { objectDisplayName } from '../../../shared/objects/classes';
 import type { DetectedObject } from '../../../shared/objects/types';
+import { overlayText, type ShownFace, TONE_COLORS, toneOf } from './face-words';
 import { layoutLabels, type Rect } from './label-layout';
 
 /** A stable, distinct colour per class id (golden-angle hues). */
@@ -16,14 +17,23 @@ export function classColor(classId: number): string {
 }
 
 /**
- * A filled tag with white text above the point (below it at the top edge, or when asked), kept inside the canvas
- * so a box at an edge does not cut its name off.
+ * A filled tag with white text (or `ink`) above the point (below it at the top edge, or when asked), kept inside
+ * the canvas so a box at an edge does not cut its name off.
  */
-export function tag(ctx: CanvasRenderingContext2D, text: string, x: number, y: number, color: string, px: number, below = false): void {
+export function tag(
+  ctx: CanvasRenderingContext2D,
+  text: string,
+  x: number,
+  y: number,
+  color: string,
+  px: number,
+  below = false,
+  ink = '#fff',
+): void {
   const { w, h } = tagSize(ctx, text, px);
   const top = Math.min(ctx.canvas.height - h, below || y - h < 0 ? y : y - h);
   const left = Math.max(0, Math.min(x, ctx.canvas.width - w));
-  drawTag(ctx, text, { left, top, w, h }, color, px);
+  drawTag(ctx, text, { left, top, w, h }, color, px, ink);
 }
 
 /** A tag's size for this text at `px`. */
@@ -33,12 +43,12 @@ function tagSize(ctx: CanvasRenderingContext2D, text: string, px: number): { w: 
   return { w: Math.min(ctx.canvas.width, ctx.measureText(text).width + 2 * pad), h: px + pad };
 }
 
-function drawTag(ctx: CanvasRenderingContext2D, text: string, { left, top, w, h }: Rect, color: string, px: number): void {
+function drawTag(ctx: CanvasRenderingContext2D, text: string, { left, top, w, h }: Rect, color: string, px: number, ink = '#fff'): void {
   ctx.font = `600 ${px}px system-ui, sans-serif`;
   const pad = Math.round(px / 3);
   ctx.fillStyle = color;
   ctx.fillRect(left, top, w, h);
-  ctx.fillStyle = '#fff';
+  ctx.fillStyle = ink;
   ctx.textBaseline = 'middle';
   ctx.fillText(text, left + pad, top + h / 2, w - 2 * pad);
 }
@@ -67,6 +77,8 @@ interface BoxLabel {
   text: string;
   box: { x: number; y: number; w: number; h: number };
   color: string;
+  /** The text's colour (white where not given). */
+  ink?: string;
 }
 
 /** The labels of all boxes, drawn after the boxes and placed so that none covers another (label-layout.ts). */
@@ -77,11 +89,12 @@ function labels(ctx: CanvasRenderingContext2D, items: readonly BoxLabel[]): void
     ctx.canvas.width,
     ctx.canvas.height,
   );
-  for (const [i, l] of items.entries()) drawTag(ctx, l.text, places[i], l.color, px);
+  for (const [i, l] of items.entries()) drawTag(ctx, l.text, places[i], l.color, px, l.ink);
 }
 
-export function faceText(face: FaceResult): string {
-  return face.label === 'unknown' ? 'unknown' : `${face.label} ${Math.round(face.confidence)}%`;
+/** A face's label on the picture (lib/face-words.ts): "alice 87%", "probably alice 64%", "unknown (nearest: bob, 48%)". */
+export function faceText(face: ShownFace): string {
+  return overlayText(face);
 }
 
 export function drawFaces(canvas: HTMLCanvasElement, width: number, height: number, faces: readonly FaceResult[]): void {
@@ -90,15 +103,16 @@ export function drawFaces(canvas: HTMLCanvasElement, width: number, height: numb
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, width, height);
   const s = scaleFor(width);
-  const color = (f: FaceResult) => (f.label === 'unknown' ? '#e63946' : '#2a9d8f');
+  // Green when sure, amber when unsure, grey when not named.
+  const colors = (f: ShownFace) => TONE_COLORS[toneOf(f)];
   for (const f of faces) {
-    ctx.strokeStyle = color(f);
+    ctx.strokeStyle = colors(f).fill;
     ctx.lineWidth = 3 * s;
     ctx.strokeRect(f.x, f.y, f.w, f.h);
   }
   labels(
     ctx,
-    faces.map((f) => ({ text: faceText(f), box: f, color: color(f) })),
+    faces.map((f) => ({ text: faceText(f), box: f, color: colors(f).fill, ink: colors(f).text })),
   );
 }
 

@@ -4,15 +4,25 @@
  * are one entry ("7 unknown faces"), opened on demand (face-groups.ts).
  */
 import { createEffect, createMemo, For, Index, Show } from 'solid-js';
-import type { FaceResult, UnknownReason } from '../../../../shared/api/index';
-import { type FaceEntry, groupFaces, isKnown, UNKNOWN_TEXT, unknownText } from './face-groups';
+import type { FaceResult } from '../../../../shared/api/index';
+import {
+  candidateText,
+  isKnown,
+  nameText,
+  percent,
+  type Reason,
+  reasonOf,
+  REASON_WORDS,
+  reasonWords,
+  type ShownFace,
+  toneOf,
+} from '../../lib/face-words';
+import { type FaceEntry, groupFaces } from './face-groups';
 
 /** A group photo gets the grid of face cards from this many faces on. */
 export const GRID_MIN_FACES = 3;
 
-export function percent(confidence: number): string {
-  return `${Math.round(confidence)}%`;
-}
+export { percent };
 
 type Group = Extract<FaceEntry, { kind: 'group' }>;
 
@@ -27,26 +37,63 @@ function entriesOf(faces: () => readonly FaceResult[]) {
   const reasons = createMemo(() => groups().map((g) => g.reason), undefined, {
     equals: (a, b) => a.length === b.length && a.every((r, i) => r === b[i]),
   });
-  const group = (reason: UnknownReason): Group => groups().find((g) => g.reason === reason) ?? { kind: 'group', reason, faces: [] };
+  const group = (reason: Reason): Group => groups().find((g) => g.reason === reason) ?? { kind: 'group', reason, faces: [] };
   return { singles, reasons, group };
 }
 
-function FaceLine(props: { face: FaceResult }) {
+/** Who the face is ("alice", amber "probably alice", "unknown") and its score. */
+function FaceName(props: { face: ShownFace }) {
+  return (
+    <>
+      <strong class="face-label">{nameText(props.face)}</strong>
+      <span class="face-confidence">{percent(props.face.confidence)} match</span>
+    </>
+  );
+}
+
+/** Why an unsure face is unsure; an unknown face's nearest person and why it was not named. */
+function FaceWhy(props: { face: ShownFace }) {
+  return (
+    <>
+      <Show when={toneOf(props.face) === 'unsure'}>
+        <span class="muted face-hint" data-testid="face-unsure">
+          Unsure: close to the limit, or close to someone else.
+        </span>
+      </Show>
+      <Show when={candidateText(props.face)}>
+        {(text) => (
+          <span class="face-candidate" data-testid="face-candidate">
+            {text()}
+          </span>
+        )}
+      </Show>
+      <Show when={!isKnown(props.face)}>
+        <span class="muted face-hint" data-testid="face-reason" data-reason={reasonOf(props.face)}>
+          {reasonWords(props.face)}
+        </span>
+      </Show>
+    </>
+  );
+}
+
+/** The tone as classes: the colour of the line's or card's edge and of an unsure name. */
+function toneClasses(face: ShownFace): Record<string, boolean> {
+  const tone = toneOf(face);
+  return { 'face-unsure': tone === 'unsure', unknown: tone === 'unknown' };
+}
+
+function FaceLine(props: { face: ShownFace }) {
   return (
     <li
       class="face-result"
-      classList={{ unknown: !isKnown(props.face) }}
+      classList={toneClasses(props.face)}
       data-testid="face-result"
+      data-tone={toneOf(props.face)}
       data-box={`${props.face.x},${props.face.y},${props.face.w},${props.face.h}`}
     >
       <span class="face-dot" aria-hidden="true" />
-      <strong class="face-label">{props.face.label}</strong>
-      <span class="face-confidence">{percent(props.face.confidence)} match</span>
-      <Show when={!isKnown(props.face)}>
-        <span class="muted face-hint" data-testid="face-reason" data-reason={props.face.reason ?? 'no_match'}>
-          {unknownText(props.face)}
-        </span>
-      </Show>
+      <FaceName face={props.face} />
+      <FaceWhy face={props.face} />
     </li>
   );
 }
@@ -55,7 +102,7 @@ function FaceLine(props: { face: FaceResult }) {
 function GroupSummary(props: { group: Group }) {
   return (
     <summary class="face-group-summary" data-testid="face-group-summary">
-      <strong>{props.group.faces.length} unknown faces</strong> <span class="muted face-hint">{UNKNOWN_TEXT[props.group.reason]}</span>
+      <strong>{props.group.faces.length} unknown faces</strong> <span class="muted face-hint">{REASON_WORDS[props.group.reason]}</span>
     </summary>
   );
 }
@@ -93,15 +140,15 @@ function FaceCrop(props: { frame: HTMLCanvasElement; face: FaceResult }) {
   return <canvas ref={canvas} class="face-crop" role="img" aria-label={`Face of ${props.face.label}`} />;
 }
 
-function FaceCard(props: { face: FaceResult; frame: HTMLCanvasElement }) {
+function FaceCard(props: { face: ShownFace; frame: HTMLCanvasElement }) {
   return (
-    <li class="face-card" classList={{ unknown: !isKnown(props.face) }} data-testid="face-card">
+    <li class="face-card" classList={toneClasses(props.face)} data-testid="face-card" data-tone={toneOf(props.face)}>
       <FaceCrop frame={props.frame} face={props.face} />
-      <strong class="face-label">{props.face.label}</strong>
-      <span>{percent(props.face.confidence)} match</span>
+      <FaceName face={props.face} />
       <span class="muted">
         {props.face.w} x {props.face.h} px
       </span>
+      <FaceWhy face={props.face} />
     </li>
   );
 }

@@ -1,33 +1,21 @@
 /**
- * What the pages say about faces, kept out of the components so it is tested on its own: why a face is unknown in
- * words (the API's `reason`), and identical unknown faces gathered into one group (a crowd of strangers is one
- * entry, "7 unknown faces", not seven identical ones pushing the rest of the page down).
+ * Identical unknown faces gathered into one group, kept out of the components so it is tested on its own: a crowd
+ * of strangers is one entry, "7 unknown faces", not seven identical ones pushing the rest of the page down. What a
+ * face says in words is lib/face-words.ts.
  */
-import type { FaceResult, UnknownReason } from '../../../../shared/api/index';
+import type { FaceResult } from '../../../../shared/api/index';
+import { isKnown, type Reason, REASON_WORDS, reasonOf, reasonWords } from '../../lib/face-words';
 
-/** Each reason as a person reads it. */
-export const UNKNOWN_TEXT: Record<UnknownReason, string> = {
-  not_trained: 'Not recognised: the model has not been trained yet.',
-  no_match: 'Not anyone the model was trained on.',
-  copy_of_training_image: 'This looks like an exact copy of a training photo; Lookout does not accept copies. Show a live face.',
-};
+export { isKnown, reasonOf };
 
-export function isKnown(face: FaceResult): boolean {
-  return face.label !== 'unknown';
-}
+/** Each reason as a person reads it (lib/face-words.ts holds the one mapping). */
+export const UNKNOWN_TEXT = REASON_WORDS;
 
-/** The reason of an unknown face; a result stored before reasons existed is taken as "no match". */
-export function reasonOf(face: FaceResult): UnknownReason {
-  return face.reason ?? 'no_match';
-}
-
-export function unknownText(face: FaceResult): string {
-  return UNKNOWN_TEXT[reasonOf(face)];
-}
+export const unknownText = reasonWords;
 
 export type FaceEntry =
   | { kind: 'face'; face: FaceResult; index: number }
-  | { kind: 'group'; reason: UnknownReason; faces: { face: FaceResult; index: number }[] };
+  | { kind: 'group'; reason: Reason; faces: { face: FaceResult; index: number }[] };
 
 /** Groups start at this many identical unknown faces; a single one stays a face of its own. */
 export const GROUP_MIN = 2;
@@ -38,7 +26,7 @@ export const GROUP_MIN = 2;
  */
 export function groupFaces(faces: readonly FaceResult[]): FaceEntry[] {
   const known: FaceEntry[] = [];
-  const byReason = new Map<UnknownReason, { face: FaceResult; index: number }[]>();
+  const byReason = new Map<Reason, { face: FaceResult; index: number }[]>();
   faces.forEach((face, index) => {
     if (isKnown(face)) known.push({ kind: 'face', face, index });
     else byReason.set(reasonOf(face), [...(byReason.get(reasonOf(face)) ?? []), { face, index }]);

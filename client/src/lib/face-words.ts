@@ -1,0 +1,76 @@
+/**
+ * What a face result says, in words and colour, for every place that shows one (the boxes on the picture, the list,
+ * the face cards): a name the recognizer is sure of in green, an unsure one in amber as "probably X", an unknown face
+ * in grey with the person it was nearest to ("nearest: X, 48%") and why it was not named. One mapping from the
+ * API's reason codes to short words, here; the API's own texts (UNKNOWN_REASONS) are for developers.
+ */
+import type { FaceResult, UnknownReason } from '../../../shared/api/index';
+
+export type Reason = UnknownReason;
+
+/** A face as shown: `certainty` and `candidate` are absent in answers (and stored results) from before them. */
+export type ShownFace = FaceResult;
+
+/** Each reason as a person reads it. */
+export const REASON_WORDS: Record<Reason, string> = {
+  not_trained: 'Not recognised: the model has not been trained yet.',
+  no_match: 'Not anyone the model was trained on.',
+  below_threshold: 'Not close enough to name: just past the limit for a match.',
+  ambiguous: 'Looks about as much like two people: Lookout will not guess.',
+  given_to_another_face: 'That person is already named on a closer face in this picture.',
+  copy_of_training_image: 'This looks like an exact copy of a training photo; Lookout does not accept copies. Show a live face.',
+};
+
+/** How sure the shown answer is: named and sure, named but unsure, or not named. */
+export type Tone = 'named' | 'unsure' | 'unknown';
+
+export function isKnown(face: FaceResult): boolean {
+  return face.label !== 'unknown';
+}
+
+/** A named face without `certainty` (an answer from before it) counts as sure, as it was shown then. */
+export function toneOf(face: ShownFace): Tone {
+  if (!isKnown(face)) return 'unknown';
+  return face.certainty === 'unsure' ? 'unsure' : 'named';
+}
+
+/**
+ * Colours of the boxes and their labels: `fill` behind `text`. Each pair keeps at least 4.5:1 contrast (WCAG AA for
+ * small text; face-words.test.ts checks it), and amber carries dark text since white on amber cannot.
+ */
+export const TONE_COLORS: Record<Tone, { fill: string; text: string }> = {
+  named: { fill: '#15803d', text: '#ffffff' },
+  unsure: { fill: '#f5b000', text: '#14151a' },
+  unknown: { fill: '#4b5563', text: '#ffffff' },
+};
+
+/** The reason of an unknown face; a result stored before reasons existed is taken as "no match". */
+export function reasonOf(face: FaceResult): Reason {
+  return (face.reason as Reason | undefined) ?? 'no_match';
+}
+
+export function reasonWords(face: FaceResult): string {
+  return REASON_WORDS[reasonOf(face)] ?? REASON_WORDS.no_match;
+}
+
+export function percent(confidence: number): string {
+  return `${Math.round(confidence)}%`;
+}
+
+/** Who the face is as shown: "alice", "probably alice", or "unknown". */
+export function nameText(face: ShownFace): string {
+  return toneOf(face) === 'unsure' ? `probably ${face.label}` : face.label;
+}
+
+/** "nearest: bob, 48%" for an unknown face that had a nearest person; null otherwise. */
+export function candidateText(face: ShownFace): string | null {
+  if (isKnown(face) || !face.candidate) return null;
+  return `nearest: ${face.candidate.label}, ${percent(face.candidate.confidence)}`;
+}
+
+/** The label on the picture: "alice 87%", "probably alice 64%", "unknown (nearest: bob, 48%)" or "unknown". */
+export function overlayText(face: ShownFace): string {
+  if (isKnown(face)) return `${nameText(face)} ${percent(face.confidence)}`;
+  const nearest = candidateText(face);
+  return nearest ? `unknown (${nearest})` : 'unknown';
+}
