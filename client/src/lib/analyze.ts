@@ -8,7 +8,14 @@ import { createRoot, createSignal } from 'solid-js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/index';
 import { canvasPixels } from '../engine/pixels';
 import { api } from './api';
-import { activeRecognitionModel, browserEngine, engineWithModels, startBrowserEngine, type BrowserEngineState } from './browser-engine';
+import {
+  activeRecognitionModel,
+  browserEngine,
+  engineRules,
+  engineWithModels,
+  startBrowserEngine,
+  type BrowserEngineState,
+} from './browser-engine';
 import { canvasToDataUrl, fitWithin } from './images';
 import { recordResult } from './results';
 import { serverStatus } from './server-status';
@@ -104,7 +111,7 @@ export const browserFaceAnalyzer: FaceAnalyzer = {
       timing: _timing,
       roundTripMs: _rt,
       ...response
-    } = await engine.recognize(await enginePixels(frame), { recognition_model: model });
+    } = await engine.recognize(await enginePixels(frame), { recognition_model: model, rules: engineRules() });
     throwIfAborted(signal);
     if (
       worthKeeping(

@@ -10,6 +10,7 @@ import { createRoot, createSignal } from 'solid-js';
 import type { RecognitionModel } from '../../../shared/api/index';
 import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
 import { ModelSync } from '../engine/model-sync';
+import { type EngineRules, RuleSync } from '../engine/rule-sync';
 import { authFetch } from '../auth/session';
 import { localModelStore, type LocalModel } from '../pwa/local-model';
 
@@ -45,6 +46,36 @@ let sync: ModelSync | null = null;
 
 const visible = () => document.visibilityState === 'visible';
 
+/** How often a running page asks for the server's decision rules (a site's thresholds change rarely). */
+export const RULES_CHECK_MS = 30_000;
+
+// The server's decision rules, kept on the device for offline use; read before the engine starts.
+const rules = new RuleSync({ fetch: authFetch, storage: typeof localStorage === 'undefined' ? null : localStorage });
+let rulesTimer: ReturnType<typeof setInterval> | null = null;
+
+/** The rules the in-browser engine names faces with (the server's, the kept copy offline; {}: the defaults). */
+export function engineRules(): EngineRules {
+  return rules.rules;
+}
+
+/** Asks the server for its decision rules now (after a change on the Models page, say). */
+export function refreshEngineRules(): Promise<EngineRules> {
+  return rules.check();
+}
+
+function startRuleSync(): void {
+  if (rulesTimer !== null) return;
+  void rules.ensureChecked();
+  rulesTimer = setInterval(() => {
+    if (visible()) void rules.check();
+  }, RULES_CHECK_MS);
+  const now = () => {
+    if (visible()) void rules.check();
+  };
+  document.addEventListener('visibilitychange', now);
+  window.addEventListener('focus', now);
+}
+
 /** The engine's model sync, started with the engine: on its timer, and at once when the page is shown again. */
 function startModelSync(engine: EngineClient): ModelSync {
   const s = new ModelSync({
@@ -75,6 +106,7 @@ export function startBrowserEngine(): Promise<EngineClient> {
       store.setInfo(init);
       store.setState('ready');
       sync = startModelSync(engine);
+      startRuleSync();
       // Fetched now, so the first frame rarely waits; a failure is reported by the frame that needs them.
       void sync.check().catch(() => undefined);
       return engine;
@@ -92,7 +124,8 @@ export function startBrowserEngine(): Promise<EngineClient> {
 /** The engine with trained models installed (the first check's, at least), ready to recognise. */
 export async function engineWithModels(): Promise<EngineClient> {
   const engine = await startBrowserEngine();
-  await sync!.ensureLoaded();
+  // The first answer of the rules too (it never rejects: offline, the kept or default rules apply).
+  await Promise.all([sync!.ensureLoaded(), rules.ensureChecked()]);
   return engine;
 }
 
