@@ -1,5 +1,6 @@
 /**
- * Model configuration: which recognizer and which face detection method the server uses. Each option says
+ * Model configuration: which recognizer and which face detection method the server uses, and each recognizer's
+ * thresholds (components/config/Thresholds.tsx). Each option says
  * whether it can be chosen and, when not, why; a choice applies at once (no restart) and the shared status is
  * refreshed so the dashboard shows it. The page keeps asking, since the embedding recognizer loads in the
  * background after start and the remote model server can come and go.
@@ -7,6 +8,7 @@
 import { createSignal, onCleanup, onMount, Show } from 'solid-js';
 import type { DetectionMethod, ModelsAvailableResponse, ModelsConfigResponse, RecognitionModel } from '../../../shared/api/index';
 import { ChoiceGroup, type Choice } from '../components/config/ChoiceGroup';
+import { Thresholds } from '../components/config/Thresholds';
 import { DETECTION_TEXT, formatWhen, RECOGNITION_TEXT, REMOTE_STATUS_TEXT } from '../components/config/descriptions';
 import { Notice, type NoticeKind } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
@@ -191,6 +193,8 @@ export default function ModelConfig() {
           </p>
         </Show>
       </Show>
+
+      <Thresholds active={available()?.recognition_models.find((m) => m.active)?.name} />
     </section>
   );
 }

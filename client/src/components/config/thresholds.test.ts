@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { change, defaultText, formValue, isOverridden, type RecognizerThresholds, resetOf, updateOf } from './thresholds';
+
+const lbph: RecognizerThresholds = {
+  min: 4,
+  max: 70,
+  sure_max: 70,
+  near_max: 100,
+  ratio_max: null,
+  verify_max: 70,
+  defaults: { max: 85, sure_max: 75, near_max: 100, ratio_max: null, verify_max: 75 },
+  overridden: ['max'],
+};
+
+const embedding: RecognizerThresholds = {
+  min: 0,
+  max: 0.5,
+  sure_max: 0.42,
+  near_max: 0.6,
+  ratio_max: 0.87,
+  verify_max: 0.45,
+  defaults: { max: 0.5, sure_max: 0.42, near_max: 0.6, ratio_max: 0.87, verify_max: 0.45 },
+  overridden: {},
+};
+
+const form = (entry: RecognizerThresholds, changes: Record<string, string> = {}) => ({
+  max: formValue(entry, 'max'),
+  sure_max: formValue(entry, 'sure_max'),
+  ratio_max: formValue(entry, 'ratio_max'),
+  verify_max: formValue(entry, 'verify_max'),
+  ...changes,
+});
+
+describe('updateOf', () => {
+  it('sends only what was changed, so bounds left alone follow a moved limit', () => {
+    expect(updateOf('embedding', embedding, form(embedding, { max: '0.45' }))).toEqual({
+      update: { recognizer: 'embedding', max: 0.45 },
+      changed: 1,
+    });
+    expect(updateOf('lbph', lbph, form(lbph))).toEqual({ update: { recognizer: 'lbph' }, changed: 0 });
+  });
+
+  it('shows a margin rule that is off as 1, and sends 1 to switch it off', () => {
+    expect(formValue(lbph, 'ratio_max')).toBe('1');
+    expect(updateOf('embedding', embedding, form(embedding, { ratio_max: '1' }))).toMatchObject({ update: { ratio_max: 1 } });
+  });
+
+  it('says why a value cannot be sent', () => {
+    expect(updateOf('lbph', lbph, form(lbph, { max: '' }))).toEqual({ problem: 'Limit must be a number of at least 0.' });
+    expect(updateOf('lbph', lbph, form(lbph, { max: '-3' }))).toMatchObject({ problem: expect.stringMatching(/^Limit/) });
+    expect(updateOf('embedding', embedding, form(embedding, { ratio_max: '1.5' }))).toMatchObject({
+      problem: expect.stringMatching(/^Margin ratio must be above 0 and at most 1/),
+    });
+  });
+});
+
+describe('words', () => {
+  it('gives each value its default, and says which are the site’s own', () => {
+    expect(defaultText(lbph, 'max')).toBe('Default: 85');
+    expect(defaultText(lbph, 'ratio_max')).toBe('Default: off');
+    expect(defaultText(embedding, 'ratio_max')).toBe('Default: 0.87');
+    expect(isOverridden(lbph, 'max')).toBe(true);
+    expect(isOverridden(lbph, 'sure_max')).toBe(false);
+    expect(isOverridden({ ...embedding, overridden: { verify_max: true } }, 'verify_max')).toBe(true);
+  });
+
+  it('puts every value back to its default on reset', () => {
+    expect(resetOf('lbph')).toEqual({ recognizer: 'lbph', max: null, sure_max: null, ratio_max: null, verify_max: null });
+  });
+
+  it('shows a preview count as before → after', () => {
+    expect(change(12, 9)).toBe('12 → 9');
+    expect(change(3, 3)).toBe('3, unchanged');
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The recognizers' thresholds on the Models page, apart from the markup so they are tested on their own: the
+ * editable fields with their words, the form's values read back as the request (only what was changed; null puts a
+ * value back to its default), and a preview's counts as "before -> after".
+ *
+ * Shapes of GET/PUT /api/models/thresholds and POST /api/models/thresholds/preview (snake_case, as on the wire).
+ */
+import type { RecognitionModel } from '../../../../shared/api/index';
+
+/** The values a site may set. `ratio_max` null: the margin rule is off. */
+export interface ThresholdValues {
+  max: number;
+  sure_max: number;
+  ratio_max: number | null;
+  verify_max: number;
+}
+
+export interface RecognizerThresholds extends ThresholdValues {
+  min?: number;
+  near_max: number;
+  defaults: Partial<ThresholdValues> & { near_max?: number };
+  /** Which values are the site's own (a list of keys, or a flag per key). */
+  overridden?: string[] | Partial<Record<string, boolean>>;
+  descriptor_model?: string;
+}
+
+export type ThresholdsResponse = Record<RecognitionModel, RecognizerThresholds>;
+
+export type ThresholdKey = keyof ThresholdValues;
+
+export type ThresholdsUpdate = { recognizer: RecognitionModel } & { [K in ThresholdKey]?: ThresholdValues[K] | null };
+
+export interface OutcomeCounts {
+  named: number;
+  wrong: number;
+  unsure: number;
+  unknown: number;
+}
+
+export interface ThresholdsPreview {
+  enrolled: { before: OutcomeCounts; after: OutcomeCounts };
+  recent: { before: OutcomeCounts; after: OutcomeCounts; not_reevaluated?: number };
+}
+
+export interface ThresholdField {
+  key: ThresholdKey;
+  label: string;
+  hint: string;
+}
+
+/** The fields in the order shown, with words for people (distances: lower is closer). */
+export const THRESHOLD_FIELDS: readonly ThresholdField[] = [
+  { key: 'max', label: 'Limit', hint: 'The largest distance at which a face is still named. Lower: fewer strangers named.' },
+  {
+    key: 'sure_max',
+    label: 'Sure up to',
+    hint: 'Named faces up to here are sure (green); between here and the limit, "probably" (amber).',
+  },
+  {
+    key: 'ratio_max',
+    label: 'Margin ratio',
+    hint: 'A name only when the nearest person is clearly nearer than the next: nearest / next at most this. 1 switches it off.',
+  },
+  { key: 'verify_max', label: 'Verification limit', hint: 'For checking one claimed person (sign-in): stricter than the limit.' },
+];
+
+/** Steps of the number inputs: LBPH distances are in the tens, embedding distances below 2. */
+export function stepOf(recognizer: RecognitionModel, key: ThresholdKey): number {
+  if (key === 'ratio_max') return 0.01;
+  return recognizer === 'lbph' ? 1 : 0.01;
+}
+
+/** A value as the form shows it ("" for a margin rule that is off). */
+export function shown(value: number | null | undefined): string {
+  return value === null || value === undefined ? '' : String(Math.round(value * 1000) / 1000);
+}
+
+/** The margin rule off reads as 1 in the form (d1 / d2 never exceeds 1), as the server takes it. */
+export function formValue(entry: ThresholdValues, key: ThresholdKey): string {
+  return key === 'ratio_max' && entry.ratio_max === null ? '1' : shown(entry[key]);
+}
+
+export function isOverridden(entry: RecognizerThresholds, key: ThresholdKey): boolean {
+  const o = entry.overridden;
+  if (Array.isArray(o)) return o.includes(key);
+  return o?.[key] === true;
+}
+
+export function anyOverridden(entry: RecognizerThresholds): boolean {
+  return THRESHOLD_FIELDS.some((f) => isOverridden(entry, f.key));
+}
+
+/** "Default: 85" (or "Default: off" for a margin rule that is off by default). */
+export function defaultText(entry: RecognizerThresholds, key: ThresholdKey): string {
+  const d = entry.defaults[key];
+  if (key === 'ratio_max' && (d === null || d === 1)) return 'Default: off';
+  return d === undefined ? '' : `Default: ${shown(d)}`;
+}
+
+/**
+ * The request for the form's values: only the fields changed from what the server holds (so an untouched bound
+ * follows a moved limit), or why the form cannot be sent.
+ */
+export function updateOf(
+  recognizer: RecognitionModel,
+  entry: RecognizerThresholds,
+  form: Partial<Record<ThresholdKey, string>>,
+): { update: ThresholdsUpdate; changed: number } | { problem: string } {
+  const update: ThresholdsUpdate = { recognizer };
+  let changed = 0;
+  for (const { key, label } of THRESHOLD_FIELDS) {
+    const text = form[key]?.trim();
+    if (text === undefined || text === formValue(entry, key)) continue;
+    const value = Number(text);
+    if (text === '' || !Number.isFinite(value) || value < 0) return { problem: `${label} must be a number of at least 0.` };
+    if (key === 'ratio_max' && !(value > 0 && value <= 1)) return { problem: `${label} must be above 0 and at most 1 (1: off).` };
+    update[key] = value;
+    changed += 1;
+  }
+  return { update, changed };
+}
+
+/** Every value back to its default. */
+export function resetOf(recognizer: RecognitionModel): ThresholdsUpdate {
+  return { recognizer, max: null, sure_max: null, ratio_max: null, verify_max: null };
+}
+
+export const OUTCOMES: readonly { key: keyof OutcomeCounts; label: string }[] = [
+  { key: 'named', label: 'Named right' },
+  { key: 'wrong', label: 'Named wrong' },
+  { key: 'unsure', label: 'Unsure ("probably")' },
+  { key: 'unknown', label: 'Unknown' },
+];
+
+/** "12 → 9" (or "12, unchanged"). */
+export function change(before: number, after: number): string {
+  return before === after ? `${before}, unchanged` : `${before} → ${after}`;
+}
