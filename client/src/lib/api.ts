@@ -7,9 +7,8 @@
 // The client module itself, not the index: the index's schemas (zod) would come into the app's bundle
 // (shared/api/client-bundle.test.ts).
 import { createLookoutClient, LookoutError, type RequestOf, type ResponseOf } from '../../../shared/api/client';
-import type { DetectionMethod, ReadyResponse, RecognitionModel, RouteName } from '../../../shared/api/index';
+import type { DetectionMethod, ReadyResponse, RecognitionModel, RouteName, ThresholdsRequest } from '../../../shared/api/index';
 import { authFetch } from '../auth/session';
-import type { ThresholdsPreview, ThresholdsResponse, ThresholdsUpdate } from '../components/config/thresholds';
 
 export const UNREACHABLE_MESSAGE = 'Cannot reach the Lookout server. Check that it is running and that this device is online.';
 
@@ -58,27 +57,6 @@ async function call<N extends RouteName>(name: N, input: Input<N>, init?: Reques
   return (await send(name, input, init)).json() as Promise<ResponseOf<N>>;
 }
 
-/** A JSON request by path, its failures as `call`'s (for endpoints the route table does not list yet). */
-async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
-  let res: Response;
-  try {
-    res = await authFetch(path, init);
-  } catch {
-    throw new ApiFailure(UNREACHABLE_MESSAGE, 0, 'network');
-  }
-  if (res.ok) return (await res.json()) as T;
-  const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-  if (body?.error?.message) throw new ApiFailure(capitalize(body.error.message), res.status, body.error.code ?? 'http_error');
-  if (res.status === 502 || res.status === 504) throw new ApiFailure(UNREACHABLE_MESSAGE, res.status, 'http_error');
-  throw new ApiFailure(`The server answered ${res.status} ${res.statusText}.`, res.status, 'http_error');
-}
-
-const sendJson = (method: string, body: unknown): RequestInit => ({
-  method,
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify(body),
-});
-
 export const api = {
   health: () => call('health', undefined),
   /** /api/ready answers 503 with the same body while not ready: read it either way. */
@@ -114,10 +92,10 @@ export const api = {
   setRecognitionModel: (recognition_model: RecognitionModel) => call('setModelsConfig', { body: { recognition_model } }),
   setDetectionMethod: (detection_method: DetectionMethod) => call('setDetection', { body: { detection_method } }),
   /** Each recognizer's decision thresholds, their defaults and which are the site's own. */
-  thresholds: () => json<ThresholdsResponse>('/api/models/thresholds', { cache: 'no-store' }),
-  setThresholds: (update: ThresholdsUpdate) => json<unknown>('/api/models/thresholds', sendJson('PUT', update)),
-  /** What the proposed thresholds would do to the people enrolled and the recent recognitions. */
-  previewThresholds: (update: ThresholdsUpdate) => json<ThresholdsPreview>('/api/models/thresholds/preview', sendJson('POST', update)),
+  thresholds: () => call('thresholds', undefined, { cache: 'no-store' }),
+  setThresholds: (body: ThresholdsRequest) => call('setThresholds', { body }),
+  /** What the proposed thresholds would do to the people enrolled and the recent recognitions (nothing is saved). */
+  previewThresholds: (body: ThresholdsRequest) => call('previewThresholds', { body }),
   chatStatus: () => call('chatStatus', undefined),
   ppeStatus: () => call('ppeStatus', undefined),
   ppeDetect: (image: string, confidence?: number, signal?: AbortSignal) =>

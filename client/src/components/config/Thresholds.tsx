@@ -6,7 +6,7 @@
  * restart), Reset to default drops the site's own values. The browser's engine takes the new rules at once.
  */
 import { createEffect, createSignal, For, Index, on, onMount, Show } from 'solid-js';
-import type { RecognitionModel } from '../../../../shared/api/index';
+import type { RecognitionModel, ThresholdsResponse } from '../../../../shared/api/index';
 import { auth } from '../../auth/session';
 import { api, ApiFailure } from '../../lib/api';
 import { refreshEngineRules } from '../../lib/browser-engine';
@@ -16,17 +16,18 @@ import {
   anyOverridden,
   change,
   defaultText,
+  ENROLLED_ROWS,
   formValue,
   isOverridden,
-  OUTCOMES,
+  notEvaluated,
+  RECENT_ROWS,
   type RecognizerThresholds,
   resetOf,
   stepOf,
   THRESHOLD_FIELDS,
   type ThresholdKey,
-  type ThresholdsPreview,
-  type ThresholdsResponse,
-  type ThresholdsUpdate,
+  type ThresholdsPreviewResponse,
+  type ThresholdsRequest,
   updateOf,
 } from './thresholds';
 
@@ -41,37 +42,81 @@ function formOf(entry: RecognizerThresholds): Form {
   return Object.fromEntries(THRESHOLD_FIELDS.map((f) => [f.key, formValue(entry, f.key)])) as Form;
 }
 
-function PreviewTable(props: { recognizer: RecognitionModel; preview: ThresholdsPreview }) {
-  const p = () => props.preview;
+/** One table of counts, before -> after. */
+function CountsTable<K extends string>(props: {
+  caption: string;
+  testId: string;
+  rows: readonly { key: K; label: string }[];
+  before: Record<K, number>;
+  after: Record<K, number>;
+}) {
+  return (
+    <table class="table" data-testid={props.testId}>
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Faces</th>
+          <th scope="col">Now → with these values</th>
+        </tr>
+      </thead>
+      <tbody>
+        <For each={props.rows}>
+          {(row) => (
+            <tr>
+              <th scope="row">{row.label}</th>
+              <td data-testid={`${props.testId}-${row.key}`}>{change(props.before[row.key], props.after[row.key])}</td>
+            </tr>
+          )}
+        </For>
+      </tbody>
+    </table>
+  );
+}
+
+/** What the proposed values would do: the enrolled people's photos decided again, and the recent sightings. */
+function PreviewTables(props: { recognizer: RecognitionModel; preview: ThresholdsPreviewResponse }) {
+  const enrolled = () => props.preview.enrolled;
+  const recent = () => props.preview.recent;
   return (
     <div class="threshold-preview" data-testid={`preview-${props.recognizer}`}>
-      <table class="table">
-        <caption>What these values would do (before → after)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Faces</th>
-            <th scope="col">Enrolled people</th>
-            <th scope="col">Recent recognitions</th>
-          </tr>
-        </thead>
-        <tbody>
-          <For each={OUTCOMES}>
-            {(o) => (
-              <tr>
-                <th scope="row">{o.label}</th>
-                <td data-testid={`preview-enrolled-${o.key}`}>{change(p().enrolled.before[o.key], p().enrolled.after[o.key])}</td>
-                <td data-testid={`preview-recent-${o.key}`}>{change(p().recent.before[o.key], p().recent.after[o.key])}</td>
-              </tr>
-            )}
-          </For>
-        </tbody>
-      </table>
-      <Show when={p().recent.not_reevaluated}>
-        {(n) => (
-          <p class="muted small" data-testid="preview-not-reevaluated">
-            {n()} recent {n() === 1 ? 'recognition' : 'recognitions'} could not be judged again (no distances were kept with them).
+      <Show
+        when={enrolled().available}
+        fallback={
+          <p class="muted small" data-testid="preview-enrolled-none">
+            Enrolled people: {enrolled().reason ?? 'nothing to show yet'}.
           </p>
-        )}
+        }
+      >
+        <CountsTable
+          caption={`Enrolled people: ${enrolled().evaluated} photos of ${enrolled().people} ${enrolled().people === 1 ? 'person' : 'people'}, each against the others`}
+          testId="preview-enrolled"
+          rows={ENROLLED_ROWS}
+          before={enrolled().before}
+          after={enrolled().after}
+        />
+      </Show>
+      <Show
+        when={recent().faces > 0}
+        fallback={
+          <p class="muted small" data-testid="preview-recent-none">
+            Recent recognitions: none stored yet.
+          </p>
+        }
+      >
+        <CountsTable
+          caption={`Recent recognitions: ${recent().evaluated} of ${recent().faces} faces`}
+          testId="preview-recent"
+          rows={RECENT_ROWS}
+          before={recent().before}
+          after={recent().after}
+        />
+        <Show when={notEvaluated(recent())}>
+          {(n) => (
+            <p class="muted small" data-testid="preview-not-evaluated">
+              {n()} recent {n() === 1 ? 'face' : 'faces'} could not be judged again (what they were compared with was not kept).
+            </p>
+          )}
+        </Show>
       </Show>
     </div>
   );
@@ -87,7 +132,7 @@ function RecognizerCard(props: {
   const r = () => props.recognizer;
   const id = (part: string) => `thresholds-${r()}-${part}`;
   const [form, setForm] = createSignal<Form>(formOf(props.entry));
-  const [preview, setPreview] = createSignal<ThresholdsPreview | null>(null);
+  const [preview, setPreview] = createSignal<ThresholdsPreviewResponse | null>(null);
   const [busy, setBusy] = createSignal(false);
   const [problem, setProblem] = createSignal('');
   const [saved, setSaved] = createSignal('');
@@ -107,7 +152,7 @@ function RecognizerCard(props: {
   };
 
   /** Runs one request with the form's values; says why when the form or the server refuses. */
-  const withUpdate = async (run: (update: ThresholdsUpdate, changed: number) => Promise<void>) => {
+  const withUpdate = async (run: (update: ThresholdsRequest, changed: number) => Promise<void>) => {
     setProblem('');
     setSaved('');
     const u = updateOf(r(), props.entry, form());
@@ -182,6 +227,13 @@ function RecognizerCard(props: {
       <Show when={props.entry.descriptor_model}>
         {(m) => <p class="muted small">Descriptor model: {m()}. Each model has its own distance scale.</p>}
       </Show>
+      <Show when={props.entry.problem}>
+        {(why) => (
+          <Notice kind="warn" title="The values set here are not in use" testId={`thresholds-${r()}-not-in-use`}>
+            {why()}
+          </Notice>
+        )}
+      </Show>
       <Index each={THRESHOLD_FIELDS}>
         {(f) => (
           <div class="threshold-field">
@@ -190,8 +242,8 @@ function RecognizerCard(props: {
               id={id(f().key)}
               type="number"
               inputmode="decimal"
-              min="0"
-              max={f().key === 'ratio_max' ? '1' : undefined}
+              min={f().key === 'ratio_max' ? 0 : props.entry.bounds.min}
+              max={f().key === 'ratio_max' ? 1 : props.entry.bounds.max}
               step={stepOf(r(), f().key)}
               value={form()[f().key]}
               readOnly={!props.canEdit}
@@ -231,7 +283,7 @@ function RecognizerCard(props: {
           {saved()}
         </Notice>
       </Show>
-      <Show when={preview()}>{(p) => <PreviewTable recognizer={r()} preview={p()} />}</Show>
+      <Show when={preview()}>{(p) => <PreviewTables recognizer={r()} preview={p()} />}</Show>
     </form>
   );
 }

@@ -8,8 +8,9 @@ const lbph: RecognizerThresholds = {
   near_max: 100,
   ratio_max: null,
   verify_max: 70,
-  defaults: { max: 85, sure_max: 75, near_max: 100, ratio_max: null, verify_max: 75 },
+  defaults: { min: 4, max: 85, sure_max: 75, near_max: 100, ratio_max: null, verify_max: 75 },
   overridden: ['max'],
+  bounds: { min: 4, max: 1000 },
 };
 
 const embedding: RecognizerThresholds = {
@@ -19,8 +20,10 @@ const embedding: RecognizerThresholds = {
   near_max: 0.6,
   ratio_max: 0.87,
   verify_max: 0.45,
-  defaults: { max: 0.5, sure_max: 0.42, near_max: 0.6, ratio_max: 0.87, verify_max: 0.45 },
-  overridden: {},
+  defaults: { min: 0, max: 0.5, sure_max: 0.42, near_max: 0.6, ratio_max: 0.87, verify_max: 0.45 },
+  overridden: [],
+  bounds: { min: 0, max: 2 },
+  descriptor_model: 'faceapi-128',
 };
 
 const form = (entry: RecognizerThresholds, changes: Record<string, string> = {}) => ({
@@ -61,7 +64,7 @@ describe('words', () => {
     expect(defaultText(embedding, 'ratio_max')).toBe('Default: 0.87');
     expect(isOverridden(lbph, 'max')).toBe(true);
     expect(isOverridden(lbph, 'sure_max')).toBe(false);
-    expect(isOverridden({ ...embedding, overridden: { verify_max: true } }, 'verify_max')).toBe(true);
+    expect(isOverridden({ ...embedding, overridden: ['verify_max'] }, 'verify_max')).toBe(true);
   });
 
   it('puts every value back to its default on reset', () => {

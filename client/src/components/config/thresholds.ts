@@ -2,45 +2,20 @@
  * The recognizers' thresholds on the Models page, apart from the markup so they are tested on their own: the
  * editable fields with their words, the form's values read back as the request (only what was changed; null puts a
  * value back to its default), and a preview's counts as "before -> after".
- *
- * Shapes of GET/PUT /api/models/thresholds and POST /api/models/thresholds/preview (snake_case, as on the wire).
+
  */
-import type { RecognitionModel } from '../../../../shared/api/index';
+import type {
+  EnrolledCounts,
+  RecentCounts,
+  RecognitionModel,
+  RecognizerThresholds,
+  ThresholdKey,
+  ThresholdsPreviewResponse,
+  ThresholdsRequest,
+  ThresholdValues,
+} from '../../../../shared/api/index';
 
-/** The values a site may set. `ratio_max` null: the margin rule is off. */
-export interface ThresholdValues {
-  max: number;
-  sure_max: number;
-  ratio_max: number | null;
-  verify_max: number;
-}
-
-export interface RecognizerThresholds extends ThresholdValues {
-  min?: number;
-  near_max: number;
-  defaults: Partial<ThresholdValues> & { near_max?: number };
-  /** Which values are the site's own (a list of keys, or a flag per key). */
-  overridden?: string[] | Partial<Record<string, boolean>>;
-  descriptor_model?: string;
-}
-
-export type ThresholdsResponse = Record<RecognitionModel, RecognizerThresholds>;
-
-export type ThresholdKey = keyof ThresholdValues;
-
-export type ThresholdsUpdate = { recognizer: RecognitionModel } & { [K in ThresholdKey]?: ThresholdValues[K] | null };
-
-export interface OutcomeCounts {
-  named: number;
-  wrong: number;
-  unsure: number;
-  unknown: number;
-}
-
-export interface ThresholdsPreview {
-  enrolled: { before: OutcomeCounts; after: OutcomeCounts };
-  recent: { before: OutcomeCounts; after: OutcomeCounts; not_reevaluated?: number };
-}
+export type { RecognizerThresholds, ThresholdKey, ThresholdsPreviewResponse, ThresholdsRequest };
 
 export interface ThresholdField {
   key: ThresholdKey;
@@ -76,14 +51,12 @@ export function shown(value: number | null | undefined): string {
 }
 
 /** The margin rule off reads as 1 in the form (d1 / d2 never exceeds 1), as the server takes it. */
-export function formValue(entry: ThresholdValues, key: ThresholdKey): string {
+export function formValue(entry: Pick<ThresholdValues, ThresholdKey>, key: ThresholdKey): string {
   return key === 'ratio_max' && entry.ratio_max === null ? '1' : shown(entry[key]);
 }
 
 export function isOverridden(entry: RecognizerThresholds, key: ThresholdKey): boolean {
-  const o = entry.overridden;
-  if (Array.isArray(o)) return o.includes(key);
-  return o?.[key] === true;
+  return entry.overridden.includes(key);
 }
 
 export function anyOverridden(entry: RecognizerThresholds): boolean {
@@ -94,7 +67,7 @@ export function anyOverridden(entry: RecognizerThresholds): boolean {
 export function defaultText(entry: RecognizerThresholds, key: ThresholdKey): string {
   const d = entry.defaults[key];
   if (key === 'ratio_max' && (d === null || d === 1)) return 'Default: off';
-  return d === undefined ? '' : `Default: ${shown(d)}`;
+  return `Default: ${shown(d)}`;
 }
 
 /**
@@ -105,8 +78,8 @@ export function updateOf(
   recognizer: RecognitionModel,
   entry: RecognizerThresholds,
   form: Partial<Record<ThresholdKey, string>>,
-): { update: ThresholdsUpdate; changed: number } | { problem: string } {
-  const update: ThresholdsUpdate = { recognizer };
+): { update: ThresholdsRequest; changed: number } | { problem: string } {
+  const update: ThresholdsRequest = { recognizer };
   let changed = 0;
   for (const { key, label } of THRESHOLD_FIELDS) {
     const text = form[key]?.trim();
@@ -121,16 +94,29 @@ export function updateOf(
 }
 
 /** Every value back to its default. */
-export function resetOf(recognizer: RecognitionModel): ThresholdsUpdate {
+export function resetOf(recognizer: RecognitionModel): ThresholdsRequest {
   return { recognizer, max: null, sure_max: null, ratio_max: null, verify_max: null };
 }
 
-export const OUTCOMES: readonly { key: keyof OutcomeCounts; label: string }[] = [
-  { key: 'named', label: 'Named right' },
-  { key: 'wrong', label: 'Named wrong' },
-  { key: 'unsure', label: 'Unsure ("probably")' },
+/** The rows of the enrolled people's table: each training photo decided against all the others. */
+export const ENROLLED_ROWS: readonly { key: Exclude<keyof EnrolledCounts, 'unknown_reasons'>; label: string }[] = [
+  { key: 'named_right', label: 'Named right' },
+  { key: 'named_wrong', label: 'Named as someone else' },
+  { key: 'unsure', label: 'Unsure ("probably …")' },
   { key: 'unknown', label: 'Unknown' },
 ];
+
+/** The rows of the recent recognitions' table. */
+export const RECENT_ROWS: readonly { key: Exclude<keyof RecentCounts, 'unknown_reasons'>; label: string }[] = [
+  { key: 'named', label: 'Named' },
+  { key: 'unsure', label: 'Unsure ("probably …")' },
+  { key: 'unknown', label: 'Unknown' },
+];
+
+/** Faces that could not be decided again, in all. */
+export function notEvaluated(recent: ThresholdsPreviewResponse['recent']): number {
+  return Object.values(recent.not_evaluated).reduce((a, b) => a + b, 0);
+}
 
 /** "12 → 9" (or "12, unchanged"). */
 export function change(before: number, after: number): string {
