@@ -79,11 +79,11 @@ export const DETECTION_DESCRIPTIONS = {
 /** `model_info`: the active recognizer described. */
 export function modelInfo(ctx: AppContext): ModelInfo {
   const model = ctx.faces.recognitionModel;
-  const s = ctx.settings;
+  const rule = ctx.faces.ruleFor(model);
   const params: Record<string, unknown> =
     model === 'lbph'
-      ? { radius: 1, neighbors: 8, grid_x: 8, grid_y: 8, distance_min: s.lbphDistanceMin, distance_max: s.lbphDistanceMax }
-      : { dimensions: 128, distance_max: s.embeddingDistanceMax };
+      ? { radius: 1, neighbors: 8, grid_x: 8, grid_y: 8, distance_min: rule.min, distance_max: rule.max }
+      : { dimensions: 128, distance_max: rule.max };
   return {
     name: MODEL_NAMES[model],
     type: model,

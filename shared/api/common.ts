@@ -72,9 +72,15 @@ export const binaryBody = z.string().meta({ format: 'binary', description: "The 
 export const UNKNOWN_REASONS = {
   not_trained: 'The active recognizer has no trained model yet: train it (`POST /api/train`).',
   no_match:
-    "Nobody the model knows is close enough: the distance is above the window's end (LBPH 85, embedding 0.6 by default), or the recognizer found no label.",
+    'Nobody the model knows is near: the nearest person is far past the limit (`candidate` names them when there is one), or the recognizer found nobody.',
+  below_threshold:
+    'Someone is near but not near enough: the nearest person (`candidate`) is just past the limit. Add photos of them, or raise the limit (`PUT /api/models/thresholds`).',
+  ambiguous:
+    'Two people are about equally near (the margin rule): the nearest (`candidate`) is not clearly nearer than the next, so no name is given.',
   copy_of_training_image:
     "The distance is below the window's start (LBPH 4 by default): the face is a pixel-exact copy of a training photo (a replayed photo, or a still camera frame), which is refused. Show a live face. Never given by the embedding recognizer, whose window starts at 0.",
+  given_to_another_face:
+    'The nearest person (`candidate`) was given to another face in the same picture that is nearer to them: one person is named at most once per picture.',
 } as const;
 export type UnknownReason = keyof typeof UNKNOWN_REASONS;
 
@@ -87,6 +93,23 @@ export const unknownReason = z
       .join('\n')}`,
     'x-enum-descriptions': UNKNOWN_REASONS,
   });
+
+/** The nearest person of an `unknown` face: who it nearly was. */
+export const faceCandidate = z
+  .object({
+    label: z.string({ error: 'must be text' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+    confidence: z
+      .number({ error: 'must be a number from 0 to 100' })
+      .min(0, 'must be from 0 to 100')
+      .max(100, 'must be from 0 to 100')
+      .meta({ description: "The nearest person's score in percent (under 60 past the limit)." }),
+    distance: z.number({ error: 'must be a number' }).meta({ description: 'Their raw distance (lower is closer).' }),
+  })
+  .meta({
+    id: 'FaceCandidate',
+    description: 'On an `unknown` face whose recognizer found someone: the nearest person, not named because of `reason`.',
+  });
+export type FaceCandidate = z.infer<typeof faceCandidate>;
 
 /** One face in a recognition result (and in a stored result, where unknown fields are dropped). */
 export const faceResult = z
@@ -109,6 +132,11 @@ export const faceResult = z
       .number({ error: 'must be a number' })
       .optional()
       .meta({ description: "The recognizer's raw distance to the nearest known face (lower is closer); absent when untrained." }),
+    certainty: z.enum(['high', 'unsure'], { error: 'must be high or unsure' }).optional().meta({
+      description:
+        'On named faces: `high` when the distance is within the sure bound, `unsure` between it and the limit (or when the face got its second-nearest person because the nearest went to a nearer face). Show `unsure` as "probably".',
+    }),
+    candidate: faceCandidate.optional(),
     // No description here: it would replace the reference to UnknownReason (its description says when it is present).
     reason: unknownReason.optional(),
   })

@@ -29,8 +29,18 @@ export const recognizeResponse = z
     id: 'RecognizeResponse',
     example: {
       faces: [
-        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 },
-        { x: 300, y: 90, w: 90, h: 90, label: 'unknown', confidence: 0, distance: 131.7, reason: 'no_match' },
+        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2, certainty: 'high' },
+        {
+          x: 300,
+          y: 90,
+          w: 90,
+          h: 90,
+          label: 'unknown',
+          confidence: 0,
+          distance: 92.4,
+          reason: 'below_threshold',
+          candidate: { label: 'bob', confidence: 56.5, distance: 92.4 },
+        },
       ],
       count: 2,
       detection_method: 'local',

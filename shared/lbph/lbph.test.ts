@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { GrayImage } from '../image/types.js';
-import { chiSquareAlt, lbpHistogram, predictLbph, trainLbph, type LbphModel } from './lbph.js';
+import { chiSquareAlt, labelDistanceLbph, lbpHistogram, predictLbph, rankLbph, trainLbph, type LbphModel } from './lbph.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/opencv/lbph');
 
@@ -182,5 +182,32 @@ describe('predictLbph', () => {
     expect(() => trainLbph([], [])).toThrow(/empty/);
     expect(() => trainLbph([randomImage(100, 100, 1)], [1, 2])).toThrow(/labels/);
     expect(() => trainLbph([randomImage(100, 100, 1)], [1.5])).toThrow(/int32/);
+  });
+});
+
+describe('rankLbph', () => {
+  it("ranks people by their nearest sample, agreeing with predictLbph's nearest and with each person's distance", () => {
+    // Random-ish gray faces from a fixed seed: six samples of three people.
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed & 0xff;
+    };
+    const face = (): GrayImage => ({ width: 32, height: 32, data: Uint8Array.from({ length: 32 * 32 }, next) });
+    const images = [face(), face(), face(), face(), face(), face()];
+    const labels = [0, 0, 1, 1, 2, 2];
+    const model = trainLbph(images, labels);
+    const query = lbpHistogram(face());
+    const ranked = rankLbph(model, query, 5);
+    expect(ranked.map((p) => p.labelId).sort()).toEqual([0, 1, 2]);
+    const nearest = predictLbph(model, query);
+    expect(ranked[0]).toEqual({ labelId: nearest.label, distance: nearest.distance });
+    for (const p of ranked) {
+      const own = Math.min(...model.histograms.flatMap((h, i) => (labels[i] === p.labelId ? [chiSquareAlt(h, query)] : [])));
+      expect(p.distance).toBeCloseTo(own, 6);
+      expect(labelDistanceLbph(model, query, p.labelId)).toBe(p.distance);
+    }
+    expect(rankLbph(model, query, 1)).toHaveLength(1);
+    expect(labelDistanceLbph(model, query, 9)).toBe(Infinity);
   });
 });

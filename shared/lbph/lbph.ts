@@ -8,6 +8,7 @@
  * Runs unchanged in Node and browsers (no Node APIs, no DOM).
  */
 import type { GrayImage } from '../image/types.js';
+import { nearestPeople, type PersonDistance } from '../recognition/ranking.js';
 
 /** LBPH parameters, with OpenCV's `LBPHFaceRecognizer_create()` defaults in {@link LBPH_DEFAULTS}. */
 export interface LbphParams {
@@ -468,6 +469,43 @@ function isGrayImage(x: unknown): x is GrayImage {
  * `query` is a face image or a histogram from {@link lbpHistogram} with the model's parameters.
  */
 export function predictLbph(model: LbphModel, query: GrayImage | Float32Array): LbphPrediction {
+  const threshold = model.threshold;
+  let bestLabel = -1;
+  let bestDist = Number.MAX_VALUE;
+  scanLbph(model, query, (label, d) => {
+    // StandardCollector::collect: strict comparisons, so the first of equal distances stays.
+    if (d < threshold && d < bestDist) {
+      bestDist = d;
+      bestLabel = label;
+    }
+  });
+  return { label: bestLabel, distance: bestDist };
+}
+
+/**
+ * The `k` nearest people (each at its nearest sample), nearest first, for the decision rule's margin test
+ * (shared/recognition/decision.ts). Unlike predictLbph, OpenCV's threshold is not applied here: the rule decides.
+ */
+export function rankLbph(model: LbphModel, query: GrayImage | Float32Array, k = 3): PersonDistance[] {
+  const nearest = new Map<number, number>();
+  scanLbph(model, query, (label, d) => {
+    const seen = nearest.get(label);
+    if (seen === undefined || d < seen) nearest.set(label, d);
+  });
+  return nearestPeople(nearest, k);
+}
+
+/** The distance from `query` to the nearest sample of one person (Infinity when the model has none). */
+export function labelDistanceLbph(model: LbphModel, query: GrayImage | Float32Array, labelId: number): number {
+  let best = Infinity;
+  scanLbph(model, query, (label, d) => {
+    if (label === labelId && d < best) best = d;
+  });
+  return best;
+}
+
+/** Visits every training sample with its label and chi-square distance to the query, in model order. */
+function scanLbph(model: LbphModel, query: GrayImage | Float32Array, visit: (label: number, distance: number) => void): void {
   const prep = prepare(model);
   let hist: Float32Array;
   let mask: Int32Array;
@@ -486,18 +524,10 @@ export function predictLbph(model: LbphModel, query: GrayImage | Float32Array): 
   } else {
     throw new Error('LBPH: query must be a GrayImage or a Float32Array histogram');
   }
-  const threshold = model.threshold;
   const { histograms, labels, masks, words } = prep;
-  let bestLabel = -1;
-  let bestDist = Number.MAX_VALUE;
   for (let i = 0; i < labels.length; i++) {
     // Odd stored values (negative, tiny, non-finite: only from a hand-made file) take the literal formula.
-    const d = plain ? chiSquareUnion(histograms[i], masks, i * words, hist, mask, words) : chiSquareAlt(histograms[i], hist);
-    // StandardCollector::collect: strict comparisons, so the first of equal distances stays.
-    if (d < threshold && d < bestDist) {
-      bestDist = d;
-      bestLabel = labels[i];
-    }
+    visit(labels[i], plain ? chiSquareUnion(histograms[i], masks, i * words, hist, mask, words) : chiSquareAlt(histograms[i], hist));
   }
   if (scratch) {
     for (let w = 0; w < words; w++) {
@@ -509,5 +539,4 @@ export function predictLbph(model: LbphModel, query: GrayImage | Float32Array): 
       }
     }
   }
-  return { label: bestLabel, distance: bestDist };
 }

@@ -1,3 +1,4 @@
+import { defaultRule } from './rules.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import sharp from 'sharp';
@@ -36,7 +37,7 @@ async function distanceOfTiltedQuery(pipeline: FacePipeline): Promise<{ distance
     },
   ]);
   pipeline.setModels({ lbph: { model: assembled.lbph, names: new Map([[0, 'p2']]) } });
-  const r = await pipeline.recognize({ gray: await grayPng('p2_a-12.png') }, { recognizer: 'lbph', window: { min: 4, max: 85 } });
+  const r = await pipeline.recognize({ gray: await grayPng('p2_a-12.png') }, { recognizer: 'lbph', rule: defaultRule('lbph') });
   return { distance: r.faces[0].distance!, ...(assembled.lbph.faceAlignment ? { faceAlignment: assembled.lbph.faceAlignment } : {}) };
 }
 
@@ -57,7 +58,7 @@ describe('LBPH with eye-tilt alignment in the pipeline', () => {
     const plainModel = assembleModels([{ label: 'p2', histogram: lbpHistogram(normalizeFace(up, b0)), descriptor: null }]).lbph;
     const pipeline = new FacePipeline({ detect, eyeCascade });
     pipeline.setModels({ lbph: { model: plainModel, names: new Map([[0, 'p2']]) } });
-    const r = await pipeline.recognize({ gray: tilted }, { recognizer: 'lbph', window: { min: 4, max: 85 } });
+    const r = await pipeline.recognize({ gray: tilted }, { recognizer: 'lbph', rule: defaultRule('lbph') });
     const expected = predictLbph(plainModel, lbpHistogram(normalizeFace(tilted, b1))).distance;
     expect(r.faces[0].distance).toBeCloseTo(expected, 4);
   });

@@ -14,17 +14,9 @@
  * EDGE_SCORE 60, the second factor's default threshold of 65% sits at distance 75: above every genuine match
  * seen, far below every impostor.
  *
- * Why a face is unknown (`reason`, decided here and in face-results.ts for the server and the browser alike):
- *   d > max, or no finite distance            no_match
- *   d < min                                   copy_of_training_image: a genuine face never comes that close (the
- *                                             nearest genuine LBPH match above was 4), only the training photo's own
- *                                             pixels do (a replayed photo, a still camera frame); kept refused, as the
- *                                             spec's window says, since it is what a replay attack on the second factor
- *                                             looks like
- *   no model for the active recognizer        not_trained (face-results.ts)
- * The embedding recognizer's window starts at 0, so it never answers copy_of_training_image: a copy's descriptor
- * is at distance 0 and is accepted (face descriptors are not meant to tell a photo from a face); its unknown faces
- * are no_match (above 0.6, or no descriptor for the box) or not_trained.
+ * The full decision (limits, margin, certainty, one name per face, the reason of every unknown face) is
+ * decision.ts, with calibrated defaults per recognizer and descriptor model in rules.ts; `decide` below is the
+ * window alone, kept for the benchmarks that measure the window by itself.
  */
 import type { UnknownReason } from '../api/index.js';
 

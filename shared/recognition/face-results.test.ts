@@ -1,14 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW } from './confidence.js';
-import { namesFromLabelIds, toFaceResult } from './face-results.js';
+import { UNKNOWN_REASONS } from '../api/common.js';
+import { faceResult } from '../api/common.js';
+import type { DecisionRule } from './decision.js';
+import { faceResults, namesFromLabelIds } from './face-results.js';
+import { defaultRule } from './rules.js';
 
 const box = { x: 10, y: 20, width: 30, height: 40 };
+const LBPH = defaultRule('lbph');
+const EMB: DecisionRule = { min: 0, max: 0.5, sureMax: 0.4, nearMax: 0.6, ratioMax: 0.85, verifyMax: 0.45 };
+const names = namesFromLabelIds({ ada: 0, grace: 1, joan: 2 });
+const one = (ranked: { labelId: number; distance: number }[] | null, rule: DecisionRule = LBPH, n = names) =>
+  faceResults([{ box, ranked }], n, rule)[0];
 
-describe('toFaceResult', () => {
-  const names = namesFromLabelIds({ ada: 0, grace: 1 });
-
-  it('names a face inside the window with its score and rounded distance', () => {
-    expect(toFaceResult({ box, labelId: 1, distance: 44.123456 }, names, DEFAULT_LBPH_WINDOW)).toEqual({
+describe('faceResults', () => {
+  it('names a face inside the limit with its score, rounded distance and certainty', () => {
+    expect(one([{ labelId: 1, distance: 44.123456 }])).toEqual({
       x: 10,
       y: 20,
       w: 30,
@@ -16,63 +22,80 @@ describe('toFaceResult', () => {
       label: 'grace',
       confidence: 80.2,
       distance: 44.1235,
+      certainty: 'high',
     });
+    expect(one([{ labelId: 1, distance: 80 }])).toMatchObject({ label: 'grace', certainty: 'unsure' });
   });
 
-  it('keeps the distance but says unknown outside the window or for a nameless id', () => {
-    expect(toFaceResult({ box, labelId: 0, distance: 0.7 }, names, DEFAULT_EMBEDDING_WINDOW)).toEqual({
+  it('keeps the nearest person as the candidate of an unknown face, with a true reason', () => {
+    expect(one([{ labelId: 0, distance: 0.55 }], EMB)).toEqual({
       x: 10,
       y: 20,
       w: 30,
       h: 40,
       label: 'unknown',
       confidence: 0,
-      distance: 0.7,
-      reason: 'no_match',
+      distance: 0.55,
+      reason: 'below_threshold',
+      candidate: { label: 'ada', confidence: 56, distance: 0.55 },
     });
-    expect(toFaceResult({ box, labelId: 7, distance: 10 }, names, DEFAULT_LBPH_WINDOW)).toMatchObject({
-      label: 'unknown',
-      distance: 10,
-      reason: 'no_match',
-    });
+    expect(one([{ labelId: 0, distance: 0.9 }], EMB)).toMatchObject({ reason: 'no_match', candidate: { label: 'ada', confidence: 28 } });
+    expect(one([{ labelId: 1, distance: 2 }])).toMatchObject({ reason: 'copy_of_training_image', candidate: { label: 'grace' } });
+    expect(
+      one(
+        [
+          { labelId: 1, distance: 0.3 },
+          { labelId: 2, distance: 0.33 },
+        ],
+        EMB,
+      ),
+    ).toMatchObject({ label: 'unknown', reason: 'ambiguous', candidate: { label: 'grace' } });
   });
 
-  it('calls a face closer than the window starts a copy of a training photo', () => {
-    expect(toFaceResult({ box, labelId: 1, distance: 0 }, names, DEFAULT_LBPH_WINDOW)).toEqual({
-      x: 10,
-      y: 20,
-      w: 30,
-      h: 40,
-      label: 'unknown',
-      confidence: 0,
-      distance: 0,
-      reason: 'copy_of_training_image',
-    });
-    // The embedding window starts at 0: an identical descriptor is a match.
-    expect(toFaceResult({ box, labelId: 1, distance: 0 }, names, DEFAULT_EMBEDDING_WINDOW)).toMatchObject({
-      label: 'grace',
-      confidence: 100,
-    });
+  it('never names an id the model has no name for, and drops a nameless candidate', () => {
+    expect(one([{ labelId: 7, distance: 10 }])).toMatchObject({ label: 'unknown', distance: 10, reason: 'no_match' });
+    const r = one([{ labelId: 7, distance: 200 }]);
+    expect(r.reason).toBe('no_match');
+    expect(r).not.toHaveProperty('candidate');
   });
 
-  it('gives a reason on every unknown face and none on a known one', () => {
-    const cases = [
-      { face: { box, labelId: 1, distance: 44 }, names },
-      { face: { box, labelId: 1, distance: 2 }, names },
-      { face: { box, labelId: 1, distance: 90 }, names },
-      { face: { box, labelId: 9, distance: 44 }, names },
-      { face: { box, labelId: null, distance: null }, names },
-      { face: { box, labelId: 1, distance: 44 }, names: null },
-    ];
-    for (const { face, names: n } of cases) {
-      const r = toFaceResult(face, n, DEFAULT_LBPH_WINDOW);
-      if (r.label === 'unknown') expect(r.reason, JSON.stringify(face)).toMatch(/^(not_trained|no_match|copy_of_training_image)$/);
-      else expect(r).not.toHaveProperty('reason');
-    }
+  it('gives one person to at most one face of a picture, the nearest', () => {
+    const faces = faceResults(
+      [
+        {
+          box,
+          ranked: [
+            { labelId: 1, distance: 0.35 },
+            { labelId: 2, distance: 0.9 },
+          ],
+        },
+        {
+          box,
+          ranked: [
+            { labelId: 1, distance: 0.2 },
+            { labelId: 0, distance: 0.8 },
+          ],
+        },
+        {
+          box,
+          ranked: [
+            { labelId: 1, distance: 0.3 },
+            { labelId: 0, distance: 0.45 },
+            { labelId: 2, distance: 1 },
+          ],
+        },
+      ],
+      names,
+      EMB,
+    );
+    expect(faces.map((f) => f.label)).toEqual(['unknown', 'grace', 'ada']);
+    expect(faces[0]).toMatchObject({ reason: 'given_to_another_face', candidate: { label: 'grace', distance: 0.35 } });
+    // The third face's nearest went to the second; its next person is near enough, so named, but only "probably".
+    expect(faces[2]).toMatchObject({ label: 'ada', certainty: 'unsure', distance: 0.45 });
   });
 
-  it('reports no distance without a model or a match', () => {
-    expect(toFaceResult({ box, labelId: 0, distance: 10 }, null, DEFAULT_LBPH_WINDOW)).toEqual({
+  it('says not_trained with no distance without a model, and no_match for a face nobody was compared with', () => {
+    expect(one([{ labelId: 0, distance: 10 }], LBPH, null as never)).toEqual({
       x: 10,
       y: 20,
       w: 30,
@@ -81,8 +104,31 @@ describe('toFaceResult', () => {
       confidence: 0,
       reason: 'not_trained',
     });
-    const unmatched = toFaceResult({ box, labelId: null, distance: null }, names, DEFAULT_LBPH_WINDOW);
+    const unmatched = one([]);
     expect(unmatched).not.toHaveProperty('distance');
     expect(unmatched.reason).toBe('no_match');
+  });
+
+  it('answers only what the API schema allows: a reason and candidate on unknown faces, certainty on named ones', () => {
+    const cases = [
+      [{ labelId: 1, distance: 44 }],
+      [{ labelId: 1, distance: 2 }],
+      [{ labelId: 1, distance: 90 }],
+      [{ labelId: 9, distance: 44 }],
+      [],
+      null,
+    ];
+    for (const ranked of cases) {
+      const r = one(ranked, LBPH, ranked === null ? (null as never) : names);
+      expect(faceResult.safeParse(r).success, JSON.stringify(r)).toBe(true);
+      if (r.label === 'unknown') {
+        expect(Object.keys(UNKNOWN_REASONS)).toContain(r.reason);
+        expect(r).not.toHaveProperty('certainty');
+      } else {
+        expect(r).not.toHaveProperty('reason');
+        expect(r).not.toHaveProperty('candidate');
+        expect(r.certainty).toMatch(/^(high|unsure)$/);
+      }
+    }
   });
 });

@@ -1,19 +1,19 @@
 /**
- * From a recognizer's raw answer to the API's face result, one implementation for the server's
- * `POST /api/recognize` and the browser's in-page engine, so both name the same face the same way:
- * the nearest label id and its distance go through the active window (`decide`), the id becomes the
- * trained model's label name, and `distance` is reported rounded to 4 decimals. Every `unknown` face says why
- * (`reason`, see confidence.ts).
+ * From a recognizer's ranking of the nearest people to the API's face results, one implementation for the
+ * server's `POST /api/recognize` and the browser's in-page engine, so both name the same faces the same way:
+ * the faces of one picture are decided together (decision.ts: the rule, the margin, one name per face), ids become
+ * the trained model's label names, and distances are reported rounded to 4 decimals. Every `unknown` face says why
+ * (`reason`) and, when someone was near, who (`candidate`).
  */
-import type { FaceResult } from '../api/index.js';
+import type { FaceCandidate, FaceResult } from '../api/index.js';
 import type { Rect } from '../image/types.js';
-import { decide, type DistanceWindow } from './confidence.js';
+import { assignNames, type DecisionRule, type FaceDecision } from './decision.js';
+import type { PersonDistance } from './ranking.js';
 
-/** A face box with the recognizer's nearest label id and distance (both null when no model was used). */
+/** A face box with the recognizer's nearest people (null when no model was used). */
 export interface RecognizedBox {
   box: Rect;
-  labelId: number | null;
-  distance: number | null;
+  ranked: PersonDistance[] | null;
 }
 
 /** Label id -> name. */
@@ -24,20 +24,46 @@ export function namesFromLabelIds(labelIds: Readonly<Record<string, number>>): M
   return new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
 }
 
-/**
- * One face of a recognize response. `names` is null when the recognizer had no trained model: the face is
- * `unknown` (`not_trained`) with no distance; when the recognizer found no label it is `no_match`, also without one.
- */
-export function toFaceResult(face: RecognizedBox, names: LabelNames | null, window: DistanceWindow): FaceResult {
-  const { box, labelId, distance } = face;
+const round4 = (v: number) => Math.round(v * 10_000) / 10_000;
+
+function toFaceResult(box: Rect, decision: FaceDecision, names: LabelNames): FaceResult {
   const out: FaceResult = { x: box.x, y: box.y, w: box.width, h: box.height, label: 'unknown', confidence: 0 };
-  if (!names) return { ...out, reason: 'not_trained' };
-  if (labelId === null || distance === null) return { ...out, reason: 'no_match' };
-  out.distance = Math.round(distance * 10_000) / 10_000;
-  const decision = decide(distance, window);
-  const name = names.get(labelId);
-  if (!decision.known) return { ...out, reason: decision.reason };
-  // An id the model has no name for (never written by our trainer): nobody to name.
-  if (name === undefined) return { ...out, reason: 'no_match' };
-  return { ...out, label: name, confidence: decision.confidence };
+  if (decision.known) {
+    const name = names.get(decision.labelId);
+    // An id the model has no name for (never written by our trainer): nobody to name.
+    if (name === undefined) return { ...out, distance: round4(decision.distance), reason: 'no_match' };
+    return { ...out, label: name, confidence: decision.confidence, distance: round4(decision.distance), certainty: decision.certainty };
+  }
+  const c = decision.candidate;
+  const candidateName = c ? names.get(c.labelId) : undefined;
+  const candidate: FaceCandidate | undefined =
+    c && candidateName !== undefined ? { label: candidateName, confidence: c.confidence, distance: round4(c.distance) } : undefined;
+  return {
+    ...out,
+    ...(c ? { distance: round4(c.distance) } : {}),
+    reason: decision.reason,
+    ...(candidate ? { candidate } : {}),
+  };
+}
+
+/**
+ * The faces of one picture as the API answers them. `names` is null when the recognizer had no trained model:
+ * every face is `unknown` (`not_trained`) with no distance.
+ */
+export function faceResults(faces: readonly RecognizedBox[], names: LabelNames | null, rule: DecisionRule): FaceResult[] {
+  if (!names)
+    return faces.map(({ box }) => ({
+      x: box.x,
+      y: box.y,
+      w: box.width,
+      h: box.height,
+      label: 'unknown',
+      confidence: 0,
+      reason: 'not_trained',
+    }));
+  const decisions = assignNames(
+    faces.map((f) => f.ranked ?? []),
+    rule,
+  );
+  return faces.map((f, i) => toFaceResult(f.box, decisions[i], names));
 }

@@ -8,9 +8,12 @@ import { lbpHistogram, LBPH_DEFAULTS } from '../lbph/lbph.js';
 import { trainEmbedding } from '../embedding/matcher.js';
 import { largestBox, normalizeFace } from '../vision/face-region.js';
 import { detectMultiScale, parseHaarCascade } from '../vision/haar-cascade.js';
-import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW } from './confidence.js';
 import { namesFromLabelIds } from './face-results.js';
-import { CASCADE_DEFAULTS, detectOptionsOf, FacePipeline, predictEmbeddingFaces, predictLbphFaces, windowFor } from './pipeline.js';
+import { CASCADE_DEFAULTS, detectOptionsOf, FacePipeline, predictEmbeddingFaces, predictLbphFaces, ruleFor } from './pipeline.js';
+import { defaultRule } from './rules.js';
+
+const LBPH_RULE = defaultRule('lbph');
+const EMBEDDING_RULE = defaultRule('embedding');
 
 const ROOT = process.cwd();
 const cascade = parseHaarCascade(readFileSync(resolve(ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
@@ -37,10 +40,12 @@ describe('cascade parameters', () => {
     });
   });
 
-  it('picks the recognizer window, the defaults where none is given', () => {
-    expect(windowFor('lbph')).toEqual(DEFAULT_LBPH_WINDOW);
-    expect(windowFor('embedding')).toEqual(DEFAULT_EMBEDDING_WINDOW);
-    expect(windowFor('embedding', { embedding: { min: 0, max: 1 } })).toEqual({ min: 0, max: 1 });
+  it("picks the recognizer's rule, the calibrated default where none is given", () => {
+    expect(ruleFor('lbph')).toEqual(LBPH_RULE);
+    expect(ruleFor('embedding')).toEqual(EMBEDDING_RULE);
+    expect(ruleFor('embedding', {}, 'faceres-1024')).toEqual(defaultRule('embedding', 'faceres-1024'));
+    const own = { ...EMBEDDING_RULE, max: 0.55 };
+    expect(ruleFor('embedding', { embedding: own })).toEqual(own);
   });
 });
 
@@ -56,13 +61,13 @@ describe('FacePipeline', () => {
     expect(sample.descriptor).toBeNull();
 
     // Untrained: the faces are found, all unknown, and the answer says no model was used.
-    const before = await pipeline.recognize(photo, { recognizer: 'lbph', window: DEFAULT_LBPH_WINDOW });
+    const before = await pipeline.recognize(photo, { recognizer: 'lbph', rule: LBPH_RULE });
     expect(before.trained).toBe(false);
     expect(before.faces.map((f) => f.label)).toEqual(boxes.map(() => 'unknown'));
 
     const model = { ...LBPH_DEFAULTS, histograms: [sample.histogram!], labels: Int32Array.of(0) };
     pipeline.setModels({ lbph: { model, names } });
-    const after = await pipeline.recognize(photo, { recognizer: 'lbph', window: { min: 0, max: 85 } });
+    const after = await pipeline.recognize(photo, { recognizer: 'lbph', rule: { ...LBPH_RULE, min: 0 } });
     expect(after.trained).toBe(true);
     const face = after.faces.find((f) => f.x === sample.face!.x && f.y === sample.face!.y)!;
     expect(face).toMatchObject({ label: 'grace', confidence: 100, distance: 0 });
@@ -75,7 +80,7 @@ describe('FacePipeline', () => {
     const hostDetect = vi.fn(detect);
     const pipeline = new FacePipeline({ detect: hostDetect });
     const given: Rect[] = [{ x: 1, y: 2, width: 40, height: 40 }];
-    const r = await pipeline.recognize(photo, { recognizer: 'lbph', window: DEFAULT_LBPH_WINDOW, boxes: given });
+    const r = await pipeline.recognize(photo, { recognizer: 'lbph', rule: LBPH_RULE, boxes: given });
     expect(hostDetect).not.toHaveBeenCalled();
     expect(r.faces).toEqual([{ x: 1, y: 2, w: 40, h: 40, label: 'unknown', confidence: 0, reason: 'not_trained' }]);
   });
@@ -96,26 +101,26 @@ describe('FacePipeline', () => {
     const describe = vi.fn(async (_rgb: RgbImage, b: Rect[]) => b.map((_, i) => (i === 0 ? near : far)));
     const pipeline = new FacePipeline({ describe });
 
-    const untrained = await pipeline.recognize({ rgb }, { recognizer: 'embedding', window: DEFAULT_EMBEDDING_WINDOW, boxes });
+    const untrained = await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule: EMBEDDING_RULE, boxes });
     expect(describe).not.toHaveBeenCalled();
     expect(untrained).toMatchObject({ trained: false, faces: [{ label: 'unknown' }, { label: 'unknown' }] });
 
     const model = trainEmbedding([{ label: 0, descriptor: new Float32Array(128) }]);
     pipeline.setModels({ embedding: { model, names } });
-    const r = await pipeline.recognize({ rgb }, { recognizer: 'embedding', window: DEFAULT_EMBEDDING_WINDOW, boxes });
+    const r = await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule: EMBEDDING_RULE, boxes });
     expect(describe).toHaveBeenCalledTimes(1);
     expect(r.trained).toBe(true);
     expect(r.faces.map((f) => f.label)).toEqual(['grace', 'unknown']);
     expect(r.faces[1].distance).toBeCloseTo(Math.sqrt(128 * 0.25), 3);
     // The step on its own gives the same ids.
-    expect((await predictEmbeddingFaces(rgb, boxes, model, describe)).map((f) => f.labelId)).toEqual([0, 0]);
+    expect((await predictEmbeddingFaces(rgb, boxes, model, describe)).map((f) => f.ranked?.[0]?.labelId)).toEqual([0, 0]);
   });
 
   it('a model swap applies whole, from the next recognition on', async () => {
     const pipeline = new FacePipeline({ describe: async (_rgb, b) => b.map(() => new Float32Array(128)) });
     const model = trainEmbedding([{ label: 3, descriptor: new Float32Array(128) }]);
     pipeline.setModels({ embedding: { model, names: namesFromLabelIds({ ada: 3 }) } });
-    const step = { recognizer: 'embedding' as const, window: DEFAULT_EMBEDDING_WINDOW, boxes: [{ x: 0, y: 0, width: 1, height: 1 }] };
+    const step = { recognizer: 'embedding' as const, rule: EMBEDDING_RULE, boxes: [{ x: 0, y: 0, width: 1, height: 1 }] };
     const rgb: RgbImage = { width: 1, height: 1, channels: 3, data: new Uint8Array(3) };
     expect((await pipeline.recognize({ rgb }, step)).faces[0].label).toBe('ada');
     pipeline.setModels({ lbph: null });

@@ -10,15 +10,17 @@
  * descriptors are computed (tfjs in Node or in a browser worker); pixels arrive already decoded.
  */
 import type { FaceResult, RecognitionModel } from '../api/index.js';
-import { predictEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
+import { rankEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../image/types.js';
-import { lbpHistogram, predictLbph, type LbphModel } from '../lbph/lbph.js';
+import { lbpHistogram, rankLbph, type LbphModel } from '../lbph/lbph.js';
 import type { DetectOptions } from '../vision/haar-cascade.js';
 import { alignedFace, FACE_ALIGNMENT } from '../vision/eye-alignment.js';
 import { largestBox } from '../vision/face-region.js';
 import type { HaarCascade } from '../vision/haar-cascade.js';
-import { DEFAULT_EMBEDDING_WINDOW, DEFAULT_LBPH_WINDOW, type DistanceWindow } from './confidence.js';
-import { toFaceResult, type LabelNames, type RecognizedBox } from './face-results.js';
+import type { DecisionRule } from './decision.js';
+import { faceResults as decideFaces, type LabelNames, type RecognizedBox } from './face-results.js';
+import type { PersonDistance } from './ranking.js';
+import { defaultRule } from './rules.js';
 
 export type { RecognizedBox } from './face-results.js';
 
@@ -56,17 +58,17 @@ export interface FaceModels {
 /** Descriptors of the given faces, in order (the embedding recognizer's nets). */
 export type Describe = (rgb: RgbImage, boxes: Rect[]) => Promise<Float32Array[]>;
 
-/** The windows a recognizer decides known/unknown with, the defaults where not given. */
-export function windowFor(
+/** The rule a recognizer decides with: the one given, else its calibrated default (rules.ts). */
+export function ruleFor(
   recognizer: RecognitionModel,
-  windows: { lbph?: DistanceWindow; embedding?: DistanceWindow } = {},
-): DistanceWindow {
-  return recognizer === 'embedding' ? (windows.embedding ?? DEFAULT_EMBEDDING_WINDOW) : (windows.lbph ?? DEFAULT_LBPH_WINDOW);
+  rules: { lbph?: DecisionRule; embedding?: DecisionRule } = {},
+  descriptorModel?: string,
+): DecisionRule {
+  return rules[recognizer] ?? defaultRule(recognizer, descriptorModel);
 }
 
-function recognized(box: Rect, p: { label: number; distance: number } | null): RecognizedBox {
-  // A negative label is the recognizer's "no sample near enough": the face stays without a match.
-  return p && p.label >= 0 ? { box, labelId: p.label, distance: p.distance } : { box, labelId: null, distance: null };
+function recognized(box: Rect, ranked: PersonDistance[] | null): RecognizedBox {
+  return { box, ranked };
 }
 
 /**
@@ -82,7 +84,7 @@ export function predictLbphFaces(
 ): RecognizedBox[] {
   if (!model) return boxes.map((box) => recognized(box, null));
   const eyes = model.faceAlignment === FACE_ALIGNMENT ? eyeCascade : null;
-  return boxes.map((box) => recognized(box, predictLbph(model, lbpHistogram(alignedFace(gray, box, eyes)))));
+  return boxes.map((box) => recognized(box, rankLbph(model, lbpHistogram(alignedFace(gray, box, eyes)))));
 }
 
 /** The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. */
@@ -93,12 +95,13 @@ export async function predictEmbeddingFaces(
   describe: Describe,
 ): Promise<RecognizedBox[]> {
   const descriptors = model && boxes.length ? await describe(rgb, [...boxes]) : [];
-  return boxes.map((box, i) => recognized(box, model && descriptors[i] ? predictEmbedding(model, descriptors[i]) : null));
+  // A face the nets could not describe is compared with nobody: it stays unknown (no_match).
+  return boxes.map((box, i) => recognized(box, model ? (descriptors[i] ? rankEmbedding(model, descriptors[i]) : []) : null));
 }
 
-/** The faces a recognizer answered, named by the model it used (null: no model, every face unknown). */
-export function faceResults(faces: readonly RecognizedBox[], trained: Trained<unknown> | null, window: DistanceWindow): FaceResult[] {
-  return faces.map((face) => toFaceResult(face, trained?.names ?? null, window));
+/** The faces of one picture, named by the model used (null: no model, every face unknown) under `rule`. */
+export function faceResults(faces: readonly RecognizedBox[], trained: Trained<unknown> | null, rule: DecisionRule): FaceResult[] {
+  return decideFaces(faces, trained?.names ?? null, rule);
 }
 
 /** What a recognition gives before the host adds how it detected: the faces and whether a model was used. */
@@ -112,7 +115,8 @@ export interface Recognition {
 
 export interface RecognizeStep {
   recognizer: RecognitionModel;
-  window: DistanceWindow;
+  /** The decision rule (decision.ts): limits, margin, certainty. */
+  rule: DecisionRule;
   /** Boxes found elsewhere (the remote detector, the server's cascade worker): the cascade is skipped. */
   boxes?: Rect[];
 }
@@ -190,7 +194,7 @@ export class FacePipeline {
       if (!image.gray) throw new Error('LBPH needs the gray image');
       faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null, this.host.eyeCascade ?? null);
     }
-    return { faces: faceResults(faces, trained, step.window), trained: trained !== null, detectMs: t1 - t0, recognizeMs: now() - t1 };
+    return { faces: faceResults(faces, trained, step.rule), trained: trained !== null, detectMs: t1 - t0, recognizeMs: now() - t1 };
   }
 
   /** A training image's sample; `describe`: also the embedding descriptor (where the host can compute it). */

@@ -122,14 +122,24 @@ describe('GET /api/openapi.json', () => {
       'training_in_progress',
     );
     // A known face and an unknown one, with its reason.
-    expect(doc.components.schemas.RecognizeResponse.example.faces.map((f: any) => f.reason ?? null)).toEqual([null, 'no_match']);
+    expect(doc.components.schemas.RecognizeResponse.example.faces.map((f: any) => f.reason ?? null)).toEqual([null, 'below_threshold']);
   });
 
   it('documents why a face is unknown, each reason in words, and deleting one image', () => {
     const reason = doc.components.schemas.UnknownReason;
-    expect(reason.enum).toEqual(['not_trained', 'no_match', 'copy_of_training_image']);
+    expect(reason.enum).toEqual([
+      'not_trained',
+      'no_match',
+      'below_threshold',
+      'ambiguous',
+      'copy_of_training_image',
+      'given_to_another_face',
+    ]);
     for (const code of reason.enum) expect(reason.description).toContain(`\`${code}\`: `);
     expect(doc.components.schemas.FaceResult.properties.reason).toBeTruthy();
+    // Unsure names and near misses (#25): the certainty of a name, and the nearest person of an unknown face.
+    expect(doc.components.schemas.FaceResult.properties.certainty.enum).toEqual(['high', 'unsure']);
+    expect(doc.components.schemas.FaceCandidate.required).toEqual(['label', 'confidence', 'distance']);
     const del = doc.paths['/api/images/{label}/{filename}'].delete;
     expect(Object.keys(del.responses)).toEqual(expect.arrayContaining(['200', '400', '404']));
     expect(del.responses['404'].description).toContain('`not_found`');

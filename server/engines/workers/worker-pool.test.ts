@@ -1,3 +1,4 @@
+import { defaultRule } from '../../../shared/recognition/rules.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -10,7 +11,7 @@ import { WorkerPool } from './worker-pool.js';
 
 const cascadeXml = fs.readFileSync(path.join(REPO_ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8');
 // From 0: the test recognises the very face it trained on (distance 0).
-const window = { min: 0, max: 85 };
+const rule = { ...defaultRule('lbph'), min: 0 };
 let pool: VisionPool | undefined;
 afterEach(async () => {
   await pool?.close();
@@ -81,13 +82,13 @@ describe('WorkerPool (vision workers)', () => {
     await dead.terminate();
     expect(pool.size).toBe(2);
     expect(slots[0].worker).not.toBe(dead);
-    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run('recognize', { gray: image, window })));
+    const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run('recognize', { gray: image, rule })));
     for (const r of results) expect(r).toMatchObject({ trained: true, faces: [{ label: 'grace', confidence: 100 }] });
   });
 
   it('names itself in its errors', async () => {
     pool = visionPool(1);
-    await expect(pool.run('recognize', { gray: { width: 1, height: 1, data: new Uint8Array(1) }, window })).resolves.toMatchObject({
+    await expect(pool.run('recognize', { gray: { width: 1, height: 1, data: new Uint8Array(1) }, rule })).resolves.toMatchObject({
       faces: [],
     });
     await pool.close();

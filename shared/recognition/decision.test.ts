@@ -1,0 +1,158 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { trainEmbedding, rankEmbedding, labelDistanceEmbedding, euclideanDistance } from '../embedding/matcher.js';
+import { assignNames, decideFace, type DecisionRule, marginRatio, ruleProblem, scoreOf } from './decision.js';
+import type { PersonDistance } from './ranking.js';
+import { defaultRule, ruleWithOverrides } from './rules.js';
+
+const RULE: DecisionRule = { min: 0, max: 0.5, sureMax: 0.4, nearMax: 0.6, ratioMax: 0.85, verifyMax: 0.45 };
+
+const ranking = fc
+  .uniqueArray(fc.integer({ min: 0, max: 6 }), { maxLength: 4 })
+  .chain((ids) =>
+    fc
+      .array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: ids.length, maxLength: ids.length })
+      .map((ds) => ds.sort((a, b) => a - b).map((distance, i): PersonDistance => ({ labelId: ids[i], distance }))),
+  );
+
+describe('decideFace', () => {
+  it('names within the limit, sure up to sureMax, and says why otherwise', () => {
+    expect(decideFace([{ labelId: 3, distance: 0.3 }], RULE)).toEqual({
+      known: true,
+      labelId: 3,
+      distance: 0.3,
+      confidence: 76,
+      certainty: 'high',
+    });
+    expect(decideFace([{ labelId: 3, distance: 0.45 }], RULE)).toMatchObject({ known: true, certainty: 'unsure' });
+    expect(decideFace([{ labelId: 3, distance: 0.55 }], RULE)).toMatchObject({
+      known: false,
+      reason: 'below_threshold',
+      candidate: { labelId: 3 },
+    });
+    expect(decideFace([{ labelId: 3, distance: 0.61 }], RULE)).toMatchObject({
+      known: false,
+      reason: 'no_match',
+      candidate: { labelId: 3 },
+    });
+    expect(decideFace([], RULE)).toEqual({ known: false, reason: 'no_match' });
+    expect(decideFace([{ labelId: 3, distance: 3 }], { ...defaultRule('lbph') })).toMatchObject({ reason: 'copy_of_training_image' });
+  });
+
+  it('the margin rule: no name when the next person is about as near', () => {
+    const close = [
+      { labelId: 1, distance: 0.3 },
+      { labelId: 2, distance: 0.34 },
+    ];
+    expect(marginRatio(close)).toBeCloseTo(0.882, 3);
+    expect(decideFace(close, RULE)).toMatchObject({ known: false, reason: 'ambiguous', candidate: { labelId: 1 } });
+    expect(decideFace(close, { ...RULE, ratioMax: null })).toMatchObject({ known: true, labelId: 1 });
+    expect(decideFace(close, { ...RULE, ratioMax: 1 })).toMatchObject({ known: true, labelId: 1 });
+    expect(decideFace([close[0], { labelId: 2, distance: 0.5 }], RULE)).toMatchObject({ known: true, labelId: 1 });
+  });
+
+  it('the score falls with the distance: 100 at min, 60 at the limit, 0 far past it', () => {
+    expect(scoreOf(0, RULE)).toBe(100);
+    expect(scoreOf(0.5, RULE)).toBe(60);
+    expect(scoreOf(5, RULE)).toBe(0);
+    expect(scoreOf(Infinity, RULE)).toBe(0);
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 2, noNaN: true }), fc.double({ min: 0, max: 2, noNaN: true }), (a, b) => {
+        const [lo, hi] = a <= b ? [a, b] : [b, a];
+        return scoreOf(lo, RULE) >= scoreOf(hi, RULE);
+      }),
+    );
+  });
+
+  it('a named face always passes every bound of the rule', () => {
+    fc.assert(
+      fc.property(ranking, (ranked) => {
+        const d = decideFace(ranked, RULE);
+        if (!d.known) return true;
+        return d.distance <= RULE.max && d.distance >= RULE.min && marginRatio(ranked) <= (RULE.ratioMax ?? 1);
+      }),
+    );
+  });
+});
+
+describe('assignNames', () => {
+  it('names each person at most once per picture, and never names a face the rule alone would not', () => {
+    fc.assert(
+      fc.property(fc.array(ranking, { maxLength: 6 }), (rankings) => {
+        const out = assignNames(rankings, RULE);
+        const named = out.flatMap((d) => (d.known ? [d.labelId] : []));
+        if (new Set(named).size !== named.length) return false;
+        return out.every((d, i) => !d.known || rankings[i].some((p) => p.labelId === d.labelId && p.distance <= RULE.max));
+      }),
+    );
+  });
+
+  it('keeps a picture of one face exactly as decideFace decides it', () => {
+    fc.assert(
+      fc.property(ranking, (ranked) => {
+        expect(assignNames([ranked], RULE)[0]).toEqual(decideFace(ranked, RULE));
+      }),
+    );
+  });
+});
+
+describe('rankEmbedding', () => {
+  it('ranks people by their nearest sample, one entry a person, like a brute-force search', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            label: fc.integer({ min: 0, max: 5 }),
+            v: fc.array(fc.float({ min: -1, max: 1, noNaN: true }), { minLength: 4, maxLength: 4 }),
+          }),
+          {
+            minLength: 1,
+            maxLength: 20,
+          },
+        ),
+        fc.array(fc.float({ min: -1, max: 1, noNaN: true }), { minLength: 4, maxLength: 4 }),
+        (samples, q) => {
+          const model = trainEmbedding(
+            samples.map((s) => ({ label: s.label, descriptor: s.v })),
+            4,
+          );
+          const brute = new Map<number, number>();
+          for (const s of samples) {
+            const d = euclideanDistance(Float32Array.from(s.v), q);
+            brute.set(s.label, Math.min(brute.get(s.label) ?? Infinity, d));
+          }
+          const ranked = rankEmbedding(model, q, 10);
+          expect(ranked.length).toBe(brute.size);
+          for (let i = 0; i < ranked.length; i++) {
+            expect(ranked[i].distance).toBeCloseTo(brute.get(ranked[i].labelId)!, 5);
+            expect(labelDistanceEmbedding(model, q, ranked[i].labelId)).toBeCloseTo(ranked[i].distance, 5);
+            if (i > 0) expect(ranked[i].distance).toBeGreaterThanOrEqual(ranked[i - 1].distance);
+          }
+          expect(labelDistanceEmbedding(model, q, 99)).toBe(Infinity);
+          // A shallower ranking is the head of the deeper one (the bound never drops a person that belongs in it).
+          expect(rankEmbedding(model, q, 2)).toEqual(ranked.slice(0, 2));
+        },
+      ),
+    );
+  });
+});
+
+describe('rules', () => {
+  it('every default rule is usable, and embedding defaults depend on the descriptor model', () => {
+    for (const r of [defaultRule('lbph'), defaultRule('embedding'), defaultRule('embedding', 'faceres-1024')])
+      expect(ruleProblem(r)).toBeNull();
+    expect(defaultRule('embedding', 'faceres-1024')).not.toEqual(defaultRule('embedding', 'faceapi-128'));
+    expect(defaultRule('embedding', 'no-such-model')).toEqual(defaultRule('embedding'));
+  });
+
+  it('overrides replace keys, null keeps the default, a moved limit drags the bounds inside it, nonsense is refused', () => {
+    const base = defaultRule('embedding');
+    expect(ruleWithOverrides(base, { max: null, ratioMax: null })).toEqual(base);
+    const tighter = ruleWithOverrides(base, { max: 0.3 });
+    expect(tighter).toMatchObject({ max: 0.3, sureMax: 0.3, verifyMax: 0.3 });
+    expect(ruleWithOverrides(base, { ratioMax: 1 }).ratioMax).toBe(1);
+    expect(() => ruleWithOverrides(base, { sureMax: 0.9 })).toThrow(/sureMax/);
+    expect(() => ruleWithOverrides(base, { ratioMax: 1.5 })).toThrow(/ratioMax/);
+    expect(() => ruleWithOverrides(base, { max: Number.NaN })).toThrow(/max/);
+  });
+});

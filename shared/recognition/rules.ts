@@ -1,0 +1,62 @@
+/**
+ * Calibrated default decision rules (decision.ts), per recognizer and, for `embedding`, per descriptor model:
+ * each distance scale is its own, so a threshold fixed for one model means nothing for another. The values come
+ * from `npm run bench open-set` (bench/RESULTS.md, "Open-set accuracy"), chosen for a stated false-accept target;
+ * sites calibrate their own through the thresholds API (`PUT /api/models/thresholds`).
+ */
+import type { RecognitionModel } from '../api/index.js';
+import { type DecisionRule, ruleProblem } from './decision.js';
+
+/** The embedding recognizer's descriptor models (shared/embedding). */
+export const DESCRIPTOR_MODELS = ['faceapi-128', 'faceres-1024'] as const;
+export type DescriptorModel = (typeof DESCRIPTOR_MODELS)[number];
+export const DEFAULT_DESCRIPTOR_MODEL: DescriptorModel = 'faceapi-128';
+
+/**
+ * LBPH (chi-square distance on 100x100 crops): the spec's window 4..85. The score 65% (the second factor's
+ * threshold) sits at 75: sure up to there. No margin rule: LBPH's nearest and next people are rarely far apart
+ * even for genuine faces (bench/RESULTS.md).
+ */
+const LBPH_RULE: DecisionRule = Object.freeze({ min: 4, max: 85, sureMax: 75, nearMax: 100, ratioMax: null, verifyMax: 75 });
+
+/** Per descriptor model (euclidean distance between descriptors; faceres' are L2-normalised first). */
+const EMBEDDING_RULES: Readonly<Record<DescriptorModel, DecisionRule>> = Object.freeze({
+  'faceapi-128': Object.freeze({ min: 0, max: 0.5, sureMax: 0.42, nearMax: 0.6, ratioMax: 0.87, verifyMax: 0.45 }),
+  'faceres-1024': Object.freeze({ min: 0, max: 0.95, sureMax: 0.85, nearMax: 1.1, ratioMax: 0.9, verifyMax: 0.9 }),
+});
+
+export function isDescriptorModel(value: unknown): value is DescriptorModel {
+  return typeof value === 'string' && (DESCRIPTOR_MODELS as readonly string[]).includes(value);
+}
+
+/** The calibrated default rule of a recognizer (and descriptor model, for `embedding`). */
+export function defaultRule(recognizer: RecognitionModel, descriptorModel: string = DEFAULT_DESCRIPTOR_MODEL): DecisionRule {
+  if (recognizer === 'lbph') return { ...LBPH_RULE };
+  return { ...EMBEDDING_RULES[isDescriptorModel(descriptorModel) ? descriptorModel : DEFAULT_DESCRIPTOR_MODEL] };
+}
+
+/** A rule's keys a site may override (undefined and null keep the default). */
+export type RuleOverrides = { [K in keyof DecisionRule]?: DecisionRule[K] | null };
+
+/**
+ * `rule` with the given keys replaced. `null` in overrides means "the default", for every key; the margin rule is
+ * switched off with `ratioMax: 1` (d1 / d2 never exceeds 1). Throws a RangeError when the result is not a usable
+ * rule (ruleProblem).
+ */
+export function ruleWithOverrides(rule: DecisionRule, overrides: RuleOverrides): DecisionRule {
+  const out: DecisionRule = { ...rule };
+  for (const key of Object.keys(overrides) as (keyof DecisionRule)[]) {
+    const v = overrides[key];
+    if (v === undefined || v === null) continue;
+    (out as unknown as Record<string, number>)[key] = v;
+  }
+  // A limit moved past the sure or verification bound drags them along, so a single "limit" edit stays valid.
+  if (overrides.max != null) {
+    if (overrides.sureMax == null) out.sureMax = Math.min(out.sureMax, out.max);
+    if (overrides.verifyMax == null) out.verifyMax = Math.min(out.verifyMax, out.max);
+    if (overrides.nearMax == null) out.nearMax = Math.max(out.nearMax, out.max);
+  }
+  const problem = ruleProblem(out);
+  if (problem) throw new RangeError(problem);
+  return out;
+}
