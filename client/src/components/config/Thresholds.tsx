@@ -211,6 +211,8 @@ function RecognizerCard(props: {
       data-testid={`thresholds-${r()}`}
       aria-labelledby={id('title')}
       aria-busy={busy()}
+      // The form's own messages (updateOf) say what is wrong; the browser's bubbles would stop it first.
+      noValidate
       onSubmit={save}
     >
       <h3 id={id('title')} class="config-option-head">
