@@ -6,12 +6,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
+import { DEFAULT_DESCRIPTOR_MODEL } from '../shared/recognition/rules.js';
+import { RECOGNITION_MODELS } from '../shared/api/index.js';
+import { RuntimeStore } from './config/runtime-store.js';
 import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
 import { ChatStatus } from './chat/chat-status.js';
 import { readFeatureCascades } from './chat/feature-cascades.js';
 import { LlmClient } from './chat/llm-client.js';
 import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-server.js';
+import { settingsRule } from './engines/faces/decision-rules.js';
 import { FaceService } from './engines/faces/face-service.js';
 import { ObjectService } from './engines/objects/object-service.js';
 import { RemoteEngine } from './engines/remote/remote-engine.js';
@@ -56,6 +60,8 @@ import { ResultStore } from './storage/result-store.js';
 export interface Service {
   app: Hono;
   ctx: AppContext;
+  /** The choices made through the API and kept in DATA_DIR (recognizer, detection method, thresholds). */
+  runtime: RuntimeStore;
   close(): Promise<void>;
 }
 
@@ -113,7 +119,28 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const images = new ImageStore(path.join(settings.dataDir, 'images'), log);
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
   const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
-  await Promise.all([images.init(), models.init(), results.init()]);
+  // The recognizer's descriptor model, known once the face service exists (its embedding worker says).
+  let descriptorModel = (): string => DEFAULT_DESCRIPTOR_MODEL;
+  // Choices made through the API (recognizer, detection method, thresholds), kept in DATA_DIR: they win over the settings.
+  const runtime = new RuntimeStore({
+    dataDir: settings.dataDir,
+    defaultRule: (recognizer, descriptor) => settingsRule(settings, recognizer, descriptor),
+    descriptorModel: () => descriptorModel(),
+    log,
+  });
+  // A settings' rule that cannot work stops the start with the reason, rather than failing every recognition.
+  for (const recognizer of RECOGNITION_MODELS) {
+    try {
+      runtime.defaultsFor(recognizer);
+    } catch (err) {
+      const names = recognizer === 'lbph' ? 'LBPH_DISTANCE_MIN/LBPH_DISTANCE_MAX' : 'EMBEDDING_DISTANCE_MAX';
+      throw new Error(
+        `${names}: the ${recognizer} decision rule they make is not usable (${err instanceof Error ? err.message : String(err)})`,
+      );
+    }
+  }
+  await Promise.all([images.init(), models.init(), results.init(), runtime.init()]);
+  const saved = runtime.saved;
 
   const pool = new WorkerPool<VisionOps>({
     name: 'vision',
@@ -147,10 +174,11 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   await remote.start();
 
-  // A configured default of `remote` with the server down at start: start on `local`, say so, switch later.
-  let startDetectionMethod = settings.remoteDetectorDefaultMethod;
+  // A configured or saved choice of `remote` with the server down at start: start on `local`, say so, switch later.
+  let startDetectionMethod = saved.detection_method ?? settings.remoteDetectorDefaultMethod;
   if (startDetectionMethod === 'remote' && remote.unavailableReason) {
-    log.warn(`REMOTE_DETECTOR_DEFAULT_METHOD=remote but ${remote.unavailableReason}; starting with local detection`);
+    const source = saved.detection_method ? 'the saved detection method is remote' : 'REMOTE_DETECTOR_DEFAULT_METHOD=remote';
+    log.warn(`${source} but ${remote.unavailableReason}; starting with local detection`);
     startDetectionMethod = 'local';
   }
   // Decoded pixels over every route are admitted against MAX_INFLIGHT_PIXELS; their memory is collected after.
@@ -168,11 +196,16 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     images,
     models,
     decoder,
-    lbphWindow: { min: settings.lbphDistanceMin, max: settings.lbphDistanceMax },
-    embeddingWindow: { min: 0, max: settings.embeddingDistanceMax },
+    rules: runtime,
     detectionMethod: startDetectionMethod,
-    recognitionModel: settings.recognitionModel,
+    recognitionModel: saved.recognition_model ?? settings.recognitionModel,
     log,
+  });
+  descriptorModel = () => faces.embeddingAvailability.descriptorModel ?? DEFAULT_DESCRIPTOR_MODEL;
+  // Another replica's change of recognizer or detection method (read from DATA_DIR) applies here too.
+  runtime.onChange((now, before) => {
+    if (now.recognition_model && now.recognition_model !== before.recognition_model) faces.setRecognitionModel(now.recognition_model);
+    if (now.detection_method && now.detection_method !== before.detection_method) faces.setDetectionMethod(now.detection_method);
   });
   await faces.init();
 
@@ -304,7 +337,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     trainRoutes,
     recognizeRoutes,
     trainedModelRoutes,
-    modelRoutes,
+    (c: AppContext) => modelRoutes(c, runtime),
     objectRoutes,
     resultRoutes,
     chatRoutes,
@@ -350,12 +383,16 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   app.notFound((c) => c.json(errorBody('not_found', `no page ${c.req.path}`), 404));
   // API replicas on one DATA_DIR: a training saved by another one is loaded here within about this interval.
   faces.watchModels(500);
+  // ... and so are their changes of recognizer, detection method and thresholds.
+  runtime.watch(500);
 
   return {
     app,
     ctx,
+    runtime,
     close: async () => {
       faces.stopWatching();
+      runtime.stopWatching();
       reclaimer.stop();
       remote.stop();
       chatStatus.stop();

@@ -92,13 +92,13 @@ export const SETTINGS = {
     env: 'DATA_DIR',
     schema: z.string().trim().min(1),
     default: './data',
-    doc: 'Where training images (`images/<label>/`) and models (`models/`) are stored.',
+    doc: 'Where training images (`images/<label>/`), models (`models/`), the results history (`results/`) and the choices made through the API (`settings/runtime.json`: recognizer, detection method, thresholds) are stored.',
   },
   recognitionModel: {
     env: 'RECOGNITION_MODEL',
     schema: recognitionModelInput,
     default: 'lbph',
-    doc: 'Recognition model at start: `lbph` or `embedding` (`dlib` accepted).',
+    doc: 'Recognition model at the first start: `lbph` or `embedding` (`dlib` accepted); once one is chosen with `PUT /api/models/config` (the Models page), the saved choice wins.',
   },
   remoteDetectorEnabled: {
     env: 'REMOTE_DETECTOR_ENABLED',
@@ -131,7 +131,7 @@ export const SETTINGS = {
     env: 'REMOTE_DETECTOR_DEFAULT_METHOD',
     schema: detectionMethodInput,
     default: 'local',
-    doc: 'Detection method at start: `local` or `remote` (`opencv`/`openvino` accepted).',
+    doc: 'Detection method at the first start: `local` or `remote` (`opencv`/`openvino` accepted); once one is chosen with `PUT /api/models/detection`, the saved choice wins.',
   },
   remoteDetectorTimeoutMs: {
     env: 'REMOTE_DETECTOR_TIMEOUT_MS',
@@ -264,13 +264,13 @@ export const SETTINGS = {
     env: 'LBPH_DISTANCE_MIN',
     schema: number(0, 1e6),
     default: '4',
-    doc: 'LBPH: smallest chi-square distance accepted as a known face (the spec window 4 to 85).',
+    doc: 'LBPH: smallest chi-square distance accepted as a known face (the spec window 4 to 85); closer is `copy_of_training_image`.',
   },
   lbphDistanceMax: {
     env: 'LBPH_DISTANCE_MAX',
     schema: number(0, 1e6),
     default: '85',
-    doc: 'LBPH: largest chi-square distance accepted as a known face.',
+    doc: 'LBPH: the default limit, the largest chi-square distance that may be named; saved thresholds (`PUT /api/models/thresholds`) win over it.',
   },
   embeddingEnabled: {
     env: 'EMBEDDING_ENABLED',

@@ -1,15 +1,40 @@
 /**
- * Model configuration: which recognizer and which detection engine are active, what is available and why not.
- * Changes apply to the next request at once, with no restart; a request already running keeps what it started with.
+ * Model configuration: which recognizer and which detection engine are active, what is available and why not, and
+ * each recognizer's decision thresholds (with a preview of a change before it is saved). Changes apply to the next
+ * request at once, with no restart, and are kept in DATA_DIR (server/config/runtime-store.ts) so they survive one;
+ * a request already running keeps what it started with.
  */
 import { Hono } from 'hono';
 import type { z } from 'zod';
-import { DETECTION_METHODS, RECOGNITION_MODELS } from '../../shared/api/index.js';
+import {
+  DETECTION_METHODS,
+  RECOGNITION_MODELS,
+  THRESHOLD_KEYS,
+  type RecognitionModel,
+  type RecognizerThresholds,
+  type ThresholdsPreviewResponse,
+  type ThresholdsResponse,
+  type ThresholdValues,
+} from '../../shared/api/index.js';
+import type { DecisionRule } from '../../shared/recognition/decision.js';
+import { decodeEmbeddingsFile, decodeLbphFile } from '../../shared/recognition/model-files.js';
+import {
+  type LeaveOneOut,
+  leaveOneOutEmbedding,
+  leaveOneOutLbph,
+  previewEnrolled,
+  previewRecent,
+} from '../../shared/recognition/threshold-preview.js';
+import { DISTANCE_BOUNDS, type RuntimeStore } from '../config/runtime-store.js';
 import { detectionMethodInput, recognitionModelInput } from '../config/settings.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { mountRoute } from '../http/route.js';
+import type { TrainedSnapshot } from '../storage/trained-files.js';
 import { compatConfig, compatModels, DETECTION_DESCRIPTIONS, ovmsInfo } from './compat.js';
+
+/** Recent recognition results of one recognizer a preview decides again, newest first. */
+const RECENT_RECORDS = 500;
 
 // The original clients send `ai_model` (with `dlib`), `method` or `detection_method` (with `opencv`/`openvino`):
 // the table's body schemas take any text, and the values are checked here so the message names the choices.
@@ -21,8 +46,73 @@ function parseChoice<T>(raw: string | undefined, schema: z.ZodType<T>, field: st
   return parsed.data;
 }
 
-export function modelRoutes(ctx: AppContext): Hono {
+function ruleValues(rule: DecisionRule): ThresholdValues {
+  return {
+    min: rule.min,
+    max: rule.max,
+    sure_max: rule.sureMax,
+    near_max: rule.nearMax,
+    ratio_max: rule.ratioMax,
+    verify_max: rule.verifyMax,
+  };
+}
+
+function recognizerThresholds(runtime: RuntimeStore, recognizer: RecognitionModel): RecognizerThresholds {
+  const defaults = runtime.defaultsFor(recognizer);
+  const overrides = runtime.overridesFor(recognizer);
+  const problem = runtime.problemFor(recognizer);
+  return {
+    ...ruleValues(runtime.ruleFor(recognizer)),
+    defaults: ruleValues(defaults),
+    overridden: problem ? [] : THRESHOLD_KEYS.filter((key) => overrides[key] !== undefined),
+    bounds: { min: defaults.min, max: DISTANCE_BOUNDS[recognizer] },
+    ...(recognizer === 'embedding' ? { descriptor_model: runtime.descriptorModel() } : {}),
+    ...(problem ? { problem } : {}),
+  };
+}
+
+function thresholds(runtime: RuntimeStore): ThresholdsResponse {
+  return {
+    lbph: recognizerThresholds(runtime, 'lbph'),
+    embedding: recognizerThresholds(runtime, 'embedding'),
+    updated_at: runtime.updatedAt,
+  };
+}
+
+/** A trained model's leave-one-out rankings and names, or why there are none. */
+type Held = { loo: LeaveOneOut; names: Map<number, string> } | { reason: string };
+
+/** Leave-one-out of the installed model of a recognizer (the files this server runs), ranked once per version. */
+async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot): Promise<Held> {
+  const names = (labelIds: Record<string, number>) => new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  if (recognizer === 'lbph') {
+    if (!snapshot.files.lbph) return { reason: 'the lbph recognizer is not trained' };
+    const { model, labelIds } = decodeLbphFile(text(snapshot.files.lbph), snapshot.files.labelMap);
+    if (model.labels.length < 2) return { reason: 'the trained model has fewer than 2 samples' };
+    return { loo: await leaveOneOutLbph(model), names: names(labelIds) };
+  }
+  if (!snapshot.files.embedding) return { reason: 'the embedding recognizer is not trained' };
+  const { model, labelIds } = decodeEmbeddingsFile(text(snapshot.files.embedding));
+  if (model.labels.length < 2) return { reason: 'the trained model has fewer than 2 samples' };
+  return { loo: await leaveOneOutEmbedding(model), names: names(labelIds) };
+}
+
+export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
   const app = new Hono();
+  /** Per recognizer: the model version ranked, and its rankings (shared by previews running at once). */
+  const rankings = new Map<RecognitionModel, { version: string | null; held: Promise<Held> }>();
+  const rankingsOf = (recognizer: RecognitionModel): Promise<Held> => {
+    const snapshot = ctx.faces.trainedFiles;
+    const cached = rankings.get(recognizer);
+    if (cached && cached.version === snapshot.version) return cached.held;
+    const held = heldOut(recognizer, snapshot);
+    rankings.set(recognizer, { version: snapshot.version, held });
+    // A failure is not kept: the next preview tries again.
+    held.catch(() => rankings.delete(recognizer));
+    return held;
+  };
+
   const config = () => ({
     recognition_model: ctx.faces.recognitionModel,
     detection_method: ctx.faces.detectionMethod,
@@ -30,22 +120,41 @@ export function modelRoutes(ctx: AppContext): Hono {
     ...compatConfig(ctx),
   });
 
-  mountRoute(app, 'modelsConfig', () => config());
+  mountRoute(app, 'modelsConfig', async () => {
+    // Another replica on the same DATA_DIR may have changed the choice: a stat, and a read when it did.
+    await runtime.refresh();
+    return config();
+  });
 
-  mountRoute(app, 'setModelsConfig', (_c, { body }) => {
+  mountRoute(app, 'setModelsConfig', async (_c, { body }) => {
     const model = parseChoice(
       body.recognition_model ?? body.ai_model ?? body.model,
       recognitionModelInput,
       'recognition_model',
       '"lbph" or "embedding"',
     );
+    const previous = ctx.faces.recognitionModel;
     ctx.faces.setRecognitionModel(model);
+    try {
+      await runtime.setChoices({ recognition_model: model });
+    } catch (err) {
+      // Not saved, so not in force either: a restart would silently undo it.
+      ctx.faces.setRecognitionModel(previous);
+      throw err;
+    }
     return { status: 'ok' as const, ...config() };
   });
 
-  mountRoute(app, 'setDetection', (_c, { body }) => {
+  mountRoute(app, 'setDetection', async (_c, { body }) => {
     const method = parseChoice(body.detection_method ?? body.method, detectionMethodInput, 'detection_method', '"local" or "remote"');
+    const previous = ctx.faces.detectionMethod;
     ctx.faces.setDetectionMethod(method);
+    try {
+      await runtime.setChoices({ detection_method: method });
+    } catch (err) {
+      ctx.faces.setDetectionMethod(previous);
+      throw err;
+    }
     return {
       status: 'ok' as const,
       detection_method: ctx.faces.detectionMethod,
@@ -80,6 +189,90 @@ export function modelRoutes(ctx: AppContext): Hono {
         };
       }),
       models: compatModels(ctx),
+    };
+  });
+
+  mountRoute(app, 'thresholds', async () => {
+    await runtime.refresh();
+    return thresholds(runtime);
+  });
+
+  mountRoute(app, 'setThresholds', async (_c, { body }) => {
+    const { recognizer, ...patch } = body;
+    const rule = await runtime.setThresholds(recognizer, patch);
+    ctx.log.info(`thresholds of ${recognizer} saved: ${JSON.stringify(ruleValues(rule))}`);
+    return thresholds(runtime);
+  });
+
+  mountRoute(app, 'previewThresholds', async (_c, { body }): Promise<ThresholdsPreviewResponse> => {
+    const { recognizer, ...patch } = body;
+    await runtime.refresh();
+    const current = runtime.ruleFor(recognizer);
+    const proposed = runtime.propose(recognizer, patch);
+    const descriptorModel = recognizer === 'embedding' ? runtime.descriptorModel() : undefined;
+
+    const held = await rankingsOf(recognizer);
+    let enrolled: ThresholdsPreviewResponse['enrolled'];
+    if ('reason' in held) {
+      const none = { named_right: 0, named_wrong: 0, unsure: 0, unsure_wrong: 0, unknown: 0, unknown_reasons: {} };
+      enrolled = {
+        available: false,
+        reason: held.reason,
+        people: 0,
+        samples: 0,
+        evaluated: 0,
+        alone: 0,
+        before: none,
+        after: none,
+        changes: [],
+      };
+    } else {
+      const { loo, names } = held;
+      const preview = previewEnrolled(loo, current, proposed, (id) => names.get(id) ?? `#${id}`);
+      enrolled = {
+        available: true,
+        people: loo.people,
+        samples: loo.samples,
+        evaluated: loo.heldOut.length,
+        alone: loo.heldOut.filter((s) => s.alone).length,
+        ...preview,
+      };
+    }
+
+    await ctx.results.refresh();
+    const all = ctx.results.query({ limit: ctx.results.size, kind: 'recognition' }).results;
+    const records = all.filter((r) => r.recognition_model === recognizer).slice(0, RECENT_RECORDS);
+    const recent = previewRecent(
+      records.flatMap((r) => r.faces ?? []),
+      current,
+      proposed,
+    );
+    const limits = [
+      "Only the nearest person's distance is stored with a face: the margin rule (ratio_max) and one name per picture are not checked again; named faces are taken to pass them, and faces that were ambiguous or given to another face are left out.",
+    ];
+    if (descriptorModel) {
+      limits.push(
+        `Stored distances are taken to be of the descriptor model running now (${descriptorModel}); results recorded under another one are not comparable.`,
+      );
+    }
+    const others = all.length - all.filter((r) => r.recognition_model === recognizer).length;
+    if (others > 0) limits.push(`${others} stored recognition results of the other recognizer, or that do not say which, are not counted.`);
+    return {
+      recognizer,
+      ...(descriptorModel ? { descriptor_model: descriptorModel } : {}),
+      current: ruleValues(current),
+      proposed: ruleValues(proposed),
+      enrolled,
+      recent: {
+        records: records.length,
+        faces: recent.faces,
+        evaluated: recent.evaluated,
+        not_evaluated: recent.notEvaluated,
+        before: recent.before,
+        after: recent.after,
+        changes: recent.changes,
+        limits,
+      },
     };
   });
 

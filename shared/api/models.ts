@@ -1,9 +1,10 @@
 /**
- * Model configuration (`/api/models/config`, `/api/models/detection`, `/api/models/available`) and the trained
- * models a browser downloads to run itself (`/api/models/trained`).
+ * Model configuration (`/api/models/config`, `/api/models/detection`, `/api/models/available`), each recognizer's
+ * decision thresholds (`/api/models/thresholds`, with a preview of a change) and the trained models a browser
+ * downloads to run itself (`/api/models/trained`).
  */
 import { z } from 'zod';
-import { compat, detectionMethod, isoTime, recognitionModel } from './common.js';
+import { compat, detectionMethod, isoTime, RECOGNITION_MODELS, recognitionModel } from './common.js';
 import { remoteStatus } from './health.js';
 
 const recognizerState = z.object({ trained: z.boolean(), trained_at: isoTime.nullable(), labels: z.number().int() });
@@ -216,3 +217,219 @@ export const trainedModelHeaders = z.object({
 export const trainedFileHeaders = trainedModelHeaders.extend({
   'x-model-version': z.string().meta({ description: "The models' version, unquoted." }),
 });
+
+// ---------------------------------------------------------------- thresholds (the decision rule, issue #25)
+
+/** The keys of a recognizer's decision rule a site may set (`PUT /api/models/thresholds`). */
+export const THRESHOLD_KEYS = ['max', 'sure_max', 'ratio_max', 'verify_max'] as const;
+export type ThresholdKey = (typeof THRESHOLD_KEYS)[number];
+
+const ruleFields = {
+  min: z.number().meta({
+    description:
+      'Smallest distance accepted: closer is a pixel copy of a training photo (`copy_of_training_image`); LBPH 4, embedding 0. Set by LBPH_DISTANCE_MIN only.',
+  }),
+  max: z.number().meta({ description: 'The limit: the nearest person may be named up to this distance.' }),
+  sure_max: z
+    .number()
+    .meta({ description: 'Named with certainty `high` up to this distance, `unsure` ("probably") between it and `max`.' }),
+  near_max: z.number().meta({
+    description:
+      'Past `max` but within this distance a face is `below_threshold` (a near miss, with its candidate); beyond it `no_match`. Follows `max` up when `max` is raised past it.',
+  }),
+  ratio_max: z.number().nullable().meta({
+    description: 'Margin rule: `ambiguous` when d1 / d2 (nearest / next person) is above this; null: off.',
+  }),
+  verify_max: z.number().meta({ description: '1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person.' }),
+};
+
+/** A decision rule in numbers (distances in the recognizer's own scale: LBPH chi-square, embedding euclidean). */
+export const thresholdValues = z.object(ruleFields).meta({ id: 'ThresholdValues' });
+export type ThresholdValues = z.infer<typeof thresholdValues>;
+
+export const recognizerThresholds = z
+  .object({
+    ...ruleFields,
+    defaults: thresholdValues.meta({
+      description:
+        'What each key is without the saved overrides: the calibrated default with the settings (LBPH_DISTANCE_*, EMBEDDING_DISTANCE_MAX) over it.',
+    }),
+    overridden: z
+      .array(z.enum(THRESHOLD_KEYS))
+      .meta({ description: 'The keys set by `PUT /api/models/thresholds` (the others are the defaults).' }),
+    bounds: z
+      .object({ min: z.number(), max: z.number() })
+      .meta({ description: '`max`, `sure_max` and `verify_max` may be set above `bounds.min` and up to `bounds.max`.' }),
+    descriptor_model: z.string().optional().meta({
+      description: 'Embedding only: the descriptor model these distances belong to (overrides are kept per descriptor model).',
+      example: 'faceapi-128',
+    }),
+    problem: z
+      .string()
+      .optional()
+      .meta({ description: 'Why the saved overrides are not in use (they no longer fit the defaults); absent when they are.' }),
+  })
+  .meta({ id: 'RecognizerThresholds' });
+export type RecognizerThresholds = z.infer<typeof recognizerThresholds>;
+
+const LBPH_EXAMPLE = { min: 4, max: 85, sure_max: 75, near_max: 100, ratio_max: null, verify_max: 75 };
+const EMBEDDING_EXAMPLE = { min: 0, max: 0.5, sure_max: 0.42, near_max: 0.6, ratio_max: 0.87, verify_max: 0.45 };
+
+export const thresholdsResponse = z
+  .object({
+    lbph: recognizerThresholds,
+    embedding: recognizerThresholds,
+    updated_at: isoTime.nullable().meta({ description: 'When the saved settings were last changed (by any replica); null when never.' }),
+  })
+  .meta({
+    id: 'ThresholdsResponse',
+    example: {
+      lbph: {
+        ...LBPH_EXAMPLE,
+        max: 70,
+        sure_max: 70,
+        verify_max: 70,
+        defaults: LBPH_EXAMPLE,
+        overridden: ['max'],
+        bounds: { min: 4, max: 1000 },
+      },
+      embedding: {
+        ...EMBEDDING_EXAMPLE,
+        defaults: EMBEDDING_EXAMPLE,
+        overridden: [],
+        bounds: { min: 0, max: 2 },
+        descriptor_model: 'faceapi-128',
+      },
+      updated_at: '2024-05-01T12:00:00.000Z',
+    },
+  });
+export type ThresholdsResponse = z.infer<typeof thresholdsResponse>;
+
+const settable = (description: string) =>
+  z
+    .number({ error: 'must be a number, or null to reset it to its default' })
+    .nullable()
+    .optional()
+    .meta({ description: `${description} null: back to the default; absent: unchanged.` });
+
+/**
+ * `PUT /api/models/thresholds` and its preview: one recognizer's keys to set. Unknown keys are refused (a typo
+ * such as `sureMax` must not be silently ignored).
+ */
+export const thresholdsRequest = z
+  .strictObject(
+    {
+      recognizer: z.enum(RECOGNITION_MODELS, { error: 'must be "lbph" or "embedding"' }),
+      max: settable('The limit (above `bounds.min`, at most `bounds.max`).'),
+      sure_max: settable('The sure bound, at most `max`.'),
+      ratio_max: settable('The margin rule, above 0 and at most 1 (1 switches it off).'),
+      verify_max: settable('The verification limit, at most `max`.'),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; the keys are recognizer, ${THRESHOLD_KEYS.join(', ')}`
+          : undefined,
+    },
+  )
+  .meta({ id: 'ThresholdsRequest' });
+export type ThresholdsRequest = z.infer<typeof thresholdsRequest>;
+
+/** Where a training sample of the enrolled people ends up under a rule (leave-one-out). */
+export const ENROLLED_OUTCOMES = ['named_right', 'named_wrong', 'unsure_right', 'unsure_wrong', 'unknown'] as const;
+/** Where a stored face ends up under a rule. */
+export const RECENT_OUTCOMES = ['named', 'unsure', 'unknown'] as const;
+
+const reasonCounts = z
+  .record(z.string(), z.number().int())
+  .meta({ description: 'The unknown ones by reason (`below_threshold`, `no_match`, `ambiguous`, `copy_of_training_image`).' });
+
+export const enrolledCounts = z
+  .object({
+    named_right: z.number().int().meta({ description: 'Named as themselves, certainty `high`.' }),
+    named_wrong: z.number().int().meta({ description: 'Named as someone else, certainty `high`.' }),
+    unsure: z.number().int().meta({ description: 'Named with certainty `unsure` ("probably ..."), right or wrong.' }),
+    unsure_wrong: z.number().int().meta({ description: 'Of `unsure`: named as someone else.' }),
+    unknown: z.number().int(),
+    unknown_reasons: reasonCounts,
+  })
+  .meta({ id: 'EnrolledCounts' });
+export type EnrolledCounts = z.infer<typeof enrolledCounts>;
+
+export const recentCounts = z
+  .object({
+    named: z.number().int().meta({ description: 'Named, certainty `high`.' }),
+    unsure: z.number().int().meta({ description: 'Named, certainty `unsure`.' }),
+    unknown: z.number().int(),
+    unknown_reasons: reasonCounts,
+  })
+  .meta({ id: 'RecentCounts' });
+export type RecentCounts = z.infer<typeof recentCounts>;
+
+const change = <O extends readonly [string, ...string[]]>(outcomes: O) =>
+  z.object({
+    label: z.string().meta({ description: 'The person (the true one for enrolled samples; the nearest one for stored faces).' }),
+    before: z.enum(outcomes),
+    after: z.enum(outcomes),
+    count: z.number().int(),
+  });
+
+export const thresholdsPreviewResponse = z
+  .object({
+    recognizer: recognitionModel,
+    descriptor_model: z.string().optional().meta({ description: 'Embedding only: the descriptor model of the distances.' }),
+    current: thresholdValues.meta({ description: 'The rule in use now ("before").' }),
+    proposed: thresholdValues.meta({ description: 'The rule the request would make ("after"); nothing is saved.' }),
+    enrolled: z
+      .object({
+        available: z.boolean(),
+        reason: z
+          .string()
+          .optional()
+          .meta({ description: 'Why there is nothing to show (not trained, too few samples); absent when available.' }),
+        people: z.number().int().meta({ description: 'People in the trained model.' }),
+        samples: z.number().int().meta({ description: 'Training samples in the trained model.' }),
+        evaluated: z
+          .number()
+          .int()
+          .meta({ description: 'Samples evaluated (all of them, or a share spread over every person on a large model).' }),
+        alone: z.number().int().meta({
+          description:
+            'Evaluated samples whose person has no other sample: they stand for strangers (right is `unknown`, any name is wrong).',
+        }),
+        before: enrolledCounts,
+        after: enrolledCounts,
+        changes: z
+          .array(change(ENROLLED_OUTCOMES))
+          .meta({ description: 'Samples whose outcome changes, by person, most first (at most 20).' }),
+      })
+      .meta({
+        description:
+          'Leave-one-out over the trained model: each training sample decided against all the others, as a new photo of an enrolled person would be.',
+      }),
+    recent: z
+      .object({
+        records: z
+          .number()
+          .int()
+          .meta({ description: 'Recent recognition results of this recognizer looked at (newest first, at most 500).' }),
+        faces: z.number().int().meta({ description: 'Faces in them.' }),
+        evaluated: z.number().int().meta({ description: 'Faces decided again from their stored distance.' }),
+        not_evaluated: z.record(z.string(), z.number().int()).meta({
+          description:
+            "Faces that cannot be decided again, by why: `not_trained`, `no_candidate` (unknown with no nearest person stored), `margin` (`ambiguous` or `given_to_another_face`: the next person's distance is not stored), `no_distance`.",
+        }),
+        before: recentCounts,
+        after: recentCounts,
+        changes: z
+          .array(change(RECENT_OUTCOMES))
+          .meta({ description: 'Faces whose outcome changes, by nearest person, most first (at most 20).' }),
+        limits: z.array(z.string()).meta({ description: 'What this estimate cannot see, in words.' }),
+      })
+      .meta({
+        description:
+          'The recent sightings stored through `POST /api/results`, each face decided again from its stored distance by the current and the proposed rule.',
+      }),
+  })
+  .meta({ id: 'ThresholdsPreviewResponse' });
+export type ThresholdsPreviewResponse = z.infer<typeof thresholdsPreviewResponse>;

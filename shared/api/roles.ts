@@ -28,6 +28,8 @@ export const ROUTE_ACCESS = {
   trainStatus: USER,
   modelsConfig: USER,
   modelsAvailable: USER,
+  // The decision rule in force: what a user's answers mean.
+  thresholds: USER,
   // The browser-first pages recognise with the trained models in the browser, so a user downloads them.
   trainedModels: USER,
   trainedLbph: USER,
@@ -54,6 +56,9 @@ export const ROUTE_ACCESS = {
   train: ADMIN,
   setModelsConfig: ADMIN,
   setDetection: ADMIN,
+  setThresholds: ADMIN,
+  // Distances among the enrolled people's training samples: biometric detail of everyone enrolled.
+  previewThresholds: ADMIN,
   // Every checked frame with its labels: pictures of the workers, exported as training data.
   ppeDataset: ADMIN,
 } as const satisfies Record<EndpointName, Access>;

@@ -29,6 +29,9 @@ import {
   modelsConfigRequest,
   modelsConfigResponse,
   modelsConfigUpdateResponse,
+  thresholdsPreviewResponse,
+  thresholdsRequest,
+  thresholdsResponse,
   trainedFileHeaders,
   trainedModelHeaders,
   trainedModelsResponse,
@@ -198,6 +201,40 @@ const routeTable = {
     summary: 'Which recognizers and detection methods can be chosen, and why not',
     tags: ['Models'],
     responses: ok(modelsAvailableResponse, 'The choices.'),
+    errors: [],
+  }),
+  thresholds: defineRoute({
+    ...ENDPOINTS.thresholds,
+    summary: "Each recognizer's decision thresholds: in force, defaults, and which are the site's own",
+    description:
+      "Distances in the recognizer's own scale (LBPH chi-square, embedding euclidean between descriptors of `descriptor_model`). " +
+      'The defaults are calibrated per recognizer and descriptor model (bench/RESULTS.md), with LBPH_DISTANCE_* and EMBEDDING_DISTANCE_MAX over them.',
+    tags: ['Models'],
+    responses: ok(thresholdsResponse, 'Both recognizers.'),
+    errors: [],
+  }),
+  setThresholds: defineRoute({
+    ...ENDPOINTS.setThresholds,
+    summary: "Set a recognizer's thresholds (kept in DATA_DIR)",
+    description:
+      'Sets the keys sent for one recognizer; `null` puts a key back to its default. Saved in DATA_DIR (every replica follows within a second) and ' +
+      'applied to the next request. Refused with 400 when the rule would not be usable: `sure_max` and `verify_max` at most `max`, distances within ' +
+      '`bounds`, `ratio_max` above 0 and at most 1. `POST /api/models/thresholds/preview` shows what a change does first.',
+    tags: ['Models'],
+    request: { body: jsonBody(thresholdsRequest, { recognizer: 'embedding', max: 0.45, ratio_max: null }) },
+    responses: ok(thresholdsResponse, 'Saved; both recognizers as they are now.'),
+    errors: ['server_busy'],
+  }),
+  previewThresholds: defineRoute({
+    ...ENDPOINTS.previewThresholds,
+    summary: 'What a change of thresholds would do, before saving it',
+    description:
+      'Takes the body of `PUT /api/models/thresholds` and saves nothing. Answers, before and after: the enrolled people (leave-one-out over the ' +
+      'trained model: each training sample decided against all the others) and the recent sightings stored through `POST /api/results` ' +
+      '(each face decided again from its stored distance; `recent.limits` says what that cannot see, such as the margin rule).',
+    tags: ['Models'],
+    request: { body: jsonBody(thresholdsRequest, { recognizer: 'embedding', max: 0.45 }) },
+    responses: ok(thresholdsPreviewResponse, 'The rule now and proposed, and what each does.'),
     errors: [],
   }),
   trainedModels: defineRoute({

@@ -100,7 +100,7 @@ export class OutsideWatch {
 }
 
 /** Top-level entries of DATA_DIR the service may make. */
-const DATA_LAYOUT = new Set(['images', 'models', 'results', 'ppe', 'ppe-dataset']);
+const DATA_LAYOUT = new Set(['images', 'models', 'results', 'ppe', 'ppe-dataset', 'settings']);
 
 /**
  * What is wrong with DATA_DIR's shape: an unexpected top-level entry, a symbolic link, or a label folder whose

@@ -158,6 +158,35 @@ const resultRecord: fc.Arbitrary<Json> = fc
     return record;
   });
 
+/** A threshold key's value: absent, null (reset), a distance of either scale, or something that is not a number. */
+const thresholdValue = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  { weight: 2, arbitrary: fc.constant<Json>(null) },
+  { weight: 4, arbitrary: fc.double({ min: 0, max: 2, noNaN: true }) },
+  { weight: 3, arbitrary: fc.double({ min: 0, max: 300, noNaN: true }) },
+  { weight: 1, arbitrary: fc.constantFrom<Json>(-1, 0, 1, 1e308, '0.5', true, []) },
+);
+
+/** `PUT /api/models/thresholds` and its preview: mostly valid, sometimes a wrong recognizer or an unknown key. */
+const thresholdsBody = fc
+  .record({
+    recognizer: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom<Json>('lbph', 'embedding') },
+      { weight: 1, arbitrary: fc.constantFrom<Json>('dlib', '', 3) },
+    ),
+    max: thresholdValue,
+    sure_max: thresholdValue,
+    ratio_max: thresholdValue,
+    verify_max: thresholdValue,
+    extra: fc.option(fc.constantFrom('sureMax', 'min', 'near_max'), { freq: 8, nil: undefined }),
+  })
+  .map(({ extra, ...fields }) => {
+    const value: Record<string, Json> = {};
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) value[k] = v;
+    if (extra) value[extra] = 1;
+    return { value: value as Json, note: Object.keys(value).join(',') };
+  });
+
 const resultsBody = fc.oneof(
   { weight: 10, arbitrary: fc.array(resultRecord, { minLength: 1, maxLength: 4 }) },
   { weight: 1, arbitrary: fc.constantFrom(0, 100, 101).chain((n) => fc.array(resultRecord, { minLength: n, maxLength: n })) },
@@ -171,6 +200,7 @@ export const GENERATORS = {
   trainStatus: plainGet('trainStatus', '/train/status'),
   modelsConfig: plainGet('modelsConfig', '/models/config'),
   modelsAvailable: plainGet('modelsAvailable', '/models/available'),
+  thresholds: plainGet('thresholds', '/models/thresholds'),
   trainedModels: plainGet('trainedModels', '/models/trained'),
   trainedLbph: plainGet('trainedLbph', '/models/trained/lbph'),
   trainedEmbedding: plainGet('trainedEmbedding', '/models/trained/embedding'),
@@ -388,6 +418,10 @@ export const GENERATORS = {
         )
         .map(([key, value]) => ({ value: { [key]: value }, note: `${key}=${value}` })),
     ),
+
+  setThresholds: () => jsonPost('setThresholds', 'PUT', '/api/models/thresholds', thresholdsBody),
+
+  previewThresholds: () => jsonPost('previewThresholds', 'POST', '/api/models/thresholds/preview', thresholdsBody),
 
   detectObjects: (ctx) =>
     jsonPost(
