@@ -19,6 +19,7 @@ import { benchIdpToken } from './idp-token.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchLbphRobustness } from './lbph-robustness.bench.js';
 import { benchObjects } from './objects.bench.js';
+import { benchOpenSet } from './open-set.bench.js';
 import { benchPpe } from './ppe.bench.js';
 import { benchRecognize } from './recognize.bench.js';
 import { benchReplicas } from './replicas.bench.js';
@@ -51,6 +52,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
   ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],
+  ['open-set', () => benchOpenSet(repoRoot)],
   ['second-factor', () => benchSecondFactor(repoRoot)],
   ['idp-token', () => benchIdpToken(repoRoot)],
   ['remote', () => benchRemote()],
