@@ -4,19 +4,22 @@
  * host-specific steps: the cascade split across helper threads (cascade-pool.ts) and face-api descriptors on
  * this worker's tfjs. Same pixels in, same answer out.
  */
+import type { RecognitionModel } from '../../../shared/api/index';
 import { createEmbeddingEngine, type EmbeddingEngine } from '../../../shared/embedding/engine';
 import { rgbToGray } from '../../../shared/image/ops';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
 import { decodeEmbeddingsFile, decodeLbphFile, trained, trainedSet } from '../../../shared/recognition/model-files';
-import { detectOptionsOf, FacePipeline, ruleFor, type Trained } from '../../../shared/recognition/pipeline';
+import type { DecisionRule } from '../../../shared/recognition/decision';
+import { detectOptionsOf, FacePipeline, type Trained } from '../../../shared/recognition/pipeline';
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training';
 import { parseHaarCascade, type HaarCascade } from '../../../shared/vision/haar-cascade';
 import { haarScanFor } from '../../../shared/vision/haar-wasm';
 import { loadTf } from './backend';
 import { fetchModelFile } from './fetch-model';
 import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
+import { engineRule } from './rule-sync';
 import { loadFaceApi } from './face-api';
-import type { CascadeOptions, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
+import type { CascadeOptions, EngineRules, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
 
 /** A frame as the engines take it: RGBA (channels 4) and its gray image. */
 export interface Frame {
@@ -130,6 +133,12 @@ export class FaceEngine {
     return [summary(models.lbph), summary(models.embedding)];
   }
 
+  /** The rule of a recognition (rule-sync.ts); with a trained embedding model its nets load first, to know which runs. */
+  private async ruleOf(recognizer: RecognitionModel, rules: EngineRules = {}): Promise<DecisionRule> {
+    const running = recognizer === 'embedding' && this.pipeline.models.embedding ? (await this.loadEmbedding()).descriptorModel : undefined;
+    return engineRule(recognizer, rules, running);
+  }
+
   async recognize(
     frame: Frame,
     options: RecognizeOptions,
@@ -140,7 +149,7 @@ export class FaceEngine {
       trained: used,
       detectMs,
       recognizeMs,
-    } = await this.pipeline.recognize(frame, { recognizer, rule: ruleFor(recognizer, options.rules) });
+    } = await this.pipeline.recognize(frame, { recognizer, rule: await this.ruleOf(recognizer, options.rules) });
     return { faces, count: faces.length, detection_method: 'local', recognition_model: recognizer, trained: used, detectMs, recognizeMs };
   }
 

@@ -87,13 +87,22 @@ export interface SetModelResult {
   timing: { totalMs: number };
 }
 
+/**
+ * A rule per recognizer. The embedding one names the descriptor model its distances belong to: the engine uses it
+ * only with that model, else the default for the model it runs (a distance scale means nothing for another model).
+ */
+export interface EngineRules {
+  lbph?: DecisionRule;
+  embedding?: DecisionRule & { descriptorModel?: string };
+}
+
 export interface RecognizeOptions {
   recognition_model?: RecognitionModel;
   /**
    * The decision rule per recognizer, the server's (GET /api/models/thresholds, with a site's thresholds); where
    * not given, the calibrated default (shared/recognition/rules.ts), as the server's own default.
    */
-  rules?: { lbph?: DecisionRule; embedding?: DecisionRule };
+  rules?: EngineRules;
   /** Also each face's eyes, smile and eyeglasses (as the server's chat analysis gives them). */
   features?: boolean;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { defaultRule } from '../../../shared/recognition/rules';
-import { RULES_KEY, RuleSync, rulesFromThresholds } from './rule-sync';
+import { engineRule, RULES_KEY, RuleSync, rulesFromThresholds } from './rule-sync';
 
 /** GET /api/models/thresholds as the server answers it: each recognizer's rule, its defaults and what is overridden. */
 function thresholds(lbphMax = 70) {
@@ -31,7 +31,7 @@ describe('rulesFromThresholds', () => {
   it('reads each recognizer’s rule from the answer', () => {
     const rules = rulesFromThresholds(thresholds(70));
     expect(rules.lbph).toEqual({ min: 4, max: 70, sureMax: 70, nearMax: 100, ratioMax: null, verifyMax: 70 });
-    expect(rules.embedding).toEqual(defaultRule('embedding'));
+    expect(rules.embedding).toEqual({ ...defaultRule('embedding'), descriptorModel: 'faceapi-128' });
   });
 
   it('leaves out an entry that is not a usable rule, so that recognizer keeps its default', () => {
@@ -41,6 +41,22 @@ describe('rulesFromThresholds', () => {
     expect(rules.lbph).toBeDefined();
     expect(rulesFromThresholds(null)).toEqual({});
     expect(rulesFromThresholds({ lbph: { max: 'far' } })).toEqual({});
+  });
+});
+
+describe('engineRule', () => {
+  it('takes the server’s rule, else the default', () => {
+    const rules = rulesFromThresholds(thresholds(60));
+    expect(engineRule('lbph', rules).max).toBe(60);
+    expect(engineRule('lbph', {})).toEqual(defaultRule('lbph'));
+    expect(engineRule('embedding', {}, 'faceres-1024')).toEqual(defaultRule('embedding', 'faceres-1024'));
+  });
+
+  it('applies an embedding rule only to the descriptor model it was set for', () => {
+    const rules = { embedding: { ...defaultRule('embedding', 'faceapi-128'), max: 0.45, descriptorModel: 'faceapi-128' } };
+    expect(engineRule('embedding', rules, 'faceapi-128').max).toBe(0.45);
+    expect(engineRule('embedding', rules, undefined).max).toBe(0.45);
+    expect(engineRule('embedding', rules, 'faceres-1024')).toEqual(defaultRule('embedding', 'faceres-1024'));
   });
 });
 

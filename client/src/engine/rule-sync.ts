@@ -6,12 +6,14 @@
  */
 import type { RecognitionModel } from '../../../shared/api/index';
 import { type DecisionRule, ruleProblem } from '../../../shared/recognition/decision';
+import { defaultRule } from '../../../shared/recognition/rules';
+import type { EngineRules } from './protocol';
 
 export const THRESHOLDS_URL = '/api/models/thresholds';
 export const RULES_KEY = 'lookout.decisionRules';
 
 /** The rule per recognizer; a recognizer left out decides with its default. */
-export type EngineRules = { [R in RecognitionModel]?: DecisionRule };
+export type { EngineRules };
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
@@ -36,11 +38,26 @@ export function ruleFromThresholds(entry: unknown): DecisionRule | null {
 export function rulesFromThresholds(body: unknown): EngineRules {
   const out: EngineRules = {};
   if (typeof body !== 'object' || body === null) return out;
-  for (const recognizer of ['lbph', 'embedding'] as const) {
-    const rule = ruleFromThresholds((body as Record<string, unknown>)[recognizer]);
-    if (rule) out[recognizer] = rule;
-  }
+  const b = body as Record<string, unknown>;
+  const lbph = ruleFromThresholds(b.lbph);
+  if (lbph) out.lbph = lbph;
+  const embedding = ruleFromThresholds(b.embedding);
+  const model = (b.embedding as { descriptor_model?: unknown } | undefined)?.descriptor_model;
+  // The embedding distances belong to one descriptor model: the engine applies them to that model only.
+  if (embedding) out.embedding = typeof model === 'string' ? { ...embedding, descriptorModel: model } : embedding;
   return out;
+}
+
+/**
+ * The rule a recognition here decides with: the server's where given, else the default. An embedding rule applies
+ * only to the descriptor model it was set for (`running`: the one this engine computes; unknown while no embedding
+ * model is trained, when no face gets that far): a distance scale means nothing for another model.
+ */
+export function engineRule(recognizer: RecognitionModel, rules: EngineRules = {}, running?: string): DecisionRule {
+  if (recognizer === 'lbph') return rules.lbph ?? defaultRule('lbph');
+  const given = rules.embedding;
+  if (given && (!given.descriptorModel || !running || given.descriptorModel === running)) return given;
+  return defaultRule('embedding', running);
 }
 
 export interface RuleSyncOptions {

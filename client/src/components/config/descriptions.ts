@@ -5,7 +5,7 @@ export const RECOGNITION_TEXT: Record<RecognitionModel, { title: string; descrip
   lbph: { title: 'LBPH', description: 'Fast and light; the default. Compares local texture patterns of the face.' },
   embedding: {
     title: 'Embedding',
-    description: '128-d face descriptors from a neural network: more robust to pose and light, a little slower.',
+    description: 'Face descriptors from a neural network: more robust to pose and light, a little slower.',
   },
 };
 
