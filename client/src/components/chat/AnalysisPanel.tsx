@@ -7,6 +7,7 @@
 import { createEffect, For, Show } from 'solid-js';
 import type { ChatAnalysis } from '../../../../shared/api/index';
 import { featuresText } from '../../../../shared/chat/prompt';
+import { candidateText, isKnown, nameText, reasonWords, toneOf } from '../../lib/face-words';
 import { drawFaces, drawObjects } from '../../lib/overlay';
 import type { Attachment } from './conversation';
 
@@ -58,8 +59,17 @@ export function AnalysisPanel(props: { analysis: ChatAnalysis; image?: Attachmen
               <For each={faces()}>
                 {(f) => (
                   <li>
-                    <Show when={f.label !== 'unknown'} fallback={<span>Unknown person (not recognised)</span>}>
-                      <strong>{f.label}</strong>, confidence {Math.round(f.confidence)}%
+                    <Show
+                      when={isKnown(f)}
+                      fallback={
+                        <span>
+                          Unknown person (not recognised)
+                          <Show when={candidateText(f)}>{(nearest) => <>, {nearest()}</>}</Show>. {reasonWords(f)}
+                        </span>
+                      }
+                    >
+                      <strong classList={{ 'face-unsure-name': toneOf(f) === 'unsure' }}>{nameText(f)}</strong>, confidence{' '}
+                      {Math.round(f.confidence)}%
                     </Show>
                     <Show when={f.features}>
                       {(features) => (
