@@ -320,7 +320,8 @@ async function measure(rec: Recognizer, faces: readonly BenchFace[]): Promise<Re
     const ga = pairs.genuine.filter((d) => d >= rec.defaults.min && d <= t).length / pairs.genuine.length;
     return `1:1 at the defaults' verifyMax ${f3(t)}: false accepts ${f1(100 * fa)}%, genuine accepted ${f1(100 * ga)}%`;
   };
-  const oneToOne = `1:1 for ${VERIFY_FAR}% false accepts: d <= ${f3(v.at)} (${f1(v.falseAccepts)}%), genuine accepted ${f1(v.accepted)}%; ${at(rec.defaults.verifyMax)}`;
+  const extra = extraRules(rec).map((r) => `; at OPEN_SET_RULES' ${at(r.verifyMax).replace(/^1:1 at the defaults' /, '')}`);
+  const oneToOne = `1:1 for ${VERIFY_FAR}% false accepts: d <= ${f3(v.at)} (${f1(v.falseAccepts)}%), genuine accepted ${f1(v.accepted)}%; ${at(rec.defaults.verifyMax)}${extra.join('')}`;
   const recommended = calibrated
     ? `${rec.name}: ${describeRule(calibrated.rule)}. ${oneToOne}`
     : `${rec.name}: no rule keeps strangers named <= ${target}% here. ${oneToOne}`;
