@@ -110,8 +110,10 @@ describe('embedding recognizer', () => {
   });
 
   it('the embedding model is reloaded after a restart', async () => {
+    // The recognizer chosen through the API is kept in DATA_DIR and wins over RECOGNITION_MODEL at the next start.
+    expect((await put(`${server.url}/api/models/config`, { recognition_model: 'embedding' })).status).toBe(200);
     await server.close();
-    server = await startTestServer({ RECOGNITION_MODEL: 'embedding' }, dataDir);
+    server = await startTestServer({ RECOGNITION_MODEL: 'lbph' }, dataDir);
     const { body } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled('eileen', 0.8)) });
     expect(body).toMatchObject({ recognition_model: 'embedding', trained: true });
     expect(body.faces[0].label).toBe('eileen');

@@ -18,6 +18,7 @@ import { type DecisionRule, decideFace } from '../../shared/recognition/decision
 import { decodeEmbeddingsFile, decodeLbphFile } from '../../shared/recognition/model-files.js';
 import { defaultRule } from '../../shared/recognition/rules.js';
 import { trainingCaptures } from '../helpers/faces.js';
+import { startIssuer } from '../helpers/oidc-issuer.js';
 import { getJson, postJson, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
 
 const LIGHT = { WORKERS: '1', OBJECT_DETECTION_ENABLED: 'false', CHAT_ENABLED: 'false' };
@@ -420,6 +421,37 @@ describe('the OpenAPI document', () => {
       expect(request.additionalProperties).toBe(false);
     } finally {
       await server.close();
+    }
+  }, 60_000);
+});
+
+describe('under AUTH_MODE=oidc', () => {
+  it('lets a user read the thresholds, and only an administrator change or preview them', async () => {
+    const issuer = await startIssuer();
+    const server = await startTestServer({ ...LIGHT, EMBEDDING_ENABLED: 'false', AUTH_MODE: 'oidc', OIDC_ISSUER: issuer.issuer });
+    try {
+      const user = await issuer.token();
+      const admin = await issuer.token({ roles: ['biometric-admin'], username: 'root' });
+      const call = (method: string, route: string, token: string, body?: unknown) =>
+        getJson(`${server.url}/api/models/${route}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+      expect((await call('GET', 'thresholds', user)).status).toBe(200);
+      for (const [method, route] of [
+        ['PUT', 'thresholds'],
+        ['POST', 'thresholds/preview'],
+      ]) {
+        const refused = await call(method, route, user, { recognizer: 'lbph', max: 70 });
+        expect(refused.status, route).toBe(403);
+        expect(refused.body.error.code).toBe('insufficient_role');
+        expect((await call(method, route, admin, { recognizer: 'lbph', max: 70 })).status, route).toBe(200);
+      }
+      expect((await call('GET', 'thresholds', user)).body.lbph.max).toBe(70);
+    } finally {
+      await server.close();
+      await issuer.close();
     }
   }, 60_000);
 });
