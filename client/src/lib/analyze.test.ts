@@ -12,11 +12,14 @@ const env = vi.hoisted(() => {
 });
 
 const engine = { recognize: vi.fn(), detectObjects: vi.fn() };
+const RULES = { lbph: { min: 4, max: 70, sureMax: 60, nearMax: 100, ratioMax: null, verifyMax: 60 } };
 vi.mock('./browser-engine', () => ({
   browserEngine: { state: () => env.engineState, info: () => null },
   engineWithModels: vi.fn(async () => engine),
   startBrowserEngine: vi.fn(async () => engine),
   activeRecognitionModel: (m: string | undefined) => m ?? 'lbph',
+  // The server's decision rules (rule-sync.ts), as the engine gets them with every frame.
+  engineRules: () => RULES,
 }));
 vi.mock('./server-status', () => ({ serverStatus: { ready: () => ({ recognition_model: 'lbph' }) } }));
 vi.mock('./results', () => ({ recordResult: vi.fn(async () => 'id') }));
@@ -112,13 +115,13 @@ describe('the in-browser analyzer', () => {
     await expect(browserFaceAnalyzer.recognize(frame)).resolves.toEqual(response);
     expect(createImageBitmap).toHaveBeenCalledWith(frame);
     expect(canvasPixels).not.toHaveBeenCalled();
-    expect(engine.recognize).toHaveBeenCalledWith(bitmap, { recognition_model: 'lbph' });
+    expect(engine.recognize).toHaveBeenCalledWith(bitmap, { recognition_model: 'lbph', rules: RULES });
   });
 
   it('reads a photo’s exact pixels (the bytes the server comparison pins down)', async () => {
     await browserFaceAnalyzer.recognize(canvas());
     expect(createImageBitmap).not.toHaveBeenCalled();
-    expect(engine.recognize).toHaveBeenCalledWith({ kind: 'pixels-read-on-the-page' }, { recognition_model: 'lbph' });
+    expect(engine.recognize).toHaveBeenCalledWith({ kind: 'pixels-read-on-the-page' }, { recognition_model: 'lbph', rules: RULES });
   });
 
   it('fails the frame with the reason when the models cannot be had, without running the engine', async () => {

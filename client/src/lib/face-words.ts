@@ -46,7 +46,7 @@ export const TONE_COLORS: Record<Tone, { fill: string; text: string }> = {
 
 /** The reason of an unknown face; a result stored before reasons existed is taken as "no match". */
 export function reasonOf(face: FaceResult): Reason {
-  return (face.reason as Reason | undefined) ?? 'no_match';
+  return face.reason ?? 'no_match';
 }
 
 export function reasonWords(face: FaceResult): string {
