@@ -74,6 +74,10 @@ describe('reason words', () => {
     expect(reasonWords(face('unknown', { reason: 'ambiguous' }))).toMatch(/two people/);
     expect(reasonWords(face('unknown', { reason: 'given_to_another_face' }))).toMatch(/already named/);
     expect(reasonWords(face('unknown'))).toBe('Not anyone the model was trained on.');
+    expect(reasonWords(face('unknown', { reason: 'not_trained' }))).toMatch(/not been trained/);
+    expect(reasonWords(face('unknown', { reason: 'copy_of_training_image' }))).toBe(
+      'This looks like an exact copy of a training photo; Lookout does not accept copies. Show a live face.',
+    );
   });
 });
 

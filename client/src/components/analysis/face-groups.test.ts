@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FaceResult } from '../../../../shared/api/index';
-import { groupFaces, unknownText } from './face-groups';
+import { groupFaces } from './face-groups';
 
 const face = (label: string, reason?: FaceResult['reason']): FaceResult => ({
   x: 0,
@@ -40,15 +40,5 @@ describe('groupFaces', () => {
     const entries = groupFaces([face('unknown'), face('unknown', 'no_match')]);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ kind: 'group', reason: 'no_match' });
-  });
-});
-
-describe('unknownText', () => {
-  it('says why in words', () => {
-    expect(unknownText(face('unknown', 'copy_of_training_image'))).toBe(
-      'This looks like an exact copy of a training photo; Lookout does not accept copies. Show a live face.',
-    );
-    expect(unknownText(face('unknown', 'not_trained'))).toMatch(/not been trained/);
-    expect(unknownText(face('unknown'))).toBe('Not anyone the model was trained on.');
   });
 });

@@ -4,14 +4,7 @@
  * face says in words is lib/face-words.ts.
  */
 import type { FaceResult } from '../../../../shared/api/index';
-import { isKnown, type Reason, REASON_WORDS, reasonOf, reasonWords } from '../../lib/face-words';
-
-export { isKnown, reasonOf };
-
-/** Each reason as a person reads it (lib/face-words.ts holds the one mapping). */
-export const UNKNOWN_TEXT = REASON_WORDS;
-
-export const unknownText = reasonWords;
+import { isKnown, type Reason, reasonOf } from '../../lib/face-words';
 
 export type FaceEntry =
   | { kind: 'face'; face: FaceResult; index: number }
