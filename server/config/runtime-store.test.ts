@@ -49,7 +49,7 @@ describe('RuntimeStore', () => {
 
     const b = await started();
     expect(b.saved).toEqual({ recognition_model: 'embedding', detection_method: 'remote' });
-    // The limit lowered under the default sure bound (75) takes it and the verification bound along.
+    // The limit lowered under the default sure and verification bounds takes them along.
     expect(b.ruleFor('lbph')).toEqual({ ...defaultRule('lbph'), max: 70, sureMax: 70, verifyMax: 70 });
     expect(b.overridesFor('lbph')).toEqual({ max: 70 });
     expect(b.ruleFor('embedding')).toMatchObject({ sureMax: 0.4, ratioMax: 1, max: defaultRule('embedding').max });
@@ -63,7 +63,7 @@ describe('RuntimeStore', () => {
     await s.setThresholds('lbph', { max: 70, sure_max: 60 });
     await s.setThresholds('lbph', { max: null });
     expect(s.overridesFor('lbph')).toEqual({ sure_max: 60 });
-    expect(s.ruleFor('lbph')).toMatchObject({ max: 85, sureMax: 60 });
+    expect(s.ruleFor('lbph')).toMatchObject({ max: defaultRule('lbph').max, sureMax: 60 });
     await s.setThresholds('lbph', { sure_max: null });
     expect(s.ruleFor('lbph')).toEqual(defaultRule('lbph'));
     expect(JSON.parse(await fs.readFile(file(), 'utf8')).thresholds).toEqual({});
@@ -95,7 +95,8 @@ describe('RuntimeStore', () => {
       expect(err?.message).toMatch(message);
     };
     await refused({ max: 60, sure_max: 70 }, /sure_max \(70\) must not be above max \(60\)/);
-    await refused({ verify_max: 90 }, /verify_max \(90\) must not be above max \(85\)/);
+    const limit = defaultRule('lbph').max;
+    await refused({ verify_max: limit + 5 }, new RegExp(`verify_max \\(${limit + 5}\\) must not be above max \\(${limit}\\)`));
     await refused({ ratio_max: 0 }, /ratio_max must be above 0 and at most 1/);
     await refused({ ratio_max: 1.2 }, /ratio_max/);
     await refused({ max: 3 }, /max must be above 4 and at most 1000 for lbph/);
@@ -162,10 +163,14 @@ describe('RuntimeStore', () => {
   it('answers with the defaults when saved overrides no longer fit them, and says why', async () => {
     await fs.mkdir(path.dirname(file()), { recursive: true });
     // Saved when the default limit was higher: a sure bound above today's limit.
-    await fs.writeFile(file(), JSON.stringify({ format: 'lookout-runtime-settings', version: 1, thresholds: { lbph: { sure_max: 90 } } }));
+    const limit = defaultRule('lbph').max;
+    await fs.writeFile(
+      file(),
+      JSON.stringify({ format: 'lookout-runtime-settings', version: 1, thresholds: { lbph: { sure_max: limit + 5 } } }),
+    );
     const s = await started();
     expect(s.ruleFor('lbph')).toEqual(defaultRule('lbph'));
-    expect(s.problemFor('lbph')).toMatch(/sure_max \(90\) must not be above max \(85\)/);
+    expect(s.problemFor('lbph')).toContain(`sure_max (${limit + 5}) must not be above max (${limit})`);
     expect(warnings.some((w) => w.includes('do not fit'))).toBe(true);
   });
 
@@ -213,6 +218,6 @@ describe('applyThresholdPatch', () => {
   });
 
   it('raises near_max with a limit raised past it', () => {
-    expect(applyThresholdPatch('lbph', lbph, {}, { max: 120 })).toMatchObject({ rule: { max: 120, nearMax: 120, sureMax: 75 } });
+    expect(applyThresholdPatch('lbph', lbph, {}, { max: 120 })).toMatchObject({ rule: { max: 120, nearMax: 120, sureMax: lbph.sureMax } });
   });
 });

@@ -100,6 +100,9 @@ async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot):
 
 export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
   const app = new Hono();
+  // Another replica on the same DATA_DIR may have changed the saved choices: a stat, and a read when it did. A
+  // failed look answers with what is known here (the watch tries again) rather than failing a read.
+  const refresh = () => runtime.refresh().catch((err) => ctx.log.warn(`reading the saved runtime settings failed: ${String(err)}`));
   /** Per recognizer: the model version ranked, and its rankings (shared by previews running at once). */
   const rankings = new Map<RecognitionModel, { version: string | null; held: Promise<Held> }>();
   const rankingsOf = (recognizer: RecognitionModel): Promise<Held> => {
@@ -121,8 +124,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
   });
 
   mountRoute(app, 'modelsConfig', async () => {
-    // Another replica on the same DATA_DIR may have changed the choice: a stat, and a read when it did.
-    await runtime.refresh();
+    await refresh();
     return config();
   });
 
@@ -193,7 +195,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
   });
 
   mountRoute(app, 'thresholds', async () => {
-    await runtime.refresh();
+    await refresh();
     return thresholds(runtime);
   });
 
@@ -206,7 +208,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
 
   mountRoute(app, 'previewThresholds', async (_c, { body }): Promise<ThresholdsPreviewResponse> => {
     const { recognizer, ...patch } = body;
-    await runtime.refresh();
+    await refresh();
     const current = runtime.ruleFor(recognizer);
     const proposed = runtime.propose(recognizer, patch);
     const descriptorModel = recognizer === 'embedding' ? runtime.descriptorModel() : undefined;
