@@ -20,7 +20,7 @@ describe('faceResults', () => {
       w: 30,
       h: 40,
       label: 'grace',
-      confidence: 80.2,
+      confidence: 78.9,
       distance: 44.1235,
       certainty: 'high',
     });
