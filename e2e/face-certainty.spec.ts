@@ -28,6 +28,8 @@ const GREY = 'rgb(75, 85, 99)';
  */
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-certainty-'));
 const QUERY = path.join(tmp, 'grace-again.png');
+/** A group photo of strangers, in which the Haar cascade finds several faces. */
+const GROUP_PHOTO = path.join(TESTDATA, 'faces/sample5.jpg');
 const meta = await sharp(PERSON_PHOTO).metadata();
 fs.writeFileSync(
   QUERY,
@@ -147,6 +149,37 @@ test('an unknown face just past the limit shows who it was nearest to and why, o
     .toEqual([expect.stringMatching(/^unknown \(nearest: grace, \d+%\)$/)]);
   expect((await tags(page))[0].fill.toLowerCase()).toBe('#4b5563');
   await screenshot(page, 'recognize-below-threshold');
+});
+
+test('in a group photo, each stranger’s face card shows who it was nearest to and why', async ({ page }) => {
+  const server = (await json<{ faces: Face[] }>('POST', '/api/recognize', { image: fs.readFileSync(GROUP_PHOTO).toString('base64') }))
+    .faces;
+  const withCandidate = server.filter((f) => f.label === 'unknown' && f.candidate).length;
+  expect(withCandidate).toBeGreaterThanOrEqual(1);
+  await analyseOnServer(page);
+  await recordLabels(page);
+  await page.goto(`${lookout.url}/recognize`);
+  await page.getByRole('radio', { name: 'Photo' }).check();
+  await page.getByLabel('Upload a photo').setInputFiles(GROUP_PHOTO);
+  const grid = page.getByTestId('face-grid');
+  await expect(grid.getByTestId('face-card')).toHaveCount(server.length);
+  // Strangers alike are one entry: open each, to see the cards.
+  for (const summary of await grid.locator('details:not([open]) > summary').all()) await summary.click();
+  const unknownCards = grid.locator('[data-testid="face-card"][data-tone="unknown"]');
+  await expect(unknownCards.getByTestId('face-candidate')).toHaveCount(withCandidate);
+  for (const text of await unknownCards.getByTestId('face-candidate').allTextContents()) expect(text).toMatch(/^nearest: grace, \d+%$/);
+  await expect(unknownCards.getByTestId('face-reason')).toHaveCount(await unknownCards.count());
+  await expect(unknownCards.first()).toHaveCSS('border-top-color', GREY);
+  // On the picture a stranger nobody is near to is plain "unknown"; a near miss names its candidate.
+  const expected = server.map((f) =>
+    f.label !== 'unknown'
+      ? expect.any(String)
+      : f.reason === 'no_match' || !f.candidate
+        ? 'unknown'
+        : expect.stringMatching(/^unknown \(nearest: /),
+  );
+  await expect.poll(async () => (await tags(page)).map((t) => t.text)).toEqual(expected);
+  await screenshot(page, 'recognize-group-candidates');
 });
 
 test('in this browser the engine names with the server’s thresholds: the same candidate and reason', async ({ page }) => {

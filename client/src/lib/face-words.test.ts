@@ -97,6 +97,14 @@ describe('names and labels', () => {
     expect(overlayText(face('unknown', { reason: 'not_trained' }))).toBe('unknown');
   });
 
+  it('keeps a stranger nobody is near to plain "unknown" on the picture, the nearest person only in the list', () => {
+    const far = face('unknown', { reason: 'no_match', candidate: { label: 'bob', confidence: 0, distance: 130 } });
+    expect(overlayText(far)).toBe('unknown');
+    expect(candidateText(far)).toBe('nearest: bob, 0%');
+    const ambiguous = face('unknown', { reason: 'ambiguous', candidate: { label: 'bob', confidence: 70, distance: 0.4 } });
+    expect(overlayText(ambiguous)).toBe('unknown (nearest: bob, 70%)');
+  });
+
   it('never shows a candidate on a named face', () => {
     expect(candidateText(face('ada', { candidate: { label: 'bob', confidence: 50, distance: 1 } }))).toBeNull();
   });

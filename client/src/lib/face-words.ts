@@ -68,9 +68,13 @@ export function candidateText(face: ShownFace): string | null {
   return `nearest: ${face.candidate.label}, ${percent(face.candidate.confidence)}`;
 }
 
-/** The label on the picture: "alice 87%", "probably alice 64%", "unknown (nearest: bob, 48%)" or "unknown". */
+/**
+ * The label on the picture: "alice 87%", "probably alice 64%", "unknown (nearest: bob, 48%)" or "unknown". A
+ * stranger nobody is near to (`no_match`) is plain "unknown" there: in a crowd, a label per face naming someone far
+ * away is noise over the picture (the list and the cards still say who was nearest).
+ */
 export function overlayText(face: ShownFace): string {
   if (isKnown(face)) return `${nameText(face)} ${percent(face.confidence)}`;
-  const nearest = candidateText(face);
+  const nearest = reasonOf(face) === 'no_match' ? null : candidateText(face);
   return nearest ? `unknown (${nearest})` : 'unknown';
 }
