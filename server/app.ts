@@ -50,6 +50,7 @@ import { objectRoutes } from './routes/objects.js';
 import { ppeRoutes } from './routes/ppe.js';
 import { processorRoutes } from './routes/processor.js';
 import { recognizeRoutes } from './routes/recognize.js';
+import { verifyRoutes } from './routes/verify.js';
 import { resultRoutes } from './routes/results.js';
 import { trainRoutes } from './routes/train.js';
 import { trainedModelRoutes } from './routes/trained-models.js';
@@ -336,6 +337,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     labelRoutes,
     trainRoutes,
     recognizeRoutes,
+    verifyRoutes,
     trainedModelRoutes,
     (c: AppContext) => modelRoutes(c, runtime),
     objectRoutes,

@@ -5,6 +5,7 @@
  * denies with: the IdP fails closed, so a backend that is down, slow or answers nonsense never lets anyone in.
  */
 import { createHash } from 'node:crypto';
+import { type VerifyResponse, verifyResponse } from '../../shared/api/verify.js';
 
 export type BackendErrorCode = 'backend_unavailable' | 'backend_timeout' | 'backend_refused' | 'backend_error';
 
@@ -53,6 +54,12 @@ export interface Backend {
   health(): Promise<void>;
   /** `recognizer`: the API's recognizer to use for this request (its active one when absent). */
   recognize(image: Buffer, recognizer?: 'embedding' | 'lbph'): Promise<Recognition>;
+  /**
+   * `POST /api/verify` with every frame: each one's face against `label`'s own samples only. The answer is checked
+   * against the API's schema; one that does not fit (or that is about other frames or another label) is a
+   * BackendError, so a malformed answer never grants.
+   */
+  verify(label: string, frames: Buffer[], recognizer?: 'embedding' | 'lbph'): Promise<VerifyResponse>;
   upload(label: string, image: Buffer, type: string): Promise<void>;
   train(): Promise<void>;
 }
@@ -115,6 +122,22 @@ export function createBackend(options: BackendOptions): Backend {
       })) as { faces?: RecognizedFace[]; recognition_model?: string; trained?: boolean } | null;
       if (!body || !Array.isArray(body.faces)) throw new BackendError('backend_error', 'The face service gave an answer without faces.');
       return { faces: body.faces, recognitionModel: String(body.recognition_model ?? ''), trained: body.trained === true };
+    },
+    async verify(label, frames, recognizer) {
+      const body = await call('/api/verify', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          label,
+          frames: frames.map((f) => f.toString('base64')),
+          ...(recognizer ? { recognition_model: recognizer } : {}),
+        }),
+      });
+      const parsed = verifyResponse.safeParse(body);
+      if (!parsed.success) throw new BackendError('backend_error', 'The face service gave a malformed verification answer.');
+      if (parsed.data.frames?.length !== frames.length)
+        throw new BackendError('backend_error', 'The face service answered for other frames than those sent.');
+      return parsed.data;
     },
     async upload(label, image, type) {
       const form = new FormData();

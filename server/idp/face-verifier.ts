@@ -1,20 +1,22 @@
 /**
- * The face step of `biometric browser`: grants only when every frame of the burst shows exactly one face, named
- * with the user's own label by a recognizer the IdP trusts (BIOMETRIC_RECOGNITION_MODEL), with a `confidence` of
- * at least BIOMETRIC_CONFIDENCE_THRESHOLD, and the frames pass Human's antispoof and liveness models
- * (BIOMETRIC_LIVENESS_MIN). Everything else is a denial with a reason code; no failure, of the backend or of the
- * models, ever leads to a grant (fails closed).
+ * The face step of `biometric browser`: grants only when the API's 1:1 verification (`POST /api/verify`) says that
+ * every frame of the burst shows exactly one face within its verification threshold of the user's own samples, by
+ * a recognizer the IdP trusts (BIOMETRIC_RECOGNITION_MODEL), with a `confidence` of at least
+ * BIOMETRIC_CONFIDENCE_THRESHOLD (an extra bar; 0, the default, leaves it to the API), and the frames pass Human's
+ * antispoof and liveness models (BIOMETRIC_LIVENESS_MIN). The face is compared with nobody else's samples, so a
+ * look-alike of another user never passes as them. Everything else is a denial with a reason code; no failure, of
+ * the backend, of its answer or of the models, ever leads to a grant (fails closed).
  *
- * The verifier asks the API for its recognizer on every frame (`recognition_model`), whatever the kiosk uses: the
- * embedding recognizer by default, LBPH only while embedding cannot run or is not trained (#17 item 10: LBPH
- * refuses most genuine users across photos), and it still checks each answer's `recognition_model`.
+ * The verifier asks the API for its recognizer (`recognition_model`), whatever the kiosk uses: the embedding
+ * recognizer by default, LBPH only while embedding cannot run or is not trained (#17 item 10: LBPH refuses most
+ * genuine users across photos), and it still checks the answer's `recognition_model`.
  */
-import type { Backend, RecognizedFace } from './backend.js';
-import { BackendError } from './backend.js';
+import { normalizeLabel } from '../../shared/api/labels.js';
+import type { VerifyFrame, VerifyReason, VerifyResponse } from '../../shared/api/verify.js';
+import { BackendError, type Backend } from './backend.js';
 import { type Capture, decodeCapture } from './captures.js';
 import type { FaceDecision, FaceVerifier } from './flow.js';
 import type { LivenessChecker } from './liveness.js';
-import type { User } from './users.js';
 
 export interface FaceVerifierOptions {
   backend: Backend;
@@ -38,41 +40,48 @@ function trusted(setting: 'embedding' | 'lbph'): string[] {
   return setting === 'embedding' ? ['embedding', 'lbph'] : ['lbph'];
 }
 
-/** The one face of a frame judged against the user, or the denial it leads to. */
-function judge(user: User, faces: RecognizedFace[], threshold: number): FaceDenial | { face: RecognizedFace } {
-  if (faces.length === 0) return deny('no_face', 'No face was found. Look straight at the camera in good light.');
-  if (faces.length > 1) return deny('several_faces', 'More than one face was seen. Only you may be in front of the camera.');
-  const [face] = faces;
-  if (face.label === 'unknown' && face.reason === 'not_trained')
-    return deny('not_trained', 'The face recognizer is not trained. Ask an administrator.');
-  if (face.label === 'unknown') return deny('not_recognised', 'Your face was not recognised.');
-  if (face.label !== user.username) return deny('another_person', 'The face seen is not yours.', face.confidence);
-  if (!(face.confidence >= threshold))
-    return deny(
-      'low_score',
-      `Your face was recognised, but not surely enough (${face.confidence.toFixed(1)} < ${threshold}).`,
-      face.confidence,
-    );
-  return { face };
+/** The denial each of the API's reasons leads to (`match` never gets here). */
+const DENIALS: Record<Exclude<VerifyReason, 'match'>, [code: string, reason: string]> = {
+  no_face: ['no_face', 'No face was found. Look straight at the camera in good light.'],
+  several_faces: ['several_faces', 'More than one face was seen. Only you may be in front of the camera.'],
+  not_trained: ['not_trained', 'The face recognizer is not trained. Ask an administrator.'],
+  not_enrolled: ['not_enrolled', 'Your face is not enrolled with the face service. Ask an administrator.'],
+  below_threshold: ['not_recognised', 'Your face was not recognised.'],
+  copy_of_training_image: ['copy_of_training_image', 'The camera sent a copy of an enrollment picture. Show your face live.'],
+};
+
+/**
+ * The burst's verdict from the API's answer, or the denial it leads to: the first frame that does not match
+ * decides, and a match is taken only when the answer and every one of its frames say so.
+ */
+function judge(answer: VerifyResponse, threshold: number): FaceDenial | { frames: VerifyFrame[]; score: number } {
+  const frames = answer.frames ?? [];
+  const score = answer.confidence;
+  const failing = frames.find((f) => !f.match) ?? (answer.match ? undefined : answer);
+  if (failing) {
+    const [code, reason] = failing.reason === 'match' ? DENIALS.below_threshold : DENIALS[failing.reason];
+    return deny(code, reason, failing.distance === null ? undefined : failing.confidence);
+  }
+  if (!frames.every((f) => f.face)) return deny('verification_error', 'The face could not be verified.');
+  if (!(score >= threshold))
+    return deny('low_score', `Your face was recognised, but not surely enough (${score.toFixed(1)} < ${threshold}).`, score);
+  return { frames, score };
 }
 
 /**
- * The recognizer to ask: the configured one; for `embedding`, LBPH when the API answers that embedding cannot
- * run here (409 `model_unavailable`) or has no model, found with an empty probe image of 1x1 pixel.
+ * The verification with the recognizer to ask: the configured one; for `embedding`, LBPH when the API answers that
+ * embedding cannot run here (409 `model_unavailable`) or has no model (`not_trained`).
  */
-async function recognizerFor(options: FaceVerifierOptions): Promise<'embedding' | 'lbph'> {
-  if (options.recognitionModel === 'lbph') return 'lbph';
+async function verifyWithTrusted(options: FaceVerifierOptions, label: string, frames: Buffer[]): Promise<VerifyResponse> {
+  if (options.recognitionModel === 'lbph') return options.backend.verify(label, frames, 'lbph');
   try {
-    const probe = await options.backend.recognize(PROBE_PNG, 'embedding');
-    return probe.trained ? 'embedding' : 'lbph';
+    const answer = await options.backend.verify(label, frames, 'embedding');
+    return answer.reason === 'not_trained' ? options.backend.verify(label, frames, 'lbph') : answer;
   } catch (err) {
-    if (err instanceof BackendError && err.apiCode === 'model_unavailable') return 'lbph';
+    if (err instanceof BackendError && err.apiCode === 'model_unavailable') return options.backend.verify(label, frames, 'lbph');
     throw err;
   }
 }
-
-/** A 1x1 gray PNG: asks the API whether a recognizer is trained without any face in it. */
-const PROBE_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==', 'base64');
 
 export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
   const accepted = trusted(options.recognitionModel);
@@ -89,28 +98,31 @@ export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
         if (!frame) return deny('invalid_frames', 'A camera frame is not a JPEG or PNG picture.');
         frames.push(frame);
       }
+      // The label the API knows the user by (enrollment uploaded under the username, normalised the same way).
+      const label = normalizeLabel(user.username);
+      if (!label.ok) return deny('not_enrolled', 'Your face is not enrolled with the face service. Ask an administrator.');
       try {
         await options.backend.health();
-        const recognizer = await recognizerFor(options);
-        const faces: RecognizedFace[] = [];
-        for (const frame of frames) {
-          const answer = await options.backend.recognize(frame.bytes, recognizer);
-          if (!answer.trained) return deny('not_trained', 'The face recognizer is not trained. Ask an administrator.');
-          if (!accepted.includes(answer.recognitionModel))
-            return deny(
-              'untrusted_recognizer',
-              `The face service answers with ${answer.recognitionModel || 'an unknown recognizer'}, which this sign-in does not accept.`,
-            );
-          const verdict = judge(user, answer.faces, options.confidenceThreshold);
-          if ('granted' in verdict) return verdict;
-          faces.push(verdict.face);
-        }
-        const score = Math.min(...faces.map((f) => f.confidence));
+        const answer = await verifyWithTrusted(
+          options,
+          label.label,
+          frames.map((f) => f.bytes),
+        );
+        if (!accepted.includes(answer.recognition_model))
+          return deny(
+            'untrusted_recognizer',
+            `The face service answers with ${answer.recognition_model || 'an unknown recognizer'}, which this sign-in does not accept.`,
+          );
+        // An answer about someone else is no answer about this user.
+        if (answer.label !== label.label) return deny('verification_error', 'The face could not be verified.');
+        const verdict = judge(answer, options.confidenceThreshold);
+        if ('granted' in verdict) return verdict;
+        const { score } = verdict;
         let antispoof = 0;
         let liveness = 0;
         try {
           for (let i = 0; i < frames.length; i++) {
-            const s = await options.liveness.score(frames[i].bytes, faces[i]);
+            const s = await options.liveness.score(frames[i].bytes, verdict.frames[i].face!);
             antispoof += s.antispoof / frames.length;
             liveness += s.liveness / frames.length;
           }

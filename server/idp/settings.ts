@@ -155,8 +155,8 @@ export const IDP_SETTINGS = {
   confidenceThreshold: {
     env: 'BIOMETRIC_CONFIDENCE_THRESHOLD',
     schema: z.coerce.number().min(0).max(100),
-    default: '65',
-    doc: "Lowest `confidence` (0 to 100, the API's match score) of the user's own label that the face step accepts, in every frame.",
+    default: '0',
+    doc: "An extra bar on top of the API's 1:1 verification (`POST /api/verify`, which decides with its recognizer's `verify_max`): the lowest `confidence` (0 to 100, the API's score of the distance to the user's own samples) the face step accepts, in every frame. 0: the API's verification alone decides.",
   },
   livenessMin: {
     env: 'BIOMETRIC_LIVENESS_MIN',

@@ -8,6 +8,7 @@ export const ENDPOINTS = {
   ready: { method: 'get', path: '/ready' },
   authConfig: { method: 'get', path: '/auth/config' },
   recognize: { method: 'post', path: '/recognize' },
+  verify: { method: 'post', path: '/verify' },
   uploadImage: { method: 'post', path: '/images' },
   labelImages: { method: 'get', path: '/images/{label}' },
   imageFile: { method: 'get', path: '/images/{label}/{filename}' },

@@ -2,6 +2,7 @@
 export * from './errors.js';
 export * from './common.js';
 export * from './faces.js';
+export * from './verify.js';
 export * from './training.js';
 export * from './models.js';
 export * from './objects.js';

@@ -24,6 +24,8 @@ export const ROUTE_ACCESS = {
   docs: PUBLIC,
   docsAsset: PUBLIC,
   recognize: USER,
+  // 1:1 against one person's samples: the identity provider's face step (its service client) and kiosks.
+  verify: USER,
   labels: USER,
   trainStatus: USER,
   modelsConfig: USER,

@@ -44,6 +44,7 @@ import { ENDPOINTS, type EndpointName } from './endpoints.js';
 import { defineRoute, type ApiRoute } from './route.js';
 import { withAccess } from './roles.js';
 import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
+import { MAX_VERIFY_FRAMES, verifyRequest, verifyResponse } from './verify.js';
 
 const json = <S extends z.ZodType>(schema: S, example?: unknown) => ({
   'application/json': { schema, ...(example === undefined ? {} : { example }) },
@@ -90,6 +91,19 @@ const routeTable = {
     request: { body: jsonBody(recognizeRequest, { image: EXAMPLE_IMAGE }) },
     responses: ok(recognizeResponse, 'Every face found, with a label (or `unknown`) and a confidence.'),
     errors: ['invalid_image', 'image_too_large', 'remote_unavailable', 'server_busy', 'model_unavailable'],
+  }),
+  verify: defineRoute({
+    ...ENDPOINTS.verify,
+    summary: 'Verify 1:1: does the face in this image (or these frames) belong to this person?',
+    description:
+      "The one face of each image is compared only with this person's own samples (nobody else's), and it is a match iff " +
+      "its distance to their nearest sample is at most the recognizer's `verify_max` (stricter than recognition's limit). " +
+      `\`image\` or \`frames\` (1 to ${MAX_VERIFY_FRAMES}, a match only when every one matches). A label nobody enrolled is ` +
+      'an answer (`match: false`, `not_enrolled`), not an error.',
+    tags: ['Faces'],
+    request: { body: jsonBody(verifyRequest, { label: 'alice-smith', image: EXAMPLE_IMAGE }) },
+    responses: ok(verifyResponse, 'The verdict, with the distance and the threshold it was decided with.'),
+    errors: ['invalid_image', 'invalid_label', 'image_too_large', 'remote_unavailable', 'server_busy', 'model_unavailable'],
   }),
   uploadImage: defineRoute({
     ...ENDPOINTS.uploadImage,

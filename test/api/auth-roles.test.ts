@@ -30,14 +30,24 @@ describe('the role table', () => {
   });
 
   it('asks biometric-user for recognition, objects, PPE, chat and reads; biometric-admin for changes', () => {
-    for (const name of ['recognize', 'detectObjects', 'ppeDetect', 'chat', 'labels', 'results', 'modelsConfig', 'trainStatus'] as const)
+    for (const name of [
+      'recognize',
+      'verify',
+      'detectObjects',
+      'ppeDetect',
+      'chat',
+      'labels',
+      'results',
+      'modelsConfig',
+      'trainStatus',
+    ] as const)
       expect(ROUTE_ACCESS[name], name).toBe('biometric-user');
     for (const name of ['uploadImage', 'deleteLabel', 'deleteImage', 'train', 'setModelsConfig', 'setDetection'] as const)
       expect(ROUTE_ACCESS[name], name).toBe('biometric-admin');
     // Whatever changes stored data or the configuration is an administrator's; recognising and sending results is not.
     for (const [name, route] of Object.entries(apiRoutes)) {
       if (route.access === 'public') continue;
-      if (route.method !== 'get' && !['recognize', 'detectObjects', 'ppeDetect', 'chat', 'storeResults'].includes(name))
+      if (route.method !== 'get' && !['recognize', 'verify', 'detectObjects', 'ppeDetect', 'chat', 'storeResults'].includes(name))
         expect(route.access, name).toBe('biometric-admin');
     }
   });

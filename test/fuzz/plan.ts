@@ -31,6 +31,7 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   labelImages: 700,
   imageFile: 700,
   recognize: 1500,
+  verify: 400,
   train: 10,
   trainedModels: 200,
   trainedLbph: 200,

@@ -299,6 +299,17 @@ export const GENERATORS = {
       imageField(ctx).map((img) => ({ value: { image: img.text }, note: img.note })),
     ),
 
+  verify: (ctx) =>
+    jsonPost(
+      'verify',
+      'POST',
+      '/api/verify',
+      fc.tuple(labelValue, fc.array(imageField(ctx), { minLength: 1, maxLength: 6 }), fc.boolean()).map(([label, images, single]) => ({
+        value: (single ? { label, image: images[0].text } : { label, frames: images.map((i) => i.text) }) as Json,
+        note: `${single ? 'image' : `${images.length} frames`}, ${images[0].note}`,
+      })),
+    ),
+
   uploadImage: (ctx) =>
     fc.oneof(
       // JSON: { label, image, capture_id? }

@@ -14,7 +14,7 @@ let idp: TestIdp;
 let clock = Date.now();
 const logLines: string[] = [];
 /** What the stand-in face step decides next. */
-let decision: FaceDecision = { granted: false, code: 'another_person', reason: 'The face seen is not yours.' };
+let decision: FaceDecision = { granted: false, code: 'not_recognised', reason: 'Your face was not recognised.' };
 const faceVerifier: FaceVerifier = { verify: async () => decision };
 const WINDOW_MS = 15 * 60_000;
 
@@ -53,7 +53,7 @@ const TOO_MANY = /^Too many failed face checks for this user\. Try again in \d+ 
 
 describe('attempt locks across a restart', () => {
   it('keeps a face lock over a restart and lifts it when the window has passed', async () => {
-    for (let i = 0; i < 2; i++) expect((await faceSignIn('ada')).error_description).toBe('The face seen is not yours.');
+    for (let i = 0; i < 2; i++) expect((await faceSignIn('ada')).error_description).toBe('Your face was not recognised.');
     decision = { granted: true, score: 90 };
     expect((await faceSignIn('ada')).error_description).toMatch(TOO_MANY);
 
@@ -88,8 +88,8 @@ describe('attempt locks across a restart', () => {
     await writeFile(path.join(idp.dataDir, 'attempts-face.json'), '{"version": 1, "failures": ');
     await idp.restart();
     expect(logLines.join('\n')).toMatch(/attempt limits lost: the file is not readable, starting with none/);
-    decision = { granted: false, code: 'another_person', reason: 'The face seen is not yours.' };
-    expect((await faceSignIn('ada')).error_description).toBe('The face seen is not yours.');
+    decision = { granted: false, code: 'not_recognised', reason: 'Your face was not recognised.' };
+    expect((await faceSignIn('ada')).error_description).toBe('Your face was not recognised.');
     expect(JSON.parse(await readFile(path.join(idp.dataDir, 'attempts-face.json'), 'utf8')).failures.ada).toHaveLength(1);
   });
 });

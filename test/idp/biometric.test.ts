@@ -190,11 +190,11 @@ describe('the face step', () => {
     expect(lastFaceEvent()).toMatch(/username=ada result=granted reason=null score=9\d/);
   }, 60_000);
 
-  it("denies A's password with B's face (another person)", async () => {
+  it("denies A's password with B's face, an enrolled user: verified 1:1 against A's samples only", async () => {
     const back = await signIn('ada', 'ada-own-password', await framesOf(PERSON_B));
-    expect(back).toMatchObject({ error: 'access_denied', error_description: 'The face seen is not yours.' });
+    expect(back).toMatchObject({ error: 'access_denied', error_description: 'Your face was not recognised.' });
     expect(back.code).toBeUndefined();
-    expect(lastFaceEvent()).toMatch(/username=ada result=denied reason=another_person/);
+    expect(lastFaceEvent()).toMatch(/username=ada result=denied reason=not_recognised/);
   }, 60_000);
 
   it('denies a picture without a face, and a burst without frames', async () => {

@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 describe('the Keycloak biometric extension, replayed with the service token', () => {
-  it('health, upload (multipart label+file), train, recognize, labels: in its order, every one allowed', async () => {
+  it('health, upload (multipart label+file), train, recognize, verify, labels: in its order, every one allowed', async () => {
     const auth = { authorization: `Bearer ${await serviceToken()}` };
     const photo = await readTestImage('faces/grace_hopper.jpg');
 
@@ -68,6 +68,15 @@ describe('the Keycloak biometric extension, replayed with the service token', ()
     expect(recognize.status).toBe(200);
     const { faces } = (await recognize.json()) as { faces: { label: string; confidence: number }[] };
     expect(faces).toHaveLength(1);
+
+    // The IdP's own face step verifies 1:1 with the same token.
+    const verify = await fetch(`${api.url}/api/verify`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'grace', frames: [photo.toString('base64')] }),
+    });
+    expect(verify.status, await verify.clone().text()).toBe(200);
+    expect(((await verify.json()) as { label: string; frames: unknown[] }).frames).toHaveLength(1);
 
     const labels = await fetch(`${api.url}/api/labels`, { headers: auth });
     expect(labels.status).toBe(200);

@@ -15,11 +15,14 @@ import type {
   TrainResponse,
   TrainStatusResponse,
 } from '../../../shared/api/index.js';
-import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
+import type { VerifyFrame, VerifyResponse } from '../../../shared/api/verify.js';
+import { type EmbeddingModel, labelDistanceEmbedding } from '../../../shared/embedding/matcher.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
+import { type DecisionRule, scoreOf } from '../../../shared/recognition/decision.js';
 import { trained } from '../../../shared/recognition/model-files.js';
+import { combineFrames, decideVerify, labelIdOf } from '../../../shared/recognition/verify.js';
 import type { FaceModels, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training.js';
 import { ApiError } from '../../http/errors.js';
@@ -32,9 +35,41 @@ import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot }
 import type { RemoteEngine } from '../remote/remote-engine.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 import type { EmbeddingPool } from './embedding-protocol.js';
-import type { VisionPool } from './vision-protocol.js';
+import type { FrameVerification, VisionPool } from './vision-protocol.js';
 
 export type { EmbeddingPool } from './embedding-protocol.js';
+
+/** A verification's verdict, with every frame's (the route keeps `frames` or `face` as the request asked). */
+export type Verification = Omit<VerifyResponse, 'face' | 'frames'> & { frames: VerifyFrame[] };
+
+/**
+ * Each frame decided (exactly one face, then its distance against the rule), and the burst's verdict: no model
+ * and a label the model does not know come first, since no frame could change them.
+ */
+function verdictOf(
+  frames: readonly FrameVerification[],
+  rule: DecisionRule,
+  base: Pick<VerifyResponse, 'label' | 'recognition_model' | 'detection_method'>,
+): Verification {
+  const judged = frames.map((f): VerifyFrame => {
+    const face = f.boxes.length === 1 ? { x: f.boxes[0].x, y: f.boxes[0].y, w: f.boxes[0].width, h: f.boxes[0].height } : undefined;
+    const common = { faces: f.boxes.length, ...(face ? { face } : {}) };
+    const none = { match: false, distance: null, confidence: 0, ...common };
+    if (f.boxes.length === 0) return { ...none, reason: 'no_face' };
+    if (f.boxes.length > 1) return { ...none, reason: 'several_faces' };
+    if (!f.trained) return { ...none, reason: 'not_trained' };
+    if (!f.enrolled || f.distance === null) return { ...none, reason: 'not_enrolled' };
+    const decided = decideVerify(f.distance, rule);
+    const distance = Number.isFinite(f.distance) ? f.distance : null;
+    return { ...decided, distance, confidence: scoreOf(f.distance, rule), ...common };
+  });
+  const overall = frames.some((f) => !f.trained)
+    ? { match: false, reason: 'not_trained' as const, distance: null, confidence: 0 }
+    : frames.some((f) => !f.enrolled)
+      ? { match: false, reason: 'not_enrolled' as const, distance: null, confidence: 0 }
+      : combineFrames(judged);
+  return { ...base, ...overall, threshold: rule.verifyMax, frames: judged };
+}
 
 export interface FaceServiceOptions {
   /** Haar cascade + LBPH workers. */
@@ -276,6 +311,41 @@ export class FaceService {
     }
     const { faces } = result;
     return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: result.trained };
+  }
+
+  /**
+   * Verification 1:1 (POST /api/verify): each image's one face against `label`'s own samples only, a match iff
+   * within the recognizer's `verifyMax`. `recognizer`: this request's own choice (409 when it cannot run here).
+   */
+  async verify(label: string, images: Uint8Array[], requested?: RecognitionModel): Promise<Verification> {
+    if (requested) {
+      const reason = this.recognitionUnavailable(requested);
+      if (reason) throw new ApiError('model_unavailable', `recognition model "${requested}" is not available: ${reason}`);
+    }
+    // Read once: a switch while this request runs applies from the next request on.
+    const method = this.detectionMethod;
+    const recognizer = requested ?? this.recognitionModel;
+    const rule = this.opts.rules.ruleFor(recognizer);
+    // The embedding model as installed now: its names and samples together (LBPH's are read in the worker).
+    const embedding = recognizer === 'embedding' ? this.installed.embedding : null;
+    const embeddingId = embedding ? labelIdOf(embedding.names, label) : null;
+    const frames = await Promise.all(
+      images.map((bytes) =>
+        this.opts.decoder.use(bytes, async ({ gray, rgb }): Promise<FrameVerification> => {
+          const boxes = await this.remoteBoxes(method, rgb);
+          if (recognizer === 'lbph') return this.opts.pool.run('verify', { gray, boxes, label }, transferable(gray));
+          const found = boxes ?? (await this.opts.pool.run('detect', { gray }, transferable(gray)));
+          let distance: number | null = null;
+          if (embedding && embeddingId !== null && found.length === 1 && this.opts.embedding) {
+            const [descriptor] = await this.opts.embedding.run('describe', { rgb, boxes: found });
+            // No descriptor for the box (the nets found no landmarks): nothing near, never a match.
+            distance = descriptor ? labelDistanceEmbedding(embedding.model, descriptor, embeddingId) : Number.POSITIVE_INFINITY;
+          }
+          return { boxes: found, trained: embedding !== null, enrolled: embeddingId !== null, distance };
+        }),
+      ),
+    );
+    return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method });
   }
 
   trainStatus(): TrainStatusResponse {

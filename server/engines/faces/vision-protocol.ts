@@ -36,8 +36,19 @@ export interface VisionOps {
   /** Detects (or takes the given boxes), keeps the largest face, and returns it with its LBPH histogram. */
   trainSample: { args: { gray: GrayImage; boxes?: Rect[] }; result: FaceSample };
   setModel: { args: Trained<LbphModel> | null; result: void };
+  /** Verification 1:1: detects (or takes the given boxes); with exactly one face, its distance to `label`'s samples. */
+  verify: { args: { gray: GrayImage; boxes?: Rect[]; label: string }; result: FrameVerification };
   /** Eyes, smile and eyeglasses of each face (shared/vision/facial-features.ts), in order. */
   features: { args: { faces: FaceCrop[] }; result: FacialFeatures[] };
+}
+
+/** The worker's model at the time of the job: whether it had one, knew the label, and the one face's distance. */
+export interface FrameVerification {
+  boxes: Rect[];
+  trained: boolean;
+  enrolled: boolean;
+  /** Null unless exactly one face was found and the label is known. */
+  distance: number | null;
 }
 
 export type VisionPool = WorkerPool<VisionOps>;

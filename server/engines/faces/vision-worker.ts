@@ -7,6 +7,7 @@
 import { workerData } from 'node:worker_threads';
 import type { GrayImage } from '../../../shared/image/types.js';
 import { detectOptionsOf, FacePipeline } from '../../../shared/recognition/pipeline.js';
+import { labelIdOf, lbphLabelDistance } from '../../../shared/recognition/verify.js';
 import { detectSplit, type PartRunner } from '../../../shared/vision/cascade-split.js';
 import { facialFeaturesOfFace, parseFeatureCascades, type FeatureCascades } from '../../../shared/vision/facial-features.js';
 import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
@@ -42,5 +43,16 @@ serveOps<VisionOps>({
   recognize: ({ gray, boxes, window }) => pipeline.recognize({ gray }, { recognizer: 'lbph', window, boxes }),
   trainSample: ({ gray, boxes }) => pipeline.sample({ gray }, { boxes }),
   setModel: (lbph) => pipeline.setModels({ lbph }),
+  verify: async ({ gray, boxes, label }) => {
+    const found = await pipeline.detect(gray, boxes);
+    // Read once: the names and the samples come from the same model.
+    const trained = pipeline.models.lbph;
+    const labelId = trained ? labelIdOf(trained.names, label) : null;
+    const distance =
+      trained && labelId !== null && found.length === 1
+        ? lbphLabelDistance(gray, found[0], trained.model, labelId, eyeCascade ?? null)
+        : null;
+    return { boxes: found, trained: trained !== null, enrolled: labelId !== null, distance };
+  },
   features: ({ faces }) => faces.map((f) => facialFeaturesOfFace(features(), f.gray, f.origin)),
 });
