@@ -278,6 +278,12 @@ export const SETTINGS = {
     default: 'true',
     doc: 'Loads the `embedding` recognizer (face-api nets on tfjs WASM, one worker thread); `false` saves its memory.',
   },
+  embeddingDescriptor: {
+    env: 'EMBEDDING_DESCRIPTOR',
+    schema: z.string().trim().toLowerCase().pipe(z.enum(['faceapi-128', 'faceres-1024'])),
+    default: 'faceapi-128',
+    doc: "Embedding: the descriptor model, `faceapi-128` (face-api's 128-d net) or `faceres-1024` (Human's faceres, 1024-d, L2-normalised, about 2.5x the time per face). A trained model records its descriptor model; after a change the embedding recognizer answers as untrained until it is trained again.",
+  },
   embeddingDistanceMax: {
     env: 'EMBEDDING_DISTANCE_MAX',
     schema: number(0, 2),

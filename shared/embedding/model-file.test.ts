@@ -37,8 +37,27 @@ describe('embeddings.json', () => {
     expect(back.createdAt).toBe('2024-05-01T00:00:00.000Z');
     expect(encodeEmbeddingFile(back.model, back.labels, { createdAt: back.createdAt })).toBe(text);
     const json = JSON.parse(text);
-    expect(json).toMatchObject({ format: 'lookout-embeddings', version: 1, dim: 128 });
+    expect(json).toMatchObject({ format: 'lookout-embeddings', version: 2, descriptor: 'faceapi-128', dim: 128 });
+    expect(back.descriptor).toBe('faceapi-128');
     expect(json.samples).toHaveLength(7);
+  });
+
+  it('records the descriptor model, from the length unless named', () => {
+    const unit = trainEmbedding([{ label: 0, descriptor: new Float32Array(1024).fill(1 / 32) }], 1024);
+    const back = decodeEmbeddingFile(encodeEmbeddingFile(unit, [{ label: 0, name: 'a' }]));
+    expect(back.descriptor).toBe('faceres-1024');
+    expect(back.extractor).toMatch(/faceres/);
+    expect(() => encodeEmbeddingFile(unit, [{ label: 0, name: 'a' }], { descriptor: 'faceapi-128' })).toThrow(
+      /faceapi-128 descriptors have 128 values/,
+    );
+    expect(() => encodeEmbeddingFile(trainEmbedding([], 64), [])).toThrow(/no descriptor model gives 64 values/);
+  });
+
+  it('reads a version 1 file (before descriptor ids) as faceapi-128', () => {
+    const { descriptor: _, ...v1 } = JSON.parse(encodeEmbeddingFile(randomModel(2), names));
+    const back = decodeEmbeddingFile(JSON.stringify({ ...v1, version: 1 }));
+    expect(back.descriptor).toBe('faceapi-128');
+    expect(back.model.labels).toHaveLength(2);
   });
 
   it('handles an empty model', () => {
@@ -56,7 +75,17 @@ describe('embeddings.json', () => {
     ['not JSON', 'not json {', /not valid JSON/],
     ['an array', [], /top level must be a JSON object/],
     ['another format', { ...good, format: 'other' }, /"format" must be "lookout-embeddings"/],
-    ['a newer version', { ...good, version: 2 }, /unsupported version 2 \(this build reads version 1\)/],
+    ['a newer version', { ...good, version: 3 }, /unsupported version 3 \(this build reads versions 1 and 2\); train again/],
+    [
+      'an unknown descriptor model',
+      { ...good, descriptor: 'other-64' },
+      /"descriptor" must be one of faceapi-128, faceres-1024, got "other-64"; train again/,
+    ],
+    [
+      'a descriptor model of another length',
+      { ...good, descriptor: 'faceres-1024' },
+      /"dim" is 128, but faceres-1024 descriptors have 1024 values/,
+    ],
     ['bad dim', { ...good, dim: 0 }, /"dim" must be a positive integer/],
     ['no samples', { ...good, samples: undefined }, /"samples" must be an array/],
     [

@@ -3,7 +3,8 @@
  * readable by any tool (Python's json included):
  *
  *   {
- *     "format": "lookout-embeddings", "version": 1,
+ *     "format": "lookout-embeddings", "version": 2,
+ *     "descriptor": "faceapi-128",                      (the descriptor model id, descriptor-models.ts)
  *     "extractor": "face-api face_recognition_model (dlib ResNet-34), 68-point landmark alignment",
  *     "dim": 128,
  *     "labels": [{ "label": 0, "name": "grace-hopper" }, ...],
@@ -14,12 +15,29 @@
  * Descriptor values are float32; JSON holds them as the shortest decimal of the equal double, which parses
  * back to the same double and so to the same float32: the round trip is exact.
  * Encoding and decoding live here (shared); reading and writing the file is the server's job.
+ *
+ * Version 1 files have no "descriptor": they were all made by face-api's net, so they read as `faceapi-128`.
+ * The id and "dim" must agree; a host that computes other descriptors refuses the model (`descriptorMismatch`).
  */
+import {
+  DEFAULT_DESCRIPTOR_MODEL,
+  DESCRIPTOR_MODEL_IDS,
+  DESCRIPTOR_MODELS,
+  type DescriptorModelId,
+  isDescriptorModelId,
+} from './descriptor-models.js';
 import type { EmbeddingModel } from './matcher.js';
 
 export const EMBEDDING_FILE_FORMAT = 'lookout-embeddings';
-export const EMBEDDING_FILE_VERSION = 1;
-export const EMBEDDING_EXTRACTOR = 'face-api face_recognition_model (dlib ResNet-34), 68-point landmark alignment';
+export const EMBEDDING_FILE_VERSION = 2;
+/** Versions this build reads. */
+const READABLE_VERSIONS = [1, 2];
+export const EMBEDDING_EXTRACTOR = DESCRIPTOR_MODELS[DEFAULT_DESCRIPTOR_MODEL].extractor;
+
+/** The descriptor model a model of `dim` values per sample comes from, by default (ids have distinct dims). */
+export function descriptorModelOfDim(dim: number): DescriptorModelId | null {
+  return DESCRIPTOR_MODEL_IDS.find((id) => DESCRIPTOR_MODELS[id].dim === dim) ?? null;
+}
 
 export interface EmbeddingLabelName {
   label: number;
@@ -32,6 +50,8 @@ export interface EmbeddingFile {
   labels: EmbeddingLabelName[];
   /** What produced the descriptors; descriptors of another extractor are not comparable. */
   extractor: string;
+  /** The descriptor model id the samples were computed with. */
+  descriptor: DescriptorModelId;
   createdAt?: string;
 }
 
@@ -57,16 +77,22 @@ function checkLabels(model: EmbeddingModel, labels: readonly EmbeddingLabelName[
   return [...labels].sort((a, b) => a.label - b.label).map((l) => ({ label: l.label, name: l.name }));
 }
 
-/** Serialises a model and its label names. Every label used by a sample must be named. */
+/**
+ * Serialises a model and its label names. Every label used by a sample must be named. `descriptor` defaults to
+ * the model whose length matches `model.dim`.
+ */
 export function encodeEmbeddingFile(
   model: EmbeddingModel,
   labels: readonly EmbeddingLabelName[],
-  options: { createdAt?: string; extractor?: string } = {},
+  options: { createdAt?: string; extractor?: string; descriptor?: DescriptorModelId } = {},
 ): string {
   const fail = (m: string): never => {
     throw new EmbeddingFileError(m);
   };
   const { dim, descriptors } = model;
+  const descriptor = options.descriptor ?? descriptorModelOfDim(dim) ?? fail(`no descriptor model gives ${dim} values; name one`);
+  if (DESCRIPTOR_MODELS[descriptor].dim !== dim)
+    fail(`${descriptor} descriptors have ${DESCRIPTOR_MODELS[descriptor].dim} values, the model ${dim}`);
   if (descriptors.length !== model.labels.length * dim) {
     fail(`model has ${descriptors.length} values for ${model.labels.length} samples of ${dim}`);
   }
@@ -79,7 +105,8 @@ export function encodeEmbeddingFile(
   const header: Record<string, unknown> = {
     format: EMBEDDING_FILE_FORMAT,
     version: EMBEDDING_FILE_VERSION,
-    extractor: options.extractor ?? EMBEDDING_EXTRACTOR,
+    descriptor,
+    extractor: options.extractor ?? DESCRIPTOR_MODELS[descriptor].extractor,
     dim,
   };
   if (options.createdAt) header.createdAt = options.createdAt;
@@ -107,11 +134,17 @@ export function decodeEmbeddingFile(text: string): EmbeddingFile {
   }
   if (!isRecord(json)) return fail('top level must be a JSON object');
   if (json.format !== EMBEDDING_FILE_FORMAT) fail(`"format" must be "${EMBEDDING_FILE_FORMAT}", got ${JSON.stringify(json.format)}`);
-  if (json.version !== EMBEDDING_FILE_VERSION) {
-    fail(`unsupported version ${JSON.stringify(json.version)} (this build reads version ${EMBEDDING_FILE_VERSION})`);
+  if (!READABLE_VERSIONS.includes(json.version as number)) {
+    fail(`unsupported version ${JSON.stringify(json.version)} (this build reads versions ${READABLE_VERSIONS.join(' and ')}); train again`);
   }
   const { dim, extractor, createdAt } = json;
   if (typeof dim !== 'number' || !Number.isInteger(dim) || dim < 1) return fail('"dim" must be a positive integer');
+  const descriptor = json.version === 1 ? DEFAULT_DESCRIPTOR_MODEL : json.descriptor;
+  if (!isDescriptorModelId(descriptor)) {
+    return fail(`"descriptor" must be one of ${DESCRIPTOR_MODEL_IDS.join(', ')}, got ${JSON.stringify(json.descriptor)}; train again`);
+  }
+  if (DESCRIPTOR_MODELS[descriptor].dim !== dim)
+    fail(`"dim" is ${dim}, but ${descriptor} descriptors have ${DESCRIPTOR_MODELS[descriptor].dim} values`);
   if (typeof extractor !== 'string') return fail('"extractor" must be a string');
   if (createdAt !== undefined && typeof createdAt !== 'string') fail('"createdAt" must be a string');
   if (!Array.isArray(json.labels)) return fail('"labels" must be an array');
@@ -142,7 +175,7 @@ export function decodeEmbeddingFile(text: string): EmbeddingFile {
     sampleLabels[i] = label as number;
   });
   const model: EmbeddingModel = { dim, descriptors, labels: sampleLabels };
-  const file: EmbeddingFile = { model, labels: checkLabels(model, labels, fail), extractor };
+  const file: EmbeddingFile = { model, labels: checkLabels(model, labels, fail), extractor, descriptor };
   if (typeof createdAt === 'string') file.createdAt = createdAt;
   return file;
 }

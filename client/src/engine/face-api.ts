@@ -8,7 +8,8 @@
  * output asynchronously, and hands face-api a tensor that already holds the values, so face-api's own code
  * still turns them into landmarks. On WASM and WebGL it changes nothing but when the values are read.
  */
-import type { FaceApiModule, FaceLandmarkNetLike, TfTensorLike } from '../../../shared/embedding/engine';
+import type { DescriptorModelId } from '../../../shared/embedding/descriptor-models';
+import type { EmbeddingEngineOptions, FaceApiModule, FaceLandmarkNetLike, TfTensorLike } from '../../../shared/embedding/engine';
 import type { Tf } from './backend';
 
 type FaceApi = typeof import('@vladmandic/face-api/dist/face-api.esm-nobundle.js');
@@ -59,4 +60,24 @@ export async function loadFaceApi(tf: Tf): Promise<FaceApiModule> {
   }
 
   return { ...(faceapi as unknown as FaceApiModule), FaceLandmark68Net: LandmarkNet as unknown as new () => FaceLandmarkNetLike };
+}
+
+/**
+ * The shared engine's options for `descriptor` in the browser: face-api's weights under `faceApiUrl` (absolute,
+ * ending in `/`, e.g. `/models/face-api/`), faceres.json and its shard in the folder above it (`/models/`), as
+ * the server reads them from public/models. `faceapi.tf` is the worker's tfjs, which has loadGraphModel.
+ */
+export function embeddingEngineOptions(
+  faceapi: FaceApiModule,
+  faceApiUrl: string,
+  descriptor: DescriptorModelId,
+  fetchBytes: (url: string) => Promise<ArrayBuffer>,
+): EmbeddingEngineOptions {
+  const descriptorBase = new URL('../', faceApiUrl).href;
+  return {
+    faceapi,
+    descriptor,
+    readModelFile: (name) => fetchBytes(faceApiUrl + name),
+    readDescriptorFile: (name) => fetchBytes(descriptorBase + name),
+  };
 }

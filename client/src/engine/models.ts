@@ -4,6 +4,9 @@
  * training.yml, the embedding one embeddings.json, the same files the server recognizes with.
  */
 import type { TrainedModelsResponse } from '../../../shared/api/index';
+import type { DescriptorModelId } from '../../../shared/embedding/descriptor-models';
+import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check';
+import { decodeEmbeddingFile } from '../../../shared/embedding/model-file';
 import type { ModelTexts } from './protocol';
 
 export const TRAINED_MODELS_URL = '/api/models/trained';
@@ -53,4 +56,21 @@ export async function downloadModels(
 export async function fetchTrainedModels(indexUrl = TRAINED_MODELS_URL): Promise<TrainedModels> {
   const index = parseModelIndex(await text(fetch, indexUrl, 'list of trained models'), indexUrl);
   return downloadModels(index, indexUrl, document.baseURI);
+}
+
+/**
+ * The descriptor model an embeddings.json was made with (version 1 files: `faceapi-128`), so the engine computes
+ * the same descriptors as the server that trained it; throws the file's problem in words when it is malformed.
+ */
+export function embeddingDescriptorOf(embeddingsJson: string): DescriptorModelId {
+  return decodeEmbeddingFile(embeddingsJson).descriptor;
+}
+
+/**
+ * Why an engine computing `running` descriptors must not match with this embeddings.json (train again), or null
+ * when it may: the browser's side of the server's refusal, never a silent mix of two descriptor models.
+ */
+export function embeddingModelRefusal(embeddingsJson: string, running: DescriptorModelId): string | null {
+  const file = decodeEmbeddingFile(embeddingsJson);
+  return refuseOtherDescriptorModel(file.model, running, file.descriptor);
 }

@@ -12,6 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { DEFAULT_DESCRIPTOR_MODEL, type DescriptorModelId } from '../../../shared/embedding/descriptor-models.js';
 import { createEmbeddingEngine, type EmbeddingEngine, type FaceApiModule, type FaceDescription } from '../../../shared/embedding/engine.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import { errorMessage, keepingProcessHandlers } from '../workers/runtime-support.js';
@@ -21,6 +22,12 @@ export interface NodeEmbeddingOptions {
   modelDir: string;
   /** Folder with the tfjs WASM binaries; defaults to the installed `@tensorflow/tfjs-backend-wasm/dist`. */
   wasmDir?: string;
+  /** The descriptor model (EMBEDDING_DESCRIPTOR); `faceapi-128` when absent. */
+  descriptor?: DescriptorModelId;
+  /** Folder with faceres.json and faceres.bin (`faceres-1024`); defaults to the folder above `modelDir`. */
+  descriptorDir?: string;
+  /** `faceres-1024`: flip-averaged descriptors (see shared/embedding/engine.ts). */
+  flip?: boolean;
 }
 
 export interface EmbeddingAvailability {
@@ -31,6 +38,8 @@ export interface EmbeddingAvailability {
   loadMs: number;
   /** The tfjs backend in use, e.g. "wasm". */
   backend?: string;
+  /** The descriptor model the engine computes (loaded or not). */
+  descriptorModel?: DescriptorModelId;
   /** Versions of face-api and tfjs, for the health report. */
   versions?: { faceapi: string; tfjs: string };
 }
@@ -88,6 +97,9 @@ function loadRuntime(wasmDir: string): Promise<FaceApiNode> {
 export class NodeEmbeddingEngine {
   readonly #modelDir: string;
   readonly #wasmDir: string;
+  readonly #descriptor: DescriptorModelId;
+  readonly #descriptorDir: string;
+  readonly #flip: boolean;
   #engine: EmbeddingEngine | null = null;
   #loading: Promise<EmbeddingAvailability> | null = null;
   #availability: EmbeddingAvailability | null = null;
@@ -95,6 +107,14 @@ export class NodeEmbeddingEngine {
   constructor(options: NodeEmbeddingOptions) {
     this.#modelDir = path.resolve(options.modelDir);
     this.#wasmDir = options.wasmDir ? path.resolve(options.wasmDir) : defaultWasmDir();
+    this.#descriptor = options.descriptor ?? DEFAULT_DESCRIPTOR_MODEL;
+    this.#descriptorDir = options.descriptorDir ? path.resolve(options.descriptorDir) : path.dirname(this.#modelDir);
+    this.#flip = options.flip === true;
+  }
+
+  /** The descriptor model this engine computes. */
+  get descriptorModel(): DescriptorModelId {
+    return this.#descriptor;
   }
 
   /** Starts the backend and loads the weights, once; never rejects (see `available` and `reason`). */
@@ -114,9 +134,13 @@ export class NodeEmbeddingEngine {
     try {
       const faceapi = await loadRuntime(this.#wasmDir);
       const modelDir = this.#modelDir;
+      const descriptorDir = this.#descriptorDir;
       const engine = createEmbeddingEngine({
         faceapi,
         readModelFile: (name) => readFile(path.join(modelDir, name)),
+        descriptor: this.#descriptor,
+        readDescriptorFile: (name) => readFile(path.join(descriptorDir, name)),
+        flip: this.#flip,
       });
       await engine.load();
       this.#engine = engine;
@@ -124,10 +148,11 @@ export class NodeEmbeddingEngine {
         available: true,
         loadMs: performance.now() - t0,
         backend: faceapi.tf.getBackend(),
+        descriptorModel: this.#descriptor,
         versions: { faceapi: faceapi.version, tfjs: faceapi.tf.version_core },
       };
     } catch (err) {
-      result = { available: false, reason: errorMessage(err), loadMs: performance.now() - t0 };
+      result = { available: false, reason: errorMessage(err), loadMs: performance.now() - t0, descriptorModel: this.#descriptor };
     }
     this.#availability = result;
     return result;
@@ -140,7 +165,7 @@ export class NodeEmbeddingEngine {
     return this.#engine.describe(image, boxes);
   }
 
-  /** One 128-d descriptor per box, in order. Pass RGB where possible (gray is replicated to 3 channels). */
+  /** One descriptor per box, in order (128-d or unit-length 1024-d, see `descriptorModel`). Pass RGB where possible (gray is replicated to 3 channels). */
   async describeFaces(image: RgbImage | GrayImage, boxes: readonly Rect[]): Promise<Float32Array[]> {
     return (await this.describeFacesDetailed(image, boxes)).map((f) => f.descriptor);
   }
