@@ -15,11 +15,16 @@ const PEOPLE = { grace: 'faces/grace_hopper.jpg', eileen: 'faces/astronaut.png' 
 
 let lookout: Lookout;
 
-async function thresholds(): Promise<{ lbph: { max: number; overridden: string[] } }> {
+type Entry = { max: number; ratio_max: number | null; overridden: string[]; defaults: { max: number; ratio_max: number | null } };
+
+async function thresholds(): Promise<{ lbph: Entry }> {
   const res = await fetch(`${lookout.url}/api/models/thresholds`);
   expect(res.status).toBe(200);
-  return (await res.json()) as { lbph: { max: number; overridden: string[] } };
+  return (await res.json()) as { lbph: Entry };
 }
+
+/** LBPH's calibrated default limit (shared/recognition/rules.ts), as the server says it. */
+let defaultMax: number;
 
 test.beforeAll(async () => {
   lookout = await startLookout();
@@ -36,6 +41,11 @@ test.beforeAll(async () => {
   }
   const train = await fetch(`${lookout.url}/api/train`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   expect(train.status, await train.text()).toBe(200);
+  const { lbph } = await thresholds();
+  defaultMax = lbph.defaults.max;
+  expect(lbph).toMatchObject({ max: defaultMax, overridden: [] });
+  // The values the tests set are well away from the default.
+  expect(defaultMax).toBeGreaterThan(65);
 });
 
 test.afterAll(async () => {
@@ -53,9 +63,12 @@ test('each recognizer shows its thresholds with their defaults', async ({ page }
     for (const name of ['Limit', 'Sure up to', 'Margin ratio', 'Verification limit'])
       await expect(c.getByLabel(name, { exact: true })).toBeVisible();
   }
-  await expect(limit(page)).toHaveValue('85');
-  await expect(card(page).getByTestId('default-lbph-max')).toHaveText('Default: 85');
-  await expect(card(page).getByTestId('default-lbph-ratio_max')).toHaveText('Default: off');
+  await expect(limit(page)).toHaveValue(String(defaultMax));
+  await expect(card(page).getByTestId('default-lbph-max')).toHaveText(`Default: ${defaultMax}`);
+  const ratio = (await thresholds()).lbph.defaults.ratio_max;
+  await expect(card(page).getByTestId('default-lbph-ratio_max')).toHaveText(
+    ratio === null || ratio === 1 ? 'Default: off' : `Default: ${ratio}`,
+  );
   await expect(card(page).getByRole('button', { name: 'Reset to default' })).toBeDisabled();
 });
 
@@ -76,7 +89,7 @@ test('Preview shows what a lower limit does to the people enrolled, and saves no
   await expect(preview.getByTestId('preview-enrolled-unknown')).toHaveText(/^\d+( → \d+|, unchanged)$/);
   await checkAccessibility(page, 'thresholds-preview');
   await screenshot(page, 'thresholds-preview');
-  expect((await thresholds()).lbph.max).toBe(85);
+  expect((await thresholds()).lbph.max).toBe(defaultMax);
 });
 
 test('a saved limit survives a reload and a restart, and Reset to default drops it', async ({ page }) => {
@@ -88,7 +101,7 @@ test('a saved limit survives a reload and a restart, and Reset to default drops 
 
   await page.reload();
   await expect(limit(page)).toHaveValue('60');
-  await expect(card(page).getByTestId('default-lbph-max')).toHaveText('Default: 85 (set here)');
+  await expect(card(page).getByTestId('default-lbph-max')).toHaveText(`Default: ${defaultMax} (set here)`);
   await expect(card(page).getByTestId('thresholds-lbph-own')).toBeVisible();
 
   await lookout.restart();
@@ -97,8 +110,8 @@ test('a saved limit survives a reload and a restart, and Reset to default drops 
 
   await card(page).getByRole('button', { name: 'Reset to default' }).click();
   await expect(card(page).getByTestId('thresholds-lbph-saved')).toContainText('back to its default');
-  await expect(limit(page)).toHaveValue('85');
-  expect((await thresholds()).lbph).toMatchObject({ max: 85, overridden: [] });
+  await expect(limit(page)).toHaveValue(String(defaultMax));
+  expect((await thresholds()).lbph).toMatchObject({ max: defaultMax, overridden: [] });
 });
 
 test('a value out of range is refused with the reason, and nothing changes', async ({ page }) => {
@@ -106,5 +119,5 @@ test('a value out of range is refused with the reason, and nothing changes', asy
   await card(page).getByLabel('Margin ratio', { exact: true }).fill('1.5');
   await card(page).getByRole('button', { name: 'Save' }).click();
   await expect(card(page).getByTestId('thresholds-lbph-problem')).toContainText('Margin ratio must be above 0 and at most 1');
-  expect((await thresholds()).lbph.max).toBe(85);
+  expect((await thresholds()).lbph.max).toBe(defaultMax);
 });

@@ -30,7 +30,8 @@ function memoryStorage() {
 describe('rulesFromThresholds', () => {
   it('reads each recognizer’s rule from the answer', () => {
     const rules = rulesFromThresholds(thresholds(70));
-    expect(rules.lbph).toEqual({ min: 4, max: 70, sureMax: 70, nearMax: 100, ratioMax: null, verifyMax: 70 });
+    const d = defaultRule('lbph');
+    expect(rules.lbph).toEqual({ ...d, max: 70, sureMax: Math.min(d.sureMax, 70), verifyMax: Math.min(d.verifyMax, 70) });
     expect(rules.embedding).toEqual({ ...defaultRule('embedding'), descriptorModel: 'faceapi-128' });
   });
 
