@@ -5,6 +5,7 @@
  * this worker's tfjs. Same pixels in, same answer out.
  */
 import type { RecognitionModel } from '../../../shared/api/index';
+import { DEFAULT_DESCRIPTOR_MODEL, type DescriptorModelId } from '../../../shared/embedding/descriptor-models';
 import { createEmbeddingEngine, type EmbeddingEngine } from '../../../shared/embedding/engine';
 import { rgbToGray } from '../../../shared/image/ops';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
@@ -18,7 +19,8 @@ import { loadTf } from './backend';
 import { fetchModelFile } from './fetch-model';
 import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
 import { engineRule } from './rule-sync';
-import { loadFaceApi } from './face-api';
+import { embeddingEngineOptions, loadFaceApi } from './face-api';
+import { embeddingDescriptorOf } from './models';
 import type { CascadeOptions, EngineRules, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
 
 /** A frame as the engines take it: RGBA (channels 4) and its gray image. */
@@ -47,6 +49,9 @@ function summary(t: Trained<{ labels: Int32Array }> | null): SetModelResult['lbp
 export class FaceEngine {
   private embedder: EmbeddingEngine | null = null;
   private embedderLoading: Promise<EmbeddingEngine> | null = null;
+  private embedderLoadingFor: DescriptorModelId | null = null;
+  /** The descriptor model of the installed embedding model (the default before one is installed). */
+  private descriptor: DescriptorModelId = DEFAULT_DESCRIPTOR_MODEL;
   private readonly pipeline: FacePipeline;
 
   private constructor(
@@ -102,20 +107,29 @@ export class FaceEngine {
     return this.cascade.detect(gray);
   }
 
-  /** face-api's landmark and descriptor nets on this worker's tfjs (the backend must be started first). */
+  /**
+   * face-api's landmark net and the descriptor net of the installed embedding model (face-api's own, or faceres)
+   * on this worker's tfjs (the backend must be started first): the descriptors the server computed for that model.
+   * Installing a model of another descriptor model loads that one's net at the next use.
+   */
   loadEmbedding(): Promise<EmbeddingEngine> {
-    this.embedderLoading ??= (async () => {
+    const descriptor = this.descriptor;
+    if (this.embedderLoading && this.embedderLoadingFor === descriptor) return this.embedderLoading;
+    const loading: Promise<EmbeddingEngine> = (async () => {
       const faceapi = await loadFaceApi(await loadTf());
-      const base = this.faceApiUrl;
-      const engine = createEmbeddingEngine({ faceapi, readModelFile: (name) => fetchBytes(base + name) });
+      const engine = createEmbeddingEngine(embeddingEngineOptions(faceapi, this.faceApiUrl, descriptor, fetchBytes));
       await engine.load();
+      // One net at a time: requests run one after the other, so none is using the one replaced.
+      this.embedder?.dispose();
       this.embedder = engine;
       return engine;
     })().catch((err: unknown) => {
-      this.embedderLoading = null;
+      if (this.embedderLoading === loading) this.embedderLoading = null;
       throw new Error(`the embedding recognizer could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
     });
-    return this.embedderLoading;
+    this.embedderLoading = loading;
+    this.embedderLoadingFor = descriptor;
+    return loading;
   }
 
   /** Installs (or clears, with null) the models from the server's file formats; names come from the files. */
@@ -128,6 +142,8 @@ export class FaceEngine {
         : texts.embeddingsJson === null
           ? null
           : trained(decodeEmbeddingsFile(texts.embeddingsJson));
+    // The descriptors of the model's own descriptor model, as the server that trained it computed them.
+    if (embedding) this.descriptor = embeddingDescriptorOf(texts.embeddingsJson!);
     this.pipeline.setModels({ ...(lbph !== undefined ? { lbph } : {}), ...(embedding !== undefined ? { embedding } : {}) });
     const { models } = this.pipeline;
     return [summary(models.lbph), summary(models.embedding)];
