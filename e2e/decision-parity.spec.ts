@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { captureVariations } from '../bench/captures.js';
+import { encodeEmbeddingFile } from '../shared/embedding/model-file.js';
+import { openEnginePage } from './helpers/engine-page.js';
 import { expect, type Page, test } from './helpers/fixtures.js';
 import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
@@ -182,3 +184,29 @@ for (const setup of SETUPS) {
     }
   });
 }
+
+test('an embedding model of faceres-1024 descriptors makes the browser engine compute faceres descriptors', async ({ page }) => {
+  test.setTimeout(180_000);
+  const lookout = await startLookout();
+  try {
+    const engine = await openEnginePage(page, lookout.url);
+    await engine.init('wasm', { embedding: false, objects: false });
+    // One person's template of unit 1024-d vectors (any will do: what is checked is which net the engine runs).
+    const dim = 1024;
+    const descriptors = new Float32Array(dim * 2).map((_, i) => (i % 7 === 0 ? 0.1 : 0.02));
+    const json = encodeEmbeddingFile({ dim, descriptors, labels: Int32Array.from([0, 0]) }, [{ label: 0, name: 'someone' }], {
+      descriptor: 'faceres-1024',
+    });
+    const fetched: string[] = [];
+    page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+    await engine.setModel({ embeddingsJson: json });
+    const r = await engine.recognizeFile('faces/grace_hopper.jpg', 'embedding');
+    expect(r.faces).toHaveLength(1);
+    // Measured against the 1024-d template: a finite distance, and the person as the nearest (or named).
+    const face = r.faces[0];
+    expect(face.label === 'someone' || face.candidate?.label === 'someone', JSON.stringify(face)).toBe(true);
+    expect(fetched).toContain('/models/faceres.json');
+  } finally {
+    await lookout.close();
+  }
+});
