@@ -159,7 +159,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     ? new WorkerPool<EmbeddingOps>({
         name: 'embedding',
         script: 'faces/embedding-worker',
-        data: { modelDir: path.join(settings.appDir, 'public/models/face-api') },
+        data: { modelDir: path.join(settings.appDir, 'public/models/face-api'), descriptor: settings.embeddingDescriptor },
         size: 1,
       })
     : null;

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CASCADE_DEFAULTS } from '../../shared/recognition/pipeline.js';
+import { defaultRule } from '../../shared/recognition/rules.js';
 import { DEFAULT_ALLOWED_HOSTS, parseHostList, parseOriginList } from '../http/security.js';
 
 /** A yes/no setting: true/false, 1/0, yes/no, on/off (any case). Shared with the IdP's settings. */
@@ -268,9 +269,9 @@ export const SETTINGS = {
   },
   lbphDistanceMax: {
     env: 'LBPH_DISTANCE_MAX',
-    schema: number(0, 1e6),
-    default: '85',
-    doc: 'LBPH: the default limit, the largest chi-square distance that may be named; saved thresholds (`PUT /api/models/thresholds`) win over it.',
+    schema: z.union([z.literal(''), number(0, 1e6)]),
+    default: '',
+    doc: "LBPH: the default limit, the largest chi-square distance that may be named; empty: the calibrated 80 (the spec's window ended at 85, which names about 21% of strangers on photos taken at another moment: bench/RESULTS.md). Saved thresholds (`PUT /api/models/thresholds`) win over it.",
   },
   embeddingEnabled: {
     env: 'EMBEDDING_ENABLED',
@@ -280,15 +281,19 @@ export const SETTINGS = {
   },
   embeddingDescriptor: {
     env: 'EMBEDDING_DESCRIPTOR',
-    schema: z.string().trim().toLowerCase().pipe(z.enum(['faceapi-128', 'faceres-1024'])),
+    schema: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['faceapi-128', 'faceres-1024'])),
     default: 'faceapi-128',
     doc: "Embedding: the descriptor model, `faceapi-128` (face-api's 128-d net) or `faceres-1024` (Human's faceres, 1024-d, L2-normalised, about 2.5x the time per face). A trained model records its descriptor model; after a change the embedding recognizer answers as untrained until it is trained again.",
   },
   embeddingDistanceMax: {
     env: 'EMBEDDING_DISTANCE_MAX',
-    schema: number(0, 2),
-    default: '0.6',
-    doc: 'Embedding: largest euclidean distance between face descriptors accepted as the same person.',
+    schema: z.union([z.literal(''), number(0, 2)]),
+    default: '',
+    doc: "Embedding: largest euclidean distance between face descriptors that may be named as the same person; empty: the descriptor model's calibrated limit (0.48 for face-api's descriptor, 0.8 for faceres: bench/RESULTS.md). Saved thresholds (`PUT /api/models/thresholds`) win over it.",
   },
   objectDetectionEnabled: {
     env: 'OBJECT_DETECTION_ENABLED',
@@ -762,7 +767,7 @@ export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
   parseTable(SETTINGS, env, out, problems);
   if (problems.length === 0) {
     const s = out as Settings;
-    if (s.lbphDistanceMin > s.lbphDistanceMax) {
+    if (s.lbphDistanceMin > (s.lbphDistanceMax === '' ? defaultRule('lbph').max : s.lbphDistanceMax)) {
       problems.push('LBPH_DISTANCE_MIN: must not be larger than LBPH_DISTANCE_MAX.');
     }
     if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');

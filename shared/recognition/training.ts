@@ -49,7 +49,11 @@ export function assembleModels(samples: readonly TrainingSample[]): AssembledMod
   const described = ordered.filter((s): s is TrainingSample & { descriptor: Float32Array } => s.descriptor !== null);
   let embedding: AssembledModels['embedding'] = null;
   if (described.length > 0) {
-    const model = trainEmbedding(described.map((s) => ({ label: labelIds[s.label], descriptor: s.descriptor })));
+    // The descriptor model sets the length (128 for face-api's net, 1024 for faceres); trainEmbedding checks every sample has it.
+    const model = trainEmbedding(
+      described.map((s) => ({ label: labelIds[s.label], descriptor: s.descriptor })),
+      described[0].descriptor.length,
+    );
     const used = new Set(described.map((s) => s.label));
     embedding = { model, labelIds: Object.fromEntries(Object.entries(labelIds).filter(([name]) => used.has(name))) };
   }

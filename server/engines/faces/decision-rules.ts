@@ -14,7 +14,10 @@ export function settingsRule(
   descriptorModel?: string,
 ): DecisionRule {
   if (recognizer === 'lbph')
-    return ruleWithOverrides(defaultRule('lbph'), { min: settings.lbphDistanceMin, max: settings.lbphDistanceMax });
+    return ruleWithOverrides(defaultRule('lbph'), {
+      min: settings.lbphDistanceMin,
+      max: settings.lbphDistanceMax === '' ? null : settings.lbphDistanceMax,
+    });
   const max = settings.embeddingDistanceMax;
   return ruleWithOverrides(defaultRule('embedding', descriptorModel), { max: max === '' ? null : max });
 }

@@ -3,15 +3,30 @@
  * loading tfjs into a thread slowed the cascade in that thread by about a fifth, and one embedding thread is
  * enough on an edge box.
  */
+import type { DescriptorModelId } from '../../../shared/embedding/descriptor-models.js';
 import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
 import type { Rect, RgbImage } from '../../../shared/image/types.js';
-import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
+import type { DecisionRule } from '../../../shared/recognition/decision.js';
 import type { Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 
 export interface EmbeddingWorkerData {
+  /** The face-api model folder (landmarks; the faceapi-128 descriptor net). */
   modelDir: string;
+  /** The descriptor model (EMBEDDING_DESCRIPTOR); `faceapi-128` when absent. */
+  descriptor?: DescriptorModelId;
+  /** Folder with faceres.json/.bin; defaults to the folder above `modelDir`. */
+  descriptorDir?: string;
+}
+
+/**
+ * What became of a model given to `setModel`: a model whose descriptors come from another descriptor model
+ * (another length) is refused, with the reason (train again), and the recognizer answers as untrained.
+ */
+export interface EmbeddingModelInstall {
+  installed: boolean;
+  reason?: string;
 }
 
 export interface EmbeddingOps {
@@ -19,8 +34,8 @@ export interface EmbeddingOps {
   /** Descriptors of the given faces, in order. */
   describe: { args: { rgb: RgbImage; boxes: Rect[] }; result: Float32Array[] };
   /** Names each given face with the worker's current model. */
-  recognize: { args: { rgb: RgbImage; boxes: Rect[]; window: DistanceWindow }; result: Recognition };
-  setModel: { args: Trained<EmbeddingModel> | null; result: void };
+  recognize: { args: { rgb: RgbImage; boxes: Rect[]; rule: DecisionRule }; result: Recognition };
+  setModel: { args: Trained<EmbeddingModel> | null; result: EmbeddingModelInstall };
 }
 
 export type EmbeddingPool = WorkerPool<EmbeddingOps>;

@@ -4,13 +4,20 @@
  * never interleave.
  */
 import { workerData } from 'node:worker_threads';
+import { DEFAULT_DESCRIPTOR_MODEL } from '../../../shared/embedding/descriptor-models.js';
+import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check.js';
 import { FacePipeline, type Describe } from '../../../shared/recognition/pipeline.js';
 import { serveOps } from '../workers/worker-host.js';
 import { NodeEmbeddingEngine } from './embedding-node.js';
 import type { EmbeddingOps, EmbeddingWorkerData } from './embedding-protocol.js';
 
 const config = workerData as EmbeddingWorkerData;
-const engine = new NodeEmbeddingEngine({ modelDir: config.modelDir });
+const descriptor = config.descriptor ?? DEFAULT_DESCRIPTOR_MODEL;
+const engine = new NodeEmbeddingEngine({
+  modelDir: config.modelDir,
+  descriptor,
+  ...(config.descriptorDir ? { descriptorDir: config.descriptorDir } : {}),
+});
 const loaded = engine.load();
 const describe: Describe = async (rgb, boxes) => (boxes.length ? engine.describeFaces(rgb, boxes) : []);
 // No detector here: the boxes come from the cascade workers or the remote engine.
@@ -19,6 +26,11 @@ const pipeline = new FacePipeline({ describe });
 serveOps<EmbeddingOps>({
   status: () => loaded,
   describe: ({ rgb, boxes }) => describe(rgb, boxes),
-  recognize: ({ rgb, boxes, window }) => pipeline.recognize({ rgb }, { recognizer: 'embedding', window, boxes }),
-  setModel: (embedding) => pipeline.setModels({ embedding }),
+  recognize: ({ rgb, boxes, rule }) => pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes }),
+  setModel: (embedding) => {
+    // Descriptors of another model are not comparable: never match against them (the matcher would throw).
+    const reason = embedding ? refuseOtherDescriptorModel(embedding.model, descriptor) : null;
+    pipeline.setModels({ embedding: reason ? null : embedding });
+    return reason ? { installed: false, reason } : { installed: embedding !== null };
+  },
 });

@@ -17,9 +17,9 @@ import type {
 } from '../../../shared/api/index.js';
 import type { VerifyFrame, VerifyResponse } from '../../../shared/api/verify.js';
 import { type EmbeddingModel, labelDistanceEmbedding } from '../../../shared/embedding/matcher.js';
+import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
-import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
 import { type DecisionRule, scoreOf } from '../../../shared/recognition/decision.js';
 import { trained } from '../../../shared/recognition/model-files.js';
 import { combineFrames, decideVerify, labelIdOf } from '../../../shared/recognition/verify.js';
@@ -81,8 +81,8 @@ export interface FaceServiceOptions {
   remote: RemoteEngine;
   /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
   decoder: ImageDecoder;
-  lbphWindow: DistanceWindow;
-  embeddingWindow: DistanceWindow;
+  /** The decision rule each recognizer answers with now (calibrated defaults, settings, the site's saved thresholds). */
+  rules: { ruleFor(recognizer: RecognitionModel): DecisionRule };
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
   log: Logger;
@@ -286,6 +286,11 @@ export class FaceService {
     return method === 'remote' ? this.opts.remote.detect(rgb) : undefined;
   }
 
+  /** The decision rule a recognizer answers with now. */
+  ruleFor(recognizer: RecognitionModel): DecisionRule {
+    return this.opts.rules.ruleFor(recognizer);
+  }
+
   /** `recognizer`: this request's own choice (409 when it cannot run here); default the active one. */
   async recognize(bytes: Uint8Array, recognizer?: RecognitionModel): Promise<RecognizeResponse> {
     if (recognizer) {
@@ -305,9 +310,9 @@ export class FaceService {
     let result: Recognition;
     if (embedding) {
       const found = boxes ?? (await this.opts.pool.run('detect', { gray }, transferable(gray)));
-      result = await embedding.run('recognize', { rgb, boxes: found, window: this.opts.embeddingWindow });
+      result = await embedding.run('recognize', { rgb, boxes: found, rule: this.opts.rules.ruleFor('embedding') });
     } else {
-      result = await this.opts.pool.run('recognize', { gray, boxes, window: this.opts.lbphWindow }, transferable(gray));
+      result = await this.opts.pool.run('recognize', { gray, boxes, rule: this.opts.rules.ruleFor('lbph') }, transferable(gray));
     }
     const { faces } = result;
     return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: result.trained };
@@ -504,6 +509,19 @@ export class FaceService {
 
   private async install(lbph: Trained<LbphModel> | null, embedding: Trained<EmbeddingModel> | null): Promise<void> {
     this.generation++;
+    // A model made with another descriptor model (EMBEDDING_DESCRIPTOR changed since its training) is never mixed
+    // with this one's descriptors: the embedding recognizer answers as untrained, and the training status says why.
+    const running = this.embeddingStatus.descriptorModel;
+    const refusal = embedding && running ? refuseOtherDescriptorModel(embedding.model, running) : null;
+    if (refusal) {
+      this.opts.log.warn(`embedding model not used: ${refusal}`);
+      this.lastTrainingError = {
+        code: 'descriptor_model_changed',
+        message: `The embedding recognizer needs training: ${refusal}.`,
+        at: new Date().toISOString(),
+      };
+      embedding = null;
+    }
     await Promise.all([this.opts.pool.broadcast('setModel', lbph), this.opts.embedding?.broadcast('setModel', embedding)]);
     this.installed = { lbph, embedding };
   }

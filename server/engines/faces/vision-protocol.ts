@@ -7,7 +7,7 @@ import type { GrayImage, Rect } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import type { FacialFeatures, FeatureCascadeTexts } from '../../../shared/vision/facial-features.js';
 import type { DetectOptions } from '../../../shared/vision/haar-cascade.js';
-import type { DistanceWindow } from '../../../shared/recognition/confidence.js';
+import type { DecisionRule } from '../../../shared/recognition/decision.js';
 import type { CascadeParams, FaceSample, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 
@@ -32,7 +32,7 @@ export interface VisionOps {
   /** The raw windows of the pyramid levels `options` selects (a part of another worker's detect, cascade-split.ts). */
   detectPart: { args: { gray: GrayImage; options: DetectOptions }; result: Rect[] };
   /** Detects (or takes the given boxes) and names each face with the worker's LBPH model. */
-  recognize: { args: { gray: GrayImage; boxes?: Rect[]; window: DistanceWindow }; result: Recognition };
+  recognize: { args: { gray: GrayImage; boxes?: Rect[]; rule: DecisionRule }; result: Recognition };
   /** Detects (or takes the given boxes), keeps the largest face, and returns it with its LBPH histogram. */
   trainSample: { args: { gray: GrayImage; boxes?: Rect[] }; result: FaceSample };
   setModel: { args: Trained<LbphModel> | null; result: void };

@@ -40,7 +40,7 @@ function features(): FeatureCascades {
 serveOps<VisionOps>({
   detect: ({ gray }) => pipeline.detect(gray),
   detectPart: ({ gray, options: part }) => detectMultiScale(cascade, gray, part),
-  recognize: ({ gray, boxes, window }) => pipeline.recognize({ gray }, { recognizer: 'lbph', window, boxes }),
+  recognize: ({ gray, boxes, rule }) => pipeline.recognize({ gray }, { recognizer: 'lbph', rule, boxes }),
   trainSample: ({ gray, boxes }) => pipeline.sample({ gray }, { boxes }),
   setModel: (lbph) => pipeline.setModels({ lbph }),
   verify: async ({ gray, boxes, label }) => {
