@@ -3,7 +3,8 @@
  * recognizer (LBPH; the embedding recognizer with face-api's 128-d descriptor and with Human's faceres) is judged
  * under each decision rule (shared/recognition/decision.ts, the product's `decideFace`): rank-1 of the enrolled
  * (named right), enrolled people named as someone else, strangers given a name (false accepts), the equal error
- * rate of 1:1 pairs, and the time per face. All in one run: `npm run bench open-set`.
+ * rate of 1:1 pairs, and the time per face. All in one run: `npm run bench open-set`, which then prints what
+ * ranking costs as the gallery grows (benchRankingCost, synthetic descriptors).
  *
  * Protocol (open-set-protocol.ts): people with several photos are split in two folds; one fold is enrolled, the
  * other never is and its photos are strangers. People with one photo are split likewise: half enrolled (people to
@@ -31,7 +32,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { NodeEmbeddingEngine } from '../server/engines/faces/embedding-node.js';
 
-import { rankEmbedding, trainEmbedding } from '../shared/embedding/matcher.js';
+import { type EmbeddingModel, predictEmbedding, rankEmbedding, trainEmbedding } from '../shared/embedding/matcher.js';
 import { rgbToGray } from '../shared/image/ops.js';
 import type { GrayImage, Rect, RgbImage } from '../shared/image/types.js';
 import { LBPH_DEFAULTS, lbpHistogram, type LbphModel, rankLbph } from '../shared/lbph/lbph.js';
@@ -352,6 +353,96 @@ function enrolledOfFirstTrial(faces: readonly BenchFace[]): { face: number; labe
   return out;
 }
 
+/** A seeded uniform generator (mulberry32), so the synthetic galleries are the same in every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random unit vector (normal components by Box-Muller), written at `out[offset ..)`. */
+function randomUnit(random: () => number, dim: number, out: Float32Array, offset = 0): void {
+  let norm = 0;
+  for (let k = 0; k < dim; k++) {
+    const v = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    out[offset + k] = v;
+    norm += v * v;
+  }
+  norm = Math.sqrt(norm);
+  for (let k = 0; k < dim; k++) out[offset + k] /= norm;
+}
+
+/**
+ * Ranking cost as the gallery grows: rankEmbedding (the 3 nearest people, what the decision rule needs) against
+ * predictEmbedding (the nearest sample only, the matcher of before #25), on synthetic galleries of random unit
+ * descriptors, 3 samples per person. Two kinds of query: an enrolled person's sample plus noise (distance about
+ * 0.3, so the early exit of both searches works as with a real match) and a random stranger (every sample about
+ * sqrt(2) away: the worst case for the early exit). Synthetic features only: no model is run.
+ */
+export function benchRankingCost(): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const QUERIES = 15;
+  for (const dim of [128, 1024]) {
+    for (const people of [100, 1_000, 10_000]) {
+      const random = seeded(dim * 100_003 + people);
+      const samples = people * 3;
+      const model: EmbeddingModel = { dim, descriptors: new Float32Array(samples * dim), labels: new Int32Array(samples) };
+      for (let i = 0; i < samples; i++) {
+        randomUnit(random, dim, model.descriptors, i * dim);
+        model.labels[i] = Math.floor(i / 3);
+      }
+      const noise = new Float32Array(dim);
+      const enrolledQuery = () => {
+        const at = Math.floor(random() * samples) * dim;
+        randomUnit(random, dim, noise);
+        const q = new Float32Array(dim);
+        for (let k = 0; k < dim; k++) q[k] = model.descriptors[at + k] + 0.3 * noise[k];
+        return q;
+      };
+      const strangerQuery = () => {
+        const q = new Float32Array(dim);
+        randomUnit(random, dim, q);
+        return q;
+      };
+      for (const [kind, make] of [
+        ['an enrolled person', enrolledQuery],
+        ['a stranger', strangerQuery],
+      ] as const) {
+        const queries = Array.from({ length: people >= 10_000 ? 5 : QUERIES }, make);
+        // Warm both (JIT), then time them alternately per query, so a load spike on this machine hits both alike.
+        rankEmbedding(model, queries[0]);
+        predictEmbedding(model, queries[0]);
+        const rankTimes: number[] = [];
+        const predictTimes: number[] = [];
+        for (const q of queries) {
+          let t0 = performance.now();
+          rankEmbedding(model, q);
+          rankTimes.push(performance.now() - t0);
+          t0 = performance.now();
+          predictEmbedding(model, q);
+          predictTimes.push(performance.now() - t0);
+        }
+        const rank = median(rankTimes);
+        const predict = median(predictTimes);
+        rows.push({
+          name: `ranking cost, ${people.toLocaleString('en-US')} people x 3 random ${dim}-d descriptors, query ${kind}: rankEmbedding (3 nearest people)`,
+          unit: 'ms',
+          lookout: rank,
+          reference: predict,
+          referenceName: 'predictEmbedding (nearest sample)',
+          ratio: rank / predict,
+        });
+      }
+    }
+  }
+  return rows;
+}
+
 export async function benchOpenSet(repoRoot: string): Promise<BenchRow[]> {
   const models = path.join(repoRoot, 'public/models');
   const cascade = parseHaarCascade(readFileSync(path.join(models, 'haarcascade_frontalface_alt2.xml'), 'utf8'));
@@ -392,5 +483,6 @@ export async function benchOpenSet(repoRoot: string): Promise<BenchRow[]> {
   console.log('\nCalibrated (strangers named <= 10% LBPH, <= 5% embeddings; sure: strangers named `high` <= 1%):');
   for (const line of recommended) console.log(`- ${line}`);
   console.log('');
+  rows.push(...benchRankingCost());
   return rows;
 }
