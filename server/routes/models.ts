@@ -14,9 +14,8 @@ import {
   type RecognizerThresholds,
   type ThresholdsPreviewResponse,
   type ThresholdsResponse,
-  type ThresholdValues,
+  thresholdValuesOf,
 } from '../../shared/api/index.js';
-import type { DecisionRule } from '../../shared/recognition/decision.js';
 import { decodeEmbeddingsFile, decodeLbphFile } from '../../shared/recognition/model-files.js';
 import {
   type LeaveOneOut,
@@ -46,24 +45,13 @@ function parseChoice<T>(raw: string | undefined, schema: z.ZodType<T>, field: st
   return parsed.data;
 }
 
-function ruleValues(rule: DecisionRule): ThresholdValues {
-  return {
-    min: rule.min,
-    max: rule.max,
-    sure_max: rule.sureMax,
-    near_max: rule.nearMax,
-    ratio_max: rule.ratioMax,
-    verify_max: rule.verifyMax,
-  };
-}
-
 function recognizerThresholds(runtime: RuntimeStore, recognizer: RecognitionModel): RecognizerThresholds {
   const defaults = runtime.defaultsFor(recognizer);
   const overrides = runtime.overridesFor(recognizer);
   const problem = runtime.problemFor(recognizer);
   return {
-    ...ruleValues(runtime.ruleFor(recognizer)),
-    defaults: ruleValues(defaults),
+    ...thresholdValuesOf(runtime.ruleFor(recognizer)),
+    defaults: thresholdValuesOf(defaults),
     overridden: problem ? [] : THRESHOLD_KEYS.filter((key) => overrides[key] !== undefined),
     bounds: { min: defaults.min, max: DISTANCE_BOUNDS[recognizer] },
     ...(recognizer === 'embedding' ? { descriptor_model: runtime.descriptorModel() } : {}),
@@ -202,7 +190,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
   mountRoute(app, 'setThresholds', async (_c, { body }) => {
     const { recognizer, ...patch } = body;
     const rule = await runtime.setThresholds(recognizer, patch);
-    ctx.log.info(`thresholds of ${recognizer} saved: ${JSON.stringify(ruleValues(rule))}`);
+    ctx.log.info(`thresholds of ${recognizer} saved: ${JSON.stringify(thresholdValuesOf(rule))}`);
     return thresholds(runtime);
   });
 
@@ -262,8 +250,8 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
     return {
       recognizer,
       ...(descriptorModel ? { descriptor_model: descriptorModel } : {}),
-      current: ruleValues(current),
-      proposed: ruleValues(proposed),
+      current: thresholdValuesOf(current),
+      proposed: thresholdValuesOf(proposed),
       enrolled,
       recent: {
         records: records.length,

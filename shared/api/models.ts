@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { compat, detectionMethod, isoTime, RECOGNITION_MODELS, recognitionModel } from './common.js';
 import { remoteStatus } from './health.js';
+import type { DecisionRule } from '../recognition/decision.js';
 
 const recognizerState = z.object({ trained: z.boolean(), trained_at: isoTime.nullable(), labels: z.number().int() });
 export const recognizerStatus = z
@@ -246,6 +247,18 @@ const ruleFields = {
 /** A decision rule in numbers (distances in the recognizer's own scale: LBPH chi-square, embedding euclidean). */
 export const thresholdValues = z.object(ruleFields).meta({ id: 'ThresholdValues' });
 export type ThresholdValues = z.infer<typeof thresholdValues>;
+
+/** A decision rule (shared/recognition/decision.ts) in the API's snake_case keys. */
+export function thresholdValuesOf(rule: DecisionRule): ThresholdValues {
+  return {
+    min: rule.min,
+    max: rule.max,
+    sure_max: rule.sureMax,
+    near_max: rule.nearMax,
+    ratio_max: rule.ratioMax,
+    verify_max: rule.verifyMax,
+  };
+}
 
 export const recognizerThresholds = z
   .object({

@@ -71,7 +71,8 @@ export function cropRgbFloat(image: GrayImage | RgbImage, rect: Rect): FloatRgbC
   return { width, height, data: out };
 }
 
-function centre(landmarks: ArrayLike<number>, from: number, to: number): [number, number] {
+/** The mean of landmarks `from` (inclusive) to `to` (exclusive) of a flat [x0, y0, x1, y1, ...] list. */
+export function centre(landmarks: ArrayLike<number>, from: number, to: number): [number, number] {
   let sx = 0;
   let sy = 0;
   for (let i = from; i < to; i++) {

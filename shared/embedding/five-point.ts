@@ -5,7 +5,7 @@
  * Plain arithmetic on typed arrays, so Node and the browser feed the net the very same values.
  */
 import type { GrayImage, RgbImage } from '../image/types.js';
-import { LANDMARK_POINTS } from './face-align.js';
+import { centre, LANDMARK_POINTS } from './face-align.js';
 
 /** x, y pairs. */
 export type Point = readonly [number, number];
@@ -32,23 +32,13 @@ export function referencePoints(size: number, zoom = 1): Point[] {
   return REFERENCE_112.map(([x, y]) => [c + (x * s - c) * zoom, c + (y * s - c) * zoom]);
 }
 
-function mean(landmarks: ArrayLike<number>, from: number, to: number): Point {
-  let sx = 0;
-  let sy = 0;
-  for (let i = from; i < to; i++) {
-    sx += landmarks[2 * i];
-    sy += landmarks[2 * i + 1];
-  }
-  return [sx / (to - from), sy / (to - from)];
-}
-
 /** Eye centres (points 36-41, 42-47), nose tip (30), mouth corners (48, 54) of 68 interleaved landmarks. */
 export function fivePoints(landmarks: ArrayLike<number>): Point[] {
   if (landmarks.length !== 2 * LANDMARK_POINTS) {
     throw new RangeError(`expected ${2 * LANDMARK_POINTS} landmark values, got ${landmarks.length}`);
   }
   const at = (i: number): Point => [landmarks[2 * i], landmarks[2 * i + 1]];
-  return [mean(landmarks, 36, 42), mean(landmarks, 42, 48), at(30), at(48), at(54)];
+  return [centre(landmarks, 36, 42), centre(landmarks, 42, 48), at(30), at(48), at(54)];
 }
 
 /**

@@ -20,6 +20,7 @@ import { defaultRule } from '../../shared/recognition/rules.js';
 import { trainingCaptures } from '../helpers/faces.js';
 import { startIssuer } from '../helpers/oidc-issuer.js';
 import { getJson, postJson, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
+import { thresholdValuesOf } from '../../shared/api/models.js';
 
 const LIGHT = { WORKERS: '1', OBJECT_DETECTION_ENABLED: 'false', CHAT_ENABLED: 'false' };
 
@@ -29,16 +30,7 @@ const put = (url: string, body: unknown) =>
 const tempDir = () => fs.mkdtemp(path.join(os.tmpdir(), 'lookout-thresholds-'));
 const runtimeFile = (dataDir: string) => path.join(dataDir, RUNTIME_DIR, RUNTIME_FILE);
 
-function values(rule: DecisionRule) {
-  return {
-    min: rule.min,
-    max: rule.max,
-    sure_max: rule.sureMax,
-    near_max: rule.nearMax,
-    ratio_max: rule.ratioMax,
-    verify_max: rule.verifyMax,
-  };
-}
+const values = thresholdValuesOf;
 
 describe('thresholds and runtime choices on one server, then a restart', () => {
   let dataDir: string;
