@@ -293,7 +293,7 @@ export const SETTINGS = {
     env: 'EMBEDDING_DISTANCE_MAX',
     schema: z.union([z.literal(''), number(0, 2)]),
     default: '',
-    doc: "Embedding: largest euclidean distance between face descriptors that may be named as the same person; empty: the descriptor model's calibrated limit (0.48 for face-api's descriptor, 0.8 for faceres: bench/RESULTS.md). Saved thresholds (`PUT /api/models/thresholds`) win over it.",
+    doc: "Embedding: largest euclidean distance between face descriptors that may be named as the same person; empty: the descriptor model's calibrated limit (0.48 for face-api's descriptor, 0.83 for faceres: bench/RESULTS.md). Saved thresholds (`PUT /api/models/thresholds`) win over it.",
   },
   objectDetectionEnabled: {
     env: 'OBJECT_DETECTION_ENABLED',
