@@ -55,6 +55,7 @@ import {
   verificationThreshold,
 } from './open-set-protocol.js';
 import { type BenchRow, median } from './types.js';
+import { seededRandom } from '../test/helpers/seeded-random.js';
 
 const FACES = 'test/fixtures/images/faces';
 const DETECT = { scaleFactor: 1.1, minNeighbors: 5, minSize: { width: 30, height: 30 } };
@@ -353,18 +354,6 @@ function enrolledOfFirstTrial(faces: readonly BenchFace[]): { face: number; labe
   return out;
 }
 
-/** A seeded uniform generator (mulberry32), so the synthetic galleries are the same in every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A random unit vector (normal components by Box-Muller), written at `out[offset ..)`. */
 function randomUnit(random: () => number, dim: number, out: Float32Array, offset = 0): void {
   let norm = 0;
@@ -389,7 +378,7 @@ export function benchRankingCost(): BenchRow[] {
   const QUERIES = 15;
   for (const dim of [128, 1024]) {
     for (const people of [100, 1_000, 10_000]) {
-      const random = seeded(dim * 100_003 + people);
+      const random = seededRandom(dim * 100_003 + people);
       const samples = people * 3;
       const model: EmbeddingModel = { dim, descriptors: new Float32Array(samples * dim), labels: new Int32Array(samples) };
       for (let i = 0; i < samples; i++) {

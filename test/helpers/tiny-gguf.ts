@@ -9,6 +9,7 @@
  * A reply therefore runs until max_tokens, which is what the tests want.
  */
 import fs from 'node:fs/promises';
+import { seededRandom } from './seeded-random.js';
 
 export interface TinyGgufOptions {
   layers?: number;
@@ -82,18 +83,6 @@ class Writer {
   }
 }
 
-/** Deterministic PRNG (mulberry32) so a given seed always gives the same model. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The vocabulary: specials, 256 byte tokens, then word pieces (the only tokens generation picks). */
 function vocabulary(): { tokens: string[]; scores: number[]; types: number[]; firstPiece: number } {
   const tokens = ['<unk>', '<s>', '</s>'];
@@ -122,7 +111,7 @@ export async function writeTinyGguf(file: string, opts: TinyGgufOptions = {}): P
   const nCtx = opts.contextLength ?? 2048;
   const headDim = nEmbd / nHead;
   if (!Number.isInteger(headDim) || headDim % 2) throw new RangeError('embedding / heads must be an even integer');
-  const rand = rng(opts.seed ?? 1234);
+  const rand = seededRandom(opts.seed ?? 1234);
   const { tokens, scores, types, firstPiece } = vocabulary();
   const nVocab = tokens.length;
 
