@@ -18,6 +18,9 @@ const MODELS_DIR = path.join(REPO, 'public/models');
 /**
  * The model files the in-browser engines load (client/src/engine): downloaded by the service worker at install.
  * The eye cascade aligns faces before LBPH; the eyeglasses and smile cascades give the chat's features offline too.
+ * faceres (7 MB) is the embedding recognizer's other descriptor net: a kiosk whose server trained with
+ * EMBEDDING_DESCRIPTOR=faceres-1024 needs it to recognise offline. These entries are not held to
+ * maximumFileSizeToCacheInBytes (that limit is for the build's own files).
  */
 const OFFLINE_MODELS = [
   'haarcascade_frontalface_alt2.xml',
@@ -25,6 +28,8 @@ const OFFLINE_MODELS = [
   'haarcascade_eye_tree_eyeglasses.xml',
   'haarcascade_smile.xml',
   'face-api/',
+  'faceres.json',
+  'faceres.bin',
   'nanodet.json',
   'nanodet.bin',
 ];

@@ -167,6 +167,8 @@ test('once installed, the app starts and its model files load with the server st
       nanodetJson: await size('/models/nanodet.json'),
       cascade: await size('/models/haarcascade_frontalface_alt2.xml'),
       faceApi: await size('/models/face-api/face_recognition_model.bin'),
+      faceresJson: await size('/models/faceres.json'),
+      faceresBin: await size('/models/faceres.bin'),
       trained: await fetch('/api/models/trained', { cache: 'no-store' }).then((r) => r.text(), () => 'unreachable'),
       api,
     };
@@ -175,6 +177,9 @@ test('once installed, the app starts and its model files load with the server st
   expect(files.nanodetJson).toBeGreaterThan(1000);
   expect(files.cascade).toBeGreaterThan(1000);
   expect(files.faceApi).toBeGreaterThan(1000);
+  // The embedding recognizer's faceres-1024 net (EMBEDDING_DESCRIPTOR), for a kiosk whose server trained with it.
+  expect(files.faceresJson).toBeGreaterThan(1000);
+  expect(files.faceresBin).toBe(6978814);
   expect(files.api).toBe('unreachable');
   expect(files.trained).toBe(trainedOnline);
   expect(JSON.parse(trainedOnline)).toHaveProperty('version');
