@@ -2,15 +2,17 @@
  * Issue #25, "server and browser give the same names, candidates and reasons for the same photo": one photo of an
  * enrolled person and a group photo of strangers, analysed in this browser and on the server, with LBPH and with
  * the embedding recognizer on faceres-1024 descriptors. Each face's box, name, certainty, reason and nearest person
- * must agree (scores may differ in the last decimal: float arithmetic of two tfjs backends).
+ * must agree (scores may differ in the last decimal: float arithmetic of two tfjs backends), and each distance
+ * within a small tolerance.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { captureVariations } from '../bench/captures.js';
-import { encodeEmbeddingFile } from '../shared/embedding/model-file.js';
-import { openEnginePage } from './helpers/engine-page.js';
+import type { FaceResult, RecognitionModel } from '../shared/api/index.js';
+import { decodeEmbeddingFile, encodeEmbeddingFile } from '../shared/embedding/model-file.js';
+import { type EngineRecognition, openEnginePage } from './helpers/engine-page.js';
 import { expect, type Page, test } from './helpers/fixtures.js';
 import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
@@ -88,13 +90,7 @@ async function onPage(page: Page, lookout: Lookout, place: 'browser' | 'server',
 }
 
 async function direct(lookout: Lookout, photo: string): Promise<Seen[]> {
-  const res = await fetch(`${lookout.url}/api/recognize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ image: fs.readFileSync(photo).toString('base64') }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { faces: ServerFace[] }).faces.map(fromServer).sort(byBox);
+  return (await recognizeOnServer(lookout, photo)).map(fromServer).sort(byBox);
 }
 
 async function enrol(lookout: Lookout): Promise<void> {
@@ -109,12 +105,66 @@ async function enrol(lookout: Lookout): Promise<void> {
   }
 }
 
-const SETUPS: { name: string; env: Record<string, string>; recognizer: string }[] = [
+/** A face's decision exactly, and its distances (the face's and its nearest person's) apart, to compare with a tolerance. */
+function decisionOf(f: FaceResult) {
+  const { x, y, w, h, label, certainty, reason, candidate } = f;
+  return {
+    decision: { x, y, w, h, label, certainty, reason, candidate: candidate?.label },
+    distances: [f.distance ?? null, candidate?.distance ?? null] as const,
+  };
+}
+
+async function recognizeOnServer(lookout: Lookout, photo: string): Promise<FaceResult[]> {
+  const res = await fetch(`${lookout.url}/api/recognize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ image: fs.readFileSync(photo).toString('base64') }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { faces: FaceResult[] }).faces;
+}
+
+async function putThresholds(lookout: Lookout, body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${lookout.url}/api/models/thresholds`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status, await res.text()).toBe(200);
+}
+
+type Thresholds = { min: number; max: number; sure_max: number; near_max: number; ratio_max: number | null; verify_max: number };
+
+/** The server's rules (GET /api/models/thresholds) as the engine takes them (the recognize page's rule-sync.ts). */
+async function serverRules(lookout: Lookout) {
+  const t = (await (await fetch(`${lookout.url}/api/models/thresholds`)).json()) as {
+    lbph: Thresholds;
+    embedding: Thresholds & { descriptor_model?: string };
+  };
+  const rule = (e: Thresholds) => ({
+    min: e.min,
+    max: e.max,
+    sureMax: e.sure_max,
+    nearMax: e.near_max,
+    ratioMax: e.ratio_max,
+    verifyMax: e.verify_max,
+  });
+  return {
+    lbph: rule(t.lbph),
+    embedding: { ...rule(t.embedding), ...(t.embedding.descriptor_model ? { descriptorModel: t.embedding.descriptor_model } : {}) },
+  };
+}
+
+/** How far two hosts' distances may differ: float arithmetic of two tfjs builds (embedding) or none at all (LBPH). */
+const DISTANCE_TOLERANCE: Record<RecognitionModel, number> = { lbph: 1e-6, embedding: 0.005 };
+
+const SETUPS: { name: string; env: Record<string, string>; recognizer: RecognitionModel; descriptor?: string }[] = [
   { name: 'LBPH', env: { RECOGNITION_MODEL: 'lbph' }, recognizer: 'lbph' },
   {
     name: 'embedding (faceres-1024)',
     env: { RECOGNITION_MODEL: 'embedding', EMBEDDING_DESCRIPTOR: 'faceres-1024' },
     recognizer: 'embedding',
+    descriptor: 'faceres-1024',
   },
 ];
 
@@ -147,6 +197,14 @@ for (const setup of SETUPS) {
       expect((JSON.parse(body) as { recognizers_trained?: string[] }).recognizers_trained ?? [setup.recognizer]).toContain(
         setup.recognizer,
       );
+      if (setup.descriptor) {
+        // The server runs the descriptor model asked for, and its trained model holds that model's descriptors.
+        const t = (await (await fetch(`${lookout.url}/api/models/thresholds`)).json()) as { embedding: { descriptor_model?: string } };
+        expect(t.embedding.descriptor_model).toBe(setup.descriptor);
+        const file = decodeEmbeddingFile(fs.readFileSync(path.join(lookout.dataDir, 'models/embeddings.json'), 'utf8'));
+        expect(file.descriptor).toBe(setup.descriptor);
+        expect(file.model.dim).toBe(setup.descriptor === 'faceres-1024' ? 1024 : 128);
+      }
     });
     test.afterAll(async () => {
       await lookout?.close();
@@ -171,17 +229,74 @@ for (const setup of SETUPS) {
         // The context's requests: the engine worker's (and the service worker's) too.
         context.on('request', (r) => fetched.push(new URL(r.url()).pathname));
         expect(await onPage(page, lookout, 'browser', photo)).toEqual(server);
-        if (setup.recognizer === 'embedding') {
+        if (setup.descriptor) {
           // The browser computes the descriptors of the model the server runs (and trained with): that model's net.
-          const t = (await (await fetch(`${lookout.url}/api/models/thresholds`)).json()) as { embedding: { descriptor_model?: string } };
           const net =
-            t.embedding.descriptor_model === 'faceres-1024'
-              ? '/models/faceres.json'
-              : '/models/face-api/face_recognition_model-weights_manifest.json';
+            setup.descriptor === 'faceres-1024' ? '/models/faceres.json' : '/models/face-api/face_recognition_model-weights_manifest.json';
           expect(fetched.filter((p) => p.startsWith('/models/'))).toContain(net);
         }
       });
     }
+
+    test('both photos, under the defaults, a band that makes her unsure and a limit just below her: the same decisions from the browser engine and the server, distances within a tolerance', async ({
+      page,
+    }) => {
+      test.setTimeout(240_000);
+      const engine = await openEnginePage(page, lookout.url);
+      await engine.init('wasm', { embedding: false, objects: false });
+      await engine.loadServerModels();
+      const compare = async (photo: string) => {
+        const server = (await recognizeOnServer(lookout, photo)).map(decisionOf);
+        // The same PNG, decoded by this browser as the app decodes uploads, decided with the server's thresholds.
+        const browser = (
+          await page.evaluate(
+            ([b64, model, rules]) =>
+              (
+                globalThis as unknown as {
+                  lookoutEngine: {
+                    recognizeFile(b: string, t: string, o: { recognition_model: string; rules: unknown }): Promise<EngineRecognition>;
+                  };
+                }
+              ).lookoutEngine.recognizeFile(b64, 'image/png', { recognition_model: model, rules }),
+            [fs.readFileSync(photo).toString('base64'), setup.recognizer, await serverRules(lookout)] as const,
+          )
+        ).faces.map(decisionOf);
+        const order = (a: { decision: { x: number; y: number } }, b: { decision: { x: number; y: number } }) =>
+          a.decision.x - b.decision.x || a.decision.y - b.decision.y;
+        server.sort(order);
+        browser.sort(order);
+        const where = `${path.basename(photo)}: server ${JSON.stringify(server)}, browser ${JSON.stringify(browser)}`;
+        expect(
+          browser.map((f) => f.decision),
+          where,
+        ).toEqual(server.map((f) => f.decision));
+        for (const [i, s] of server.entries()) {
+          for (const [j, d] of s.distances.entries()) {
+            const b = browser[i].distances[j];
+            expect(b === null, where).toBe(d === null);
+            if (d !== null && b !== null) expect(Math.abs(b - d), where).toBeLessThanOrEqual(DISTANCE_TOLERANCE[setup.recognizer]);
+          }
+        }
+        return server;
+      };
+      const her = (await compare(QUERY))[0];
+      await compare(GROUP);
+      const d = her.distances[0];
+      expect(d, JSON.stringify(her)).not.toBeNull();
+      const at = (x: number) => Number(x.toFixed(4));
+      try {
+        // Named but unsure: the limit above her distance, the sure band below it.
+        await putThresholds(lookout, { recognizer: setup.recognizer, max: at(d! * 1.1), sure_max: at(d! * 0.8) });
+        expect((await compare(QUERY))[0].decision).toMatchObject({ label: 'grace', certainty: 'unsure' });
+        await compare(GROUP);
+        // Just past the limit: unknown, below_threshold, her as the candidate.
+        await putThresholds(lookout, { recognizer: setup.recognizer, max: at(d! * 0.9), sure_max: null });
+        expect((await compare(QUERY))[0].decision).toMatchObject({ label: 'unknown', reason: 'below_threshold', candidate: 'grace' });
+        await compare(GROUP);
+      } finally {
+        await putThresholds(lookout, { recognizer: setup.recognizer, max: null, sure_max: null });
+      }
+    });
   });
 }
 
