@@ -45,9 +45,14 @@ const INIT = `window.ui = SwaggerUIBundle({
   layout: 'BaseLayout',
 });
 // Swagger UI's list of a response's examples has a caption that is not its label: name it for screen readers.
+// A long example scrolls inside its box: make the box focusable so a keyboard can scroll it too (axe
+// scrollable-region-focusable).
 new MutationObserver(() => {
   for (const select of document.querySelectorAll('select.examples-select-element:not([aria-label])')) {
     select.setAttribute('aria-label', 'Examples');
+  }
+  for (const example of document.querySelectorAll('.highlight-code pre:not([tabindex])')) {
+    example.setAttribute('tabindex', '0');
   }
 }).observe(document.getElementById('swagger-ui'), { childList: true, subtree: true });
 `;
