@@ -56,7 +56,9 @@ export async function waitFor<T>(
 /** The mails in an outbox directory, oldest first, as their raw RFC 5322 text. */
 export async function outbox(dataDir: string): Promise<{ name: string; raw: string }[]> {
   const dir = path.join(dataDir, 'outbox');
-  const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml')).sort();
+  // A mail being written is a `.tmp-…eml` file until its rename: not a mail yet, and gone by the time it is read
+  // (a CI run listed one and failed with ENOENT).
+  const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml') && !n.startsWith('.')).sort();
   return Promise.all(names.map(async (name) => ({ name, raw: await fs.readFile(path.join(dir, name), 'utf8') })));
 }
 
