@@ -102,7 +102,9 @@ async function harness(over: Partial<MailRouterOptions> = {}, transport: MailTra
       await router.handle(message, heartbeat);
     },
     async mails() {
-      const names = (await fs.readdir(outboxDir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml') && !n.startsWith('.')).sort();
+      const names = (await fs.readdir(outboxDir).catch(() => [] as string[]))
+        .filter((n) => n.endsWith('.eml') && !n.startsWith('.'))
+        .sort();
       return Promise.all(names.map((n) => fs.readFile(path.join(outboxDir, n), 'utf8')));
     },
   };
