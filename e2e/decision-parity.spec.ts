@@ -9,12 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { captureVariations } from '../bench/captures.js';
 import type { FaceResult, RecognitionModel } from '../shared/api/index.js';
 import { decodeEmbeddingFile, encodeEmbeddingFile } from '../shared/embedding/model-file.js';
 import { type EngineRecognition, openEnginePage } from './helpers/engine-page.js';
 import { expect, type Page, test } from './helpers/fixtures.js';
-import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
+import { startLookout, TESTDATA, type Lookout, uploadCaptures } from './helpers/lookout.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -95,13 +94,7 @@ async function direct(lookout: Lookout, photo: string): Promise<Seen[]> {
 
 async function enrol(lookout: Lookout): Promise<void> {
   for (const [label, file] of Object.entries(PEOPLE)) {
-    for (const [i, bytes] of (await captureVariations(fs.readFileSync(path.join(TESTDATA, file)))).entries()) {
-      const form = new FormData();
-      form.set('label', label);
-      form.set('file', new Blob([bytes], { type: 'image/jpeg' }), `capture-${i}.jpg`);
-      const res = await fetch(`${lookout.url}/api/images`, { method: 'POST', body: form });
-      expect(res.status, await res.text()).toBe(200);
-    }
+    await uploadCaptures(lookout.url, label, fs.readFileSync(path.join(TESTDATA, file)));
   }
 }
 

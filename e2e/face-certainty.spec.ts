@@ -9,10 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { captureVariations } from '../bench/captures.js';
 import { analyseOnServer } from './helpers/browser.js';
 import { checkAccessibility, expect, type Page, test } from './helpers/fixtures.js';
-import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
+import { screenshot, startLookout, TESTDATA, type Lookout, uploadCaptures } from './helpers/lookout.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -59,14 +58,7 @@ type Face = { label: string; distance?: number; certainty?: string; reason?: str
 
 test.beforeAll(async () => {
   lookout = await startLookout();
-  const captures = await captureVariations(fs.readFileSync(PERSON_PHOTO));
-  for (const [i, bytes] of captures.entries()) {
-    const form = new FormData();
-    form.set('label', PERSON);
-    form.set('file', new Blob([bytes], { type: 'image/jpeg' }), `capture-${i}.jpg`);
-    const res = await fetch(`${lookout.url}/api/images`, { method: 'POST', body: form });
-    expect(res.status, await res.text()).toBe(200);
-  }
+  await uploadCaptures(lookout.url, PERSON, fs.readFileSync(PERSON_PHOTO));
   await json('POST', '/api/train', {});
   const r = await json<{ faces: Face[] }>('POST', '/api/recognize', { image: fs.readFileSync(QUERY).toString('base64') });
   expect(r.faces).toHaveLength(1);

@@ -7,10 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import sharp from 'sharp';
-import { captureVariations } from '../bench/captures.js';
 import { CHROMIUM_PATH, fakeCameraArgs, PHONE_VIEWPORT, analyseOnServer } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
-import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
+import { screenshot, startLookout, TESTDATA, type Lookout, uploadCaptures } from './helpers/lookout.js';
 
 const PERSON = 'grace';
 const PERSON_PHOTO = 'faces/grace_hopper.jpg';
@@ -38,14 +37,7 @@ test.beforeAll(async () => {
   lookout = await startLookout();
   // Training captures as a person would take them: the photo, mirrored, a little brighter and darker.
   const original = fs.readFileSync(path.join(TESTDATA, PERSON_PHOTO));
-  const captures = await captureVariations(original);
-  for (const [i, bytes] of captures.entries()) {
-    const form = new FormData();
-    form.set('label', PERSON);
-    form.set('file', new Blob([bytes], { type: 'image/jpeg' }), `capture-${i}.jpg`);
-    const res = await fetch(`${lookout.url}/api/images`, { method: 'POST', body: form });
-    expect(res.status, await res.text()).toBe(200);
-  }
+  await uploadCaptures(lookout.url, PERSON, original);
   const train = await fetch(`${lookout.url}/api/train`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   expect(train.status, await train.text()).toBe(200);
   // The camera shows the photo letterboxed to 640x480: check the server finds and knows the face in that frame.

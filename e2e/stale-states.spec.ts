@@ -7,9 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
-import { captureVariations } from '../bench/captures.js';
 import { analyseOnServer } from './helpers/browser.js';
-import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
+import { screenshot, startLookout, TESTDATA, type Lookout, uploadCaptures } from './helpers/lookout.js';
 
 const PERSON = 'grace';
 const PHOTO = path.join(TESTDATA, 'faces/grace_hopper.jpg');
@@ -40,12 +39,7 @@ test('a person added elsewhere (a sync, another tab) appears in the training pag
   await page.goto(`${lookout.url}/training`);
   await expect(page.getByTestId('training-labels-empty')).toBeVisible();
   // As the offline queue does when the server is back: the photos arrive by the API, not by this page.
-  for (const [i, bytes] of (await captureVariations(fs.readFileSync(PHOTO))).entries()) {
-    const form = new FormData();
-    form.set('label', PERSON);
-    form.set('file', new Blob([new Uint8Array(bytes)], { type: 'image/jpeg' }), `capture-${i}.jpg`);
-    expect((await fetch(`${lookout.url}/api/images`, { method: 'POST', body: form })).status).toBe(200);
-  }
+  await uploadCaptures(lookout.url, PERSON, fs.readFileSync(PHOTO));
   await expect(page.locator(`[data-testid="training-label"][data-label="${PERSON}"]`)).toBeVisible();
 });
 

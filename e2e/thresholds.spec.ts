@@ -5,9 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { captureVariations } from '../bench/captures.js';
 import { checkAccessibility, expect, type Page, test } from './helpers/fixtures.js';
-import { screenshot, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
+import { screenshot, startLookout, TESTDATA, type Lookout, uploadCaptures } from './helpers/lookout.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -30,14 +29,7 @@ test.beforeAll(async () => {
   lookout = await startLookout();
   // Two people, several photos each: the preview decides each photo against the others.
   for (const [label, file] of Object.entries(PEOPLE)) {
-    const captures = await captureVariations(fs.readFileSync(path.join(TESTDATA, file)));
-    for (const [i, bytes] of captures.entries()) {
-      const form = new FormData();
-      form.set('label', label);
-      form.set('file', new Blob([bytes], { type: 'image/jpeg' }), `capture-${i}.jpg`);
-      const res = await fetch(`${lookout.url}/api/images`, { method: 'POST', body: form });
-      expect(res.status, await res.text()).toBe(200);
-    }
+    await uploadCaptures(lookout.url, label, fs.readFileSync(path.join(TESTDATA, file)));
   }
   const train = await fetch(`${lookout.url}/api/train`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   expect(train.status, await train.text()).toBe(200);

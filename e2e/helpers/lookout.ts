@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { captureVariations } from '../../bench/captures.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TESTDATA = path.resolve(REPO_ROOT, 'test/fixtures/images');
@@ -98,4 +99,18 @@ export async function startLookout(env: Record<string, string> = {}): Promise<Lo
 export async function screenshot(page: import('@playwright/test').Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * Enrols a person as the camera would: the capture variations of one photo (bench/captures.ts), each uploaded with
+ * POST /api/images. Throws with the server's answer when an upload is refused.
+ */
+export async function uploadCaptures(url: string, label: string, photo: Buffer): Promise<void> {
+  for (const [i, bytes] of (await captureVariations(photo)).entries()) {
+    const form = new FormData();
+    form.set('label', label);
+    form.set('file', new Blob([new Uint8Array(bytes)], { type: 'image/jpeg' }), `capture-${i}.jpg`);
+    const res = await fetch(`${url}/api/images`, { method: 'POST', body: form });
+    if (res.status !== 200) throw new Error(`uploading ${label}'s capture ${i}: ${res.status} ${await res.text()}`);
+  }
 }
