@@ -1,8 +1,8 @@
 /**
- * The embedding recognizer's matcher: nearest neighbour over enrolled face descriptors by euclidean distance
- * (known iff distance <= 0.6, decided by the caller with `decide(distance, DEFAULT_EMBEDDING_WINDOW)`).
- * Every sample is kept, not a per-label mean: a person enrolled under different lighting or poses keeps
- * each of them, and 1-NN is what dlib's 0.6 threshold was calibrated for.
+ * The embedding recognizer's matcher: euclidean distances between a face's descriptor and the enrolled ones. It
+ * ranks people (rankEmbedding, each at their nearest sample) and measures one person (labelDistanceEmbedding);
+ * whether a face is named is the decision rule's (shared/recognition/decision.ts). Every sample is kept, not a
+ * per-label mean: a person enrolled under different lighting or poses keeps each of them.
  */
 
 /**
