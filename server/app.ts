@@ -11,6 +11,7 @@ import { RECOGNITION_MODELS } from '../shared/api/index.js';
 import { RuntimeStore } from './config/runtime-store.js';
 import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
+import { createDatabase, redactUrl } from './db/database.js';
 import { ChatStatus } from './chat/chat-status.js';
 import { readFeatureCascades } from './chat/feature-cascades.js';
 import { LlmClient } from './chat/llm-client.js';
@@ -120,6 +121,13 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const images = new ImageStore(path.join(settings.dataDir, 'images'), log);
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
   const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
+  // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
+  const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
+  log.info(
+    settings.databaseUrl
+      ? `database: PostgreSQL at ${redactUrl(settings.databaseUrl)}`
+      : `database: embedded in ${path.join(settings.dataDir, 'db')}`,
+  );
   // The recognizer's descriptor model, known once the face service exists (its embedding worker says).
   let descriptorModel = (): string => DEFAULT_DESCRIPTOR_MODEL;
   // Choices made through the API (recognizer, detection method, thresholds), kept in DATA_DIR: they win over the settings.
@@ -306,6 +314,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     images,
     decoder,
     results,
+    db,
     log,
     version: await readVersion(settings.appDir),
     startedAt: Date.now(),
@@ -402,6 +411,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
       await ppe.close();
       await local?.close();
       await Promise.all([pool.close(), embedding?.close(), objects.close()]);
+      await db.close();
     },
   };
 }

@@ -2,6 +2,7 @@
 import type { Settings } from '../config/settings.js';
 import type { ChatService } from '../chat/chat-service.js';
 import type { ChatStatus } from '../chat/chat-status.js';
+import type { Database } from '../db/database.js';
 import type { FaceService } from '../engines/faces/face-service.js';
 import type { ImageDecoder } from '../imaging/decode.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
@@ -25,6 +26,8 @@ export interface AppContext {
   /** Decodes within the pixel budget (server/imaging/pixel-budget.ts): every route that decodes goes through it. */
   decoder: ImageDecoder;
   results: ResultStore;
+  /** Rows (sightings, review, corrections, results, audit, people): embedded PGlite or DATABASE_URL, opened on first use. */
+  db: Database;
   log: Logger;
   version: string;
   startedAt: number;

@@ -1,0 +1,147 @@
+/**
+ * The database: rows that are filtered, paged and purged by time (sightings, review actions and corrections,
+ * recognition results, the audit log, people's display names and image metadata), shared by API replicas.
+ *
+ * - Embedded by default: PGlite (PostgreSQL compiled to WebAssembly) in `DATA_DIR/db`, no service to start. It is
+ *   one process's database: a lock file keeps a second process off it, and replicas share `DATABASE_URL`.
+ * - `DATABASE_URL=postgres://...`: a PostgreSQL server, for replicas that share state.
+ * - One SQL dialect (PostgreSQL's) for both, and one set of versioned migrations (migrations/index.ts).
+ *
+ * Opened on first use, not at start: a fresh embedded database costs about 2 s and several hundred MB while
+ * PostgreSQL's initdb runs once, which a process that never stores a row should not pay.
+ *
+ * Values come back as each driver gives them: timestamptz as Date, bytea as Uint8Array (Buffer from pg), jsonb
+ * parsed, double precision as number. Cast counts and bigints in SQL (`count(*)::int`), so both agree.
+ */
+import type { Logger } from '../logger.js';
+import { migrate } from './migrate.js';
+
+export interface Queryable {
+  /** Runs one statement with $1.. parameters; the rows it returns. */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements, without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export type DatabaseKind = 'embedded' | 'postgresql';
+
+export interface Database extends Queryable {
+  readonly kind: DatabaseKind;
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Opens and migrates now (the first query does it anyway); rejects with why it cannot. */
+  open(): Promise<void>;
+  /** Whether the database answers now (readiness); false, never a throw. Does not open a closed embedded one. */
+  ping(): Promise<boolean>;
+  /** Whether it was opened (a query ran or open() was called). */
+  readonly opened: boolean;
+  close(): Promise<void>;
+}
+
+/** What a driver gives: its own connection handling; database.ts adds lazy opening and migrations. */
+export interface Driver extends Queryable {
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** `DATABASE_URL`: empty for the embedded database. */
+  url: string;
+  /** Where the embedded database lives (`DATA_DIR/db`). */
+  embeddedDir: string;
+  log: Logger;
+}
+
+/** Removes credentials from a connection string before it is logged or shown. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(a connection string that is not a URL)';
+  }
+}
+
+class LazyDatabase implements Database {
+  private driver: Promise<Driver> | null = null;
+  private closed = false;
+
+  constructor(
+    readonly kind: DatabaseKind,
+    private readonly connect: () => Promise<Driver>,
+    private readonly log: Logger,
+  ) {}
+
+  get opened(): boolean {
+    return this.driver !== null;
+  }
+
+  private use(): Promise<Driver> {
+    if (this.closed) return Promise.reject(new Error('the database is closed'));
+    if (!this.driver) {
+      const opening = (async () => {
+        const started = Date.now();
+        const driver = await this.connect();
+        try {
+          const applied = await migrate(driver);
+          this.log.info(
+            `database (${this.kind}) open in ${Date.now() - started} ms${applied.length ? `, migrations applied: ${applied.join(', ')}` : ''}`,
+          );
+        } catch (err) {
+          await driver.close().catch(() => {});
+          throw err;
+        }
+        return driver;
+      })();
+      // A failed open is tried again by the next use (a PostgreSQL server that was still starting).
+      opening.catch(() => {
+        if (this.driver === opening) this.driver = null;
+      });
+      this.driver = opening;
+    }
+    return this.driver;
+  }
+
+  async open(): Promise<void> {
+    await this.use();
+  }
+
+  async query<Row = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return (await this.use()).query<Row>(sql, params);
+  }
+
+  async exec(sql: string): Promise<void> {
+    await (await this.use()).exec(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return (await this.use()).transaction(fn);
+  }
+
+  async ping(): Promise<boolean> {
+    if (!this.driver) return this.kind === 'embedded';
+    try {
+      await (await this.driver).query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const driver = this.driver;
+    this.driver = null;
+    if (driver) await (await driver.catch(() => null))?.close();
+  }
+}
+
+/** The database the settings name, not yet opened (the first query opens and migrates it). */
+export function createDatabase(opts: DatabaseOptions): Database {
+  if (opts.url) {
+    return new LazyDatabase('postgresql', async () => (await import('./postgres-driver.js')).connectPostgres(opts.url), opts.log);
+  }
+  return new LazyDatabase('embedded', async () => (await import('./pglite-driver.js')).openPglite(opts.embeddedDir), opts.log);
+}

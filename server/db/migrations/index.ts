@@ -1,0 +1,13 @@
+/**
+ * Every schema version, oldest first. A released migration is never edited: a change is a new one (its own file,
+ * one line here). Each runs in one transaction; `sql` may hold several statements (no parameters).
+ */
+import { initial } from './001-initial.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [initial];

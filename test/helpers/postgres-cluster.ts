@@ -1,0 +1,98 @@
+/**
+ * A throwaway PostgreSQL server for the tests, from Debian's `postgresql` package (`.ci/run` installs it):
+ * initdb in a temporary folder, listening on 127.0.0.1 only, on a free port, trust authentication, removed at the
+ * end. Started once per test run by test/global-setup.ts; each test asks for a database of its own
+ * (test/helpers/databases.ts). PostgreSQL refuses to run as root, so as root it runs as the `postgres` user.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface PostgresCluster {
+  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Debian installs each major version under /usr/lib/postgresql/<major>/bin; the newest is taken. */
+export function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root)
+    ? execFileSync('ls', [root], { encoding: 'utf8' })
+        .split('\n')
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  const dir = majors.map((m) => path.join(root, m, 'bin')).find((d) => existsSync(path.join(d, 'initdb')));
+  if (!dir) throw new Error('PostgreSQL is not installed: apt-get install -y postgresql (the tests run the database code against it)');
+  return dir;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgresCluster(): Promise<PostgresCluster> {
+  const bin = postgresBinDir();
+  const asRoot = process.getuid?.() === 0;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-pg-'));
+  const data = path.join(dir, 'data');
+  if (asRoot) execFileSync('chown', ['postgres:postgres', dir]);
+  const run = (cmd: string, args: string[]) =>
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args], { stdio: 'pipe' })
+      : execFileSync(path.join(bin, cmd), args, { stdio: 'pipe' });
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const port = await freePort();
+  const args = ['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'max_connections=200'];
+  const child: ChildProcess = asRoot
+    ? spawn('runuser', ['-u', 'postgres', '--', path.join(bin, 'postgres'), ...args], { stdio: 'ignore' })
+    : spawn(path.join(bin, 'postgres'), args, { stdio: 'ignore' });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const up = await new Promise<boolean>((resolve) => {
+      const sock = net.connect(port, '127.0.0.1', () => {
+        sock.end();
+        resolve(true);
+      });
+      sock.on('error', () => resolve(false));
+    });
+    if (up) break;
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`PostgreSQL did not start on 127.0.0.1:${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // Accepting TCP is not yet accepting queries: wait for a real answer.
+  const { default: pg } = await import('pg');
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      await client.end();
+      break;
+    } catch (err) {
+      await client.end().catch(() => {});
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    async stop() {
+      child.kill('SIGINT');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
