@@ -229,8 +229,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
       };
     }
 
-    await ctx.results.refresh();
-    const all = ctx.results.query({ limit: ctx.results.size, kind: 'recognition' }).results;
+    const all = (await ctx.results.query({ limit: ctx.results.max, kind: 'recognition' })).results;
     const records = all.filter((r) => r.recognition_model === recognizer).slice(0, RECENT_RECORDS);
     const recent = previewRecent(
       records.flatMap((r) => r.faces ?? []),

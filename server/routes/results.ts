@@ -5,21 +5,24 @@
 import { Hono } from 'hono';
 import type { AppContext } from '../http/context.js';
 import { mountRoute } from '../http/route.js';
+import { takeCrops } from '../sightings/hooks.js';
 
 export function resultRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
-  mountRoute(app, 'storeResults', async (_c, { body }) => {
-    const outcome = await ctx.results.add(body.results);
+  mountRoute(app, 'storeResults', async (c, { body }) => {
+    // #26 sightings: face crops are checked (400), kept as sightings once stored, never stored with the results.
+    const crops = takeCrops(ctx, c, body.results);
+    const outcome = await ctx.results.add(crops.records);
+    crops.keep();
     if (outcome.accepted > 0) ctx.log.debug(`results: stored ${outcome.accepted}, ${outcome.duplicates} duplicates, ${outcome.total} kept`);
     return { status: 'ok' as const, ...outcome };
   });
 
   mountRoute(app, 'results', async (_c, { query }) => {
-    // Other API replicas on the same DATA_DIR may have added records: a stat, and a read when they did.
-    await ctx.results.refresh();
-    const { results, matched } = ctx.results.query(query);
-    return { results, count: results.length, matched, total: ctx.results.size, max: ctx.results.max };
+    // In the database: what other API replicas stored is there too.
+    const { results, matched, total } = await ctx.results.query(query);
+    return { results, count: results.length, matched, total, max: ctx.results.max };
   });
 
   return app;

@@ -1,56 +1,44 @@
 /**
  * The results history: recognition and object results captured on devices (a kiosk that was offline sends
- * them later), kept in arrival order in an append-only log, `<dir>/results.jsonl`: a header line, then one JSON
- * record per line.
+ * them later), kept in the database (table `results`, server/db/migrations), in arrival order.
  *
- * - Bounded: at most `max` records are kept; the oldest received are dropped first. The log grows by appends
- *   only, and is compacted (rewritten with the kept records, atomically) when it holds more than 2 x `max`
- *   records, so a POST costs a write of its own records, not of the whole history.
+ * - Bounded: at most `max` records are kept; the oldest received are dropped first.
  * - Deduplicated by the client-made `id`: a re-sent record is not stored twice. Ids are remembered for the
- *   kept records and for up to `max` more dropped ones (the header of a compacted log lists those), so a record
- *   is recognised as a duplicate as long as it is among the last 2 x `max` records received (and always while
- *   it is kept).
- * - Durable: the new lines are appended in one write and flushed to disk before `add` resolves; adds are
- *   serialised (one append at a time, each carrying every add made before it started), so concurrent adds
- *   never lose a record. A line torn by a crash (no newline at its end) is ignored when read and cut off
- *   before the next append.
- * - Shared: API replicas on one DATA_DIR each keep the history in memory, and every append or compaction holds
- *   a lock file (`.results.lock`, server/storage/file-lock.ts); before appending, a replica reads what the
- *   others appended since it last looked (only the new bytes; all of it after another's compaction), and
- *   deduplicates against it. `refresh()` (a stat, and a read of the new bytes when there are any) brings the
- *   memory up to date before a query.
- * - The history of earlier versions (`results.json`, one JSON document) is moved into the log at the first
- *   start and renamed `results.json.migrated`. A file that cannot be read back (corrupt JSON, wrong shape) is
- *   set aside as `<name>.corrupt-<time>` with a warning, and the history starts empty: never a crash. A
- *   single bad line of the log is skipped with a warning.
- * - A symbolic link in place of the log is never followed (it is refused, as corrupt files are).
+ *   kept records and for up to `max` more dropped ones (`results_forgotten`, the oldest forgotten first), so a
+ *   record is recognised as a duplicate as long as it is among the last 2 x `max` records received (and always
+ *   while it is kept). The results of a deleted person are forgotten the same way (`forgetPerson`), and a record
+ *   naming a person deleted after it was captured (a device that had not heard yet) is not stored either.
+ * - Shared: API replicas on one PostgreSQL database (`DATABASE_URL`) see each other's records at once; every
+ *   add runs in one transaction holding an advisory lock, so concurrent adds (of any replica) never lose a
+ *   record nor store an id twice, and the cap holds.
+ * - The history of earlier versions (`DATA_DIR/results/results.jsonl`, the append-only log, and the older
+ *   `results.json`) is moved into the database at the first start and the file renamed `<name>.migrated`.
+ *   A file that cannot be read (corrupt JSON, wrong shape, a symbolic link) is set aside as
+ *   `<name>.corrupt-<time>` with a warning: never a crash. A bad line of the log is skipped with a warning.
+ *   Without such a file, the start does not open the database (its first query does: server/db/database.ts).
  *
- * No HTTP here: the routes (server/routes/results.ts) and, later, the event pipeline use it alike.
+ * No HTTP here: the routes (server/routes/results.ts) and the deletion of a person use it alike.
  */
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { resultRecordInput, type ResultRecord, type ResultRecordInput } from '../../shared/api/index.js';
+import type { Database, Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import { removeStaleTemps, writeFileAtomic } from './atomic.js';
-import { FileLock } from './file-lock.js';
 
+/** The append-only log of the previous version, imported at the first start. */
 export const RESULTS_FILE = 'results.jsonl';
-/** The single JSON document earlier versions kept the history in; migrated into RESULTS_FILE at start. */
+/** The single JSON document of the version before it, imported too. */
 export const LEGACY_RESULTS_FILE = 'results.json';
-/** The cross-process lock every append and compaction holds (API replicas sharing one DATA_DIR). */
-export const RESULTS_LOCK_FILE = '.results.lock';
 const LOG_FORMAT = 'lookout-results-log';
-const LOG_VERSION = 2;
-/** The log is compacted when it holds more than this many times `max` records. */
-const COMPACT_FACTOR = 2;
+/** Any constant shared by every Lookout process: the advisory lock every change of the results holds. */
+const RESULTS_LOCK_KEY = 7_141_907;
 
 const storedRecord = resultRecordInput.and(z.object({ received_at: z.string() }));
-const header = z.object({
+const logHeader = z.object({
   format: z.literal(LOG_FORMAT),
-  version: z.literal(LOG_VERSION),
-  /** Ids of records dropped by the compaction that wrote this log, still remembered for dedup, oldest first. */
+  version: z.literal(2),
   forgotten_ids: z.array(z.string()).default([]),
 });
 const legacyFile = z.object({
@@ -73,72 +61,52 @@ export interface ResultQuery {
   label?: string;
 }
 
+export interface ResultPage {
+  results: ResultRecord[];
+  /** Every record the filters match. */
+  matched: number;
+  /** Every record kept. */
+  total: number;
+}
+
 export interface ResultStoreOptions {
+  db: Database;
+  /** `DATA_DIR/results`: where the files of earlier versions are looked for. */
   dir: string;
   max: number;
   log: Logger;
   /** The server's clock, for received_at (tests pass their own). */
   now?: () => Date;
-  /** A results lock not refreshed for this long was left by a crashed process and is taken over (default 10 s). */
-  lockStaleMs?: number;
 }
 
-interface PendingAdd {
-  fresh: ResultRecord[];
-  duplicates: number;
-  resolve: (outcome: AddOutcome) => void;
-  reject: (err: unknown) => void;
-}
-
-/** A kept record with its line in the log (written again as it is when the log is compacted). */
-interface Kept {
+/** One record as the insert statement takes it: the record, what queries filter on, and the faces' labels. */
+interface Row {
   record: ResultRecord;
-  line: string;
+  labels: string[];
+  faces: string[];
 }
 
-function code(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException).code;
+function rowOf(record: ResultRecord): Row {
+  const faces = [...new Set((record.faces ?? []).map((f) => f.label.toLowerCase()))];
+  const objects = [...new Set((record.objects ?? []).map((o) => o.class_name))];
+  return { record, labels: [...new Set([...faces, ...objects])], faces };
 }
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Opens a file of the results folder for reading without following a link; null when there is none. */
-async function openForReading(file: string): Promise<fs.FileHandle | null> {
-  try {
-    return await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (err) {
-    if (code(err) === 'ENOENT') return null;
-    throw err;
-  }
+function code(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException).code;
 }
 
 export class ResultStore {
-  /** Arrival order, oldest first. */
-  private kept: Kept[] = [];
-  /** Ids of the kept records. */
-  private readonly keptIds = new Set<string>();
-  /** Ids of dropped records, oldest first, at most `max` of them (still duplicates when re-sent). */
-  private forgotten: string[] = [];
-  private readonly forgottenSet = new Set<string>();
-  /** Adds waiting for the next append. */
-  private pending: PendingAdd[] = [];
-  /** The append queued to run after the one in progress; every add before it starts is in it. */
-  private queued: Promise<void> | null = null;
-  private tail: Promise<void> = Promise.resolve();
-  /** The log as this process last read or wrote it: its inode, the bytes of complete lines, its record lines. */
-  private logIno: number | null = null;
-  private offset = 0;
-  private lines = 0;
-  private readonly file: string;
-  private readonly lock: FileLock;
+  /** Records kept, as of the last add, refresh or query. */
+  private count = 0;
   private readonly now: () => Date;
 
   constructor(private readonly opts: ResultStoreOptions) {
     if (!Number.isInteger(opts.max) || opts.max < 1) throw new RangeError('ResultStore: max must be a positive integer');
-    this.file = path.join(opts.dir, RESULTS_FILE);
-    this.lock = new FileLock(path.join(opts.dir, RESULTS_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 10_000 });
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -146,48 +114,42 @@ export class ResultStore {
     return this.opts.max;
   }
 
+  /** Records kept, as of the last add, refresh or query (`refresh()` first for the current count). */
   get size(): number {
-    return this.kept.length;
-  }
-
-  async init(): Promise<void> {
-    await fs.mkdir(this.opts.dir, { recursive: true });
-    await this.lock.run(async () => {
-      // Temporary files are only written holding the lock: any found now were left by a crash.
-      await removeStaleTemps(this.opts.dir);
-      await this.migrateLegacy();
-      await this.reload();
-      // RESULTS_MAX may have been lowered since the log was written, or it holds dropped records: compact.
-      if (this.lines > this.opts.max) await this.compact();
-    });
+    return this.count;
   }
 
   /**
-   * Reads what another process (an API replica on the same DATA_DIR) appended since this one last read or wrote
-   * the log: a stat, and a read of the new bytes only when there are some.
+   * Imports the files of earlier versions, when there are any (only then is the database opened now), and
+   * applies a lowered RESULTS_MAX.
    */
-  async refresh(): Promise<void> {
-    let st: { ino: number; size: number } | null;
-    try {
-      st = await fs.lstat(this.file);
-    } catch {
-      st = null;
+  async init(): Promise<void> {
+    const found = [];
+    for (const name of [LEGACY_RESULTS_FILE, RESULTS_FILE]) {
+      const file = path.join(this.opts.dir, name);
+      if (await fs.lstat(file).then(() => true, () => false)) found.push(file);
     }
-    if (st ? st.ino === this.logIno && st.size === this.offset : this.logIno === null) return;
-    // Behind the appends of this process, so memory never goes back to before one of them.
-    const catchUp = this.tail.then(() => this.catchUp());
-    this.tail = catchUp.catch(() => {});
-    await catchUp;
+    for (const file of found) await this.importFile(file);
+  }
+
+  /** Reads the current count of records (the records themselves are read by `query`). */
+  async refresh(): Promise<void> {
+    const [row] = await this.opts.db.query<{ n: number }>('SELECT count(*)::int AS n FROM results');
+    this.count = row.n;
   }
 
   /** Whether a record with this id is kept or still remembered as dropped. */
-  has(id: string): boolean {
-    return this.keptIds.has(id) || this.forgottenSet.has(id);
+  async has(id: string): Promise<boolean> {
+    const rows = await this.opts.db.query(
+      'SELECT 1 FROM results WHERE id = $1 UNION ALL SELECT 1 FROM results_forgotten WHERE id = $1 LIMIT 1',
+      [id],
+    );
+    return rows.length > 0;
   }
 
   /**
-   * Stores the records not seen before (a repeated id, also within the same batch, is a duplicate) and
-   * resolves once they are on disk. The batch is stored in the order the devices captured it.
+   * Stores the records not seen before (a repeated id, also within the same batch, is a duplicate), in the
+   * order the devices captured them, and resolves once they are committed.
    */
   async add(inputs: readonly ResultRecordInput[]): Promise<AddOutcome> {
     const receivedAt = this.now().toISOString();
@@ -199,294 +161,204 @@ export class ResultStore {
       fresh.push({ ...input, received_at: receivedAt });
     }
     fresh.sort((a, b) => Date.parse(a.captured_at) - Date.parse(b.captured_at));
-    const outcome = new Promise<AddOutcome>((resolve, reject) => {
-      this.pending.push({ fresh, duplicates: inputs.length - fresh.length, resolve, reject });
+    const { accepted, total } = await this.opts.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
+      const stored = await insert(tx, fresh.map(rowOf));
+      return { accepted: stored, total: await this.trim(tx) };
     });
-    void this.flush().catch(() => {});
-    return outcome;
+    this.count = total;
+    return { accepted, duplicates: inputs.length - accepted, total };
   }
 
-  /** Newest first, filtered; `matched` counts every record the filters match. */
-  query(q: ResultQuery): { results: ResultRecord[]; matched: number } {
-    const results: ResultRecord[] = [];
-    let matched = 0;
-    for (let i = this.kept.length - 1; i >= 0; i--) {
-      const r = this.kept[i].record;
-      if (q.kind && r.kind !== q.kind) continue;
-      if (q.label !== undefined && !mentions(r, q.label)) continue;
-      matched++;
-      if (results.length < q.limit) results.push(r);
-    }
-    return { results, matched };
-  }
-
-  /** Resolves when every change made so far is on disk. */
-  async flush(): Promise<void> {
-    this.queued ??= this.tail.then(() => {
-      // From here on, adds wait for the next append: this one takes those pending now.
-      this.queued = null;
-      const batch = this.pending;
-      this.pending = [];
-      return this.merge(batch);
-    });
-    const write = this.queued;
-    this.tail = write.catch(() => {});
-    return write;
+  /** Newest received first, filtered; `matched` counts every record the filters match. */
+  async query(q: ResultQuery): Promise<ResultPage> {
+    const kind = q.kind ?? null;
+    const label = q.label === undefined ? null : q.label.toLowerCase();
+    const where = '($1::text IS NULL OR kind = $1) AND ($2::text IS NULL OR $2 = ANY(labels))';
+    const [counts, rows] = await Promise.all([
+      this.opts.db.query<{ matched: number; total: number }>(
+        `SELECT count(*) FILTER (WHERE ${where})::int AS matched, count(*)::int AS total FROM results`,
+        [kind, label],
+      ),
+      this.opts.db.query<{ record: ResultRecord }>(`SELECT record FROM results WHERE ${where} ORDER BY seq DESC LIMIT $3`, [
+        kind,
+        label,
+        q.limit,
+      ]),
+    ]);
+    this.count = counts[0].total;
+    return { results: rows.map((r) => r.record), matched: counts[0].matched, total: counts[0].total };
   }
 
   /**
-   * Under the cross-process lock: what the other replicas appended, then this process's pending adds
-   * (deduplicated against it by id) appended as new lines; compacted when the log has grown past its bound.
+   * Removes every recognition result naming `label` (a person deleted); their ids are remembered as dropped
+   * ones, so a device re-sending one does not bring it back. Returns how many were removed.
    */
-  private async merge(batch: PendingAdd[]): Promise<void> {
-    if (batch.length === 0) return;
-    const outcomes: AddOutcome[] = [];
-    try {
-      await this.lock.run(async () => {
-        await this.catchUp();
-        const appended: string[] = [];
-        for (const add of batch) {
-          let accepted = 0;
-          for (const record of add.fresh) {
-            if (this.has(record.id)) continue;
-            const line = JSON.stringify(record);
-            this.keep({ record, line });
-            appended.push(line);
-            accepted++;
-          }
-          this.trim();
-          outcomes.push({ accepted, duplicates: add.duplicates + add.fresh.length - accepted, total: this.kept.length });
-        }
-        // No log yet (or it vanished): one is written with everything kept, the new records included.
-        if (appended.length > 0) await (this.logIno === null ? this.compact() : this.append(appended));
-        if (this.lines > COMPACT_FACTOR * this.opts.max) await this.compact();
-      });
-    } catch (err) {
-      for (const add of batch) add.reject(err);
-      throw err;
-    }
-    for (const [i, add] of batch.entries()) add.resolve(outcomes[i]);
-  }
-
-  /**
-   * Appends lines in one write and flushes them. Called holding the lock, after catchUp: anything past the
-   * complete lines read so far is a line torn by a crashed writer, cut off first.
-   */
-  private async append(lines: string[]): Promise<void> {
-    const handle = await fs.open(this.file, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
-    try {
-      const st = await handle.stat();
-      if (st.ino !== this.logIno) throw new Error(`${RESULTS_FILE} was replaced while the results lock was held`);
-      if (st.size > this.offset) {
-        this.opts.log.warn(`${RESULTS_FILE}: cut off ${st.size - this.offset} bytes of a line torn by a crash`);
-        await handle.truncate(this.offset);
-      }
-      const bytes = Buffer.from(`${lines.join('\n')}\n`);
-      await handle.write(bytes);
-      await handle.datasync();
-      this.offset += bytes.length;
-      this.lines += lines.length;
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** Rewrites the log with the kept records only (atomically: temp + rename); called holding the lock. */
-  private async compact(): Promise<void> {
-    const head = JSON.stringify({ format: LOG_FORMAT, version: LOG_VERSION, forgotten_ids: this.forgotten });
-    // One string per chunk of lines rather than one of the whole history.
-    const chunks = [`${head}\n`];
-    for (let i = 0; i < this.kept.length; i += 256) {
-      chunks.push(
-        `${this.kept
-          .slice(i, i + 256)
-          .map((k) => k.line)
-          .join('\n')}\n`,
+  async forgetPerson(label: string): Promise<number> {
+    const wanted = label.toLowerCase();
+    const removed = await this.opts.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
+      const gone = await tx.query<{ n: number }>(
+        `WITH gone AS (
+           DELETE FROM results WHERE kind = 'recognition' AND $1 = ANY(labels) RETURNING id, seq
+         ), remembered AS (
+           INSERT INTO results_forgotten (id, forgotten_at) SELECT id, now() FROM gone ORDER BY seq ON CONFLICT (id) DO NOTHING
+         )
+         SELECT count(*)::int AS n FROM gone`,
+        [wanted],
       );
-    }
-    await writeFileAtomic(this.file, chunks);
-    const st = await fs.lstat(this.file);
-    this.logIno = st.ino;
-    this.offset = st.size;
-    this.lines = this.kept.length;
-  }
-
-  /** Brings the memory up to the log: the new complete lines when it only grew, else all of it again. */
-  private async catchUp(): Promise<void> {
-    const handle = await openForReading(this.file);
-    if (!handle) {
-      if (this.logIno !== null) this.clear();
-      return;
-    }
-    try {
-      const st = await handle.stat();
-      if (st.ino !== this.logIno || st.size < this.offset) return await this.readAll(handle, st);
-      if (st.size === this.offset) return;
-      const buffer = Buffer.alloc(st.size - this.offset);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
-      const text = buffer.subarray(0, bytesRead).toString('utf8');
-      const end = text.lastIndexOf('\n') + 1;
-      if (end === 0) return; // a line still being written (or torn): read once it is complete
-      this.applyLines(text.slice(0, end));
-      this.offset += Buffer.byteLength(text.slice(0, end));
-      this.trim();
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** Replaces the memory with the log (empty when there is none, or when it is set aside as corrupt). */
-  private async reload(): Promise<void> {
-    const handle = await openForReading(this.file).catch(async (err: unknown) => {
-      if (code(err) !== 'ELOOP') throw err;
-      await this.setAside(this.file, 'it is a symbolic link');
-      return null;
+      this.count = await this.trim(tx);
+      return gone[0].n;
     });
-    if (!handle) return this.clear();
-    try {
-      await this.readAll(handle, await handle.stat());
-    } finally {
-      await handle.close();
-    }
-  }
-
-  private async readAll(handle: fs.FileHandle, st: { ino: number; size: number }): Promise<void> {
-    this.clear();
-    const text = (await handle.readFile()).toString('utf8');
-    const firstEnd = text.indexOf('\n');
-    const parsed = header.safeParse(
-      (() => {
-        try {
-          return JSON.parse(firstEnd < 0 ? text : text.slice(0, firstEnd));
-        } catch {
-          return null;
-        }
-      })(),
-    );
-    if (firstEnd < 0 || !parsed.success) {
-      await this.setAside(this.file, 'its first line is not the results log header');
-      return;
-    }
-    for (const id of parsed.data.forgotten_ids) this.forget(id);
-    const end = text.lastIndexOf('\n') + 1;
-    this.applyLines(text.slice(firstEnd + 1, end));
-    this.trim();
-    this.logIno = st.ino;
-    this.offset = Buffer.byteLength(text.slice(0, end));
-  }
-
-  /** Adds the records of complete log lines (after the header); a line that is not a record is skipped. */
-  private applyLines(text: string): void {
-    let bad = 0;
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      this.lines++;
-      let record: ResultRecord;
-      try {
-        const result = storedRecord.safeParse(JSON.parse(line));
-        if (!result.success) throw new Error(result.error.issues[0].message);
-        record = result.data as ResultRecord;
-      } catch {
-        bad++;
-        continue;
-      }
-      if (!this.has(record.id)) this.keep({ record, line });
-    }
-    if (bad > 0) this.opts.log.warn(`${RESULTS_FILE}: skipped ${bad} lines that are not results records`);
+    return removed;
   }
 
   /**
-   * The history of earlier versions (one JSON document) becomes the log, once, holding the lock; the old file
-   * is kept beside it as `results.json.migrated`.
+   * Drops the oldest records beyond `max` (their ids remembered), and forgets the oldest remembered ids beyond
+   * `max`; returns the records kept. Called in a transaction holding the results lock.
    */
-  private async migrateLegacy(): Promise<void> {
-    const legacy = path.join(this.opts.dir, LEGACY_RESULTS_FILE);
+  private async trim(tx: Queryable): Promise<number> {
+    await tx.query(
+      `WITH over AS (
+         SELECT seq FROM results ORDER BY seq LIMIT greatest((SELECT count(*) FROM results) - $1, 0)
+       ), dropped AS (
+         DELETE FROM results r USING over WHERE r.seq = over.seq RETURNING r.id, r.seq
+       )
+       INSERT INTO results_forgotten (id, forgotten_at) SELECT id, now() FROM dropped ORDER BY seq ON CONFLICT (id) DO NOTHING`,
+      [this.opts.max],
+    );
+    await tx.query(
+      'DELETE FROM results_forgotten WHERE seq IN (SELECT seq FROM results_forgotten ORDER BY seq DESC OFFSET $1)',
+      [this.opts.max],
+    );
+    const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM results');
+    return row.n;
+  }
+
+  /**
+   * Moves a file of an earlier version into the database (records in their order, remembered ids first), then
+   * renames it `<name>.migrated`. Replicas starting together may both import it: ids make the second a no-op.
+   */
+  private async importFile(file: string): Promise<void> {
+    const name = path.basename(file);
+    let parsed: { records: ResultRecord[]; forgotten: string[]; bad: number };
     try {
-      await fs.lstat(this.file);
-      return;
-    } catch {
-      // No log yet: the legacy file, if any, becomes it.
-    }
-    let handle: fs.FileHandle | null;
-    try {
-      handle = await openForReading(legacy);
+      const text = await readNoFollow(file);
+      if (text === null) return; // another replica imported it meanwhile
+      parsed = name === RESULTS_FILE ? parseLog(text) : parseLegacy(text);
     } catch (err) {
-      if (code(err) !== 'ELOOP') throw err;
-      return this.setAside(legacy, 'it is a symbolic link');
+      return this.setAside(file, messageOf(err));
     }
-    if (!handle) return;
-    let parsed: z.output<typeof legacyFile>;
-    try {
-      const text = await handle.readFile('utf8');
-      const result = legacyFile.safeParse(JSON.parse(text));
-      if (!result.success) {
-        const issue = result.error.issues[0];
-        throw new Error(`${issue.path.join('.') || 'the file'}: ${issue.message}`);
+    if (parsed.bad > 0) this.opts.log.warn(`${name}: skipped ${parsed.bad} lines that are not results records`);
+    const accepted = await this.opts.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
+      if (parsed.forgotten.length > 0) {
+        await tx.query(
+          `INSERT INTO results_forgotten (id, forgotten_at)
+           SELECT id, now() FROM jsonb_array_elements_text($1::jsonb) WITH ORDINALITY AS f(id, ord)
+           WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.id = f.id)
+           ORDER BY ord ON CONFLICT (id) DO NOTHING`,
+          [JSON.stringify(parsed.forgotten)],
+        );
       }
-      parsed = result.data;
-    } catch (err) {
-      return this.setAside(legacy, messageOf(err));
-    } finally {
-      await handle.close();
-    }
-    this.clear();
-    for (const id of parsed.forgotten_ids) this.forget(id);
-    for (const record of parsed.records) {
-      if (!this.has(record.id)) this.keep({ record: record as ResultRecord, line: JSON.stringify(record) });
-    }
-    this.trim();
-    await this.compact();
-    await fs.rename(legacy, `${legacy}.migrated`);
-    this.opts.log.info(`results history: moved ${this.kept.length} records from ${LEGACY_RESULTS_FILE} to ${RESULTS_FILE}`);
+      let stored = 0;
+      for (let i = 0; i < parsed.records.length; i += 500) stored += await insert(tx, parsed.records.slice(i, i + 500).map(rowOf));
+      this.count = await this.trim(tx);
+      return stored;
+    });
+    await fs.rename(file, `${file}.migrated`).catch((err: unknown) => {
+      if (code(err) !== 'ENOENT') throw err;
+    });
+    this.opts.log.info(`results history: moved ${accepted} records from ${name} into the database (the file is now ${name}.migrated)`);
   }
 
   private async setAside(file: string, why: string): Promise<void> {
     const aside = `${file}.corrupt-${this.now().toISOString().replace(/[:.]/g, '-')}`;
-    await fs.rename(file, aside);
-    this.opts.log.warn(
-      `${path.basename(file)} could not be read (${why}); set aside as ${path.basename(aside)}, the results history starts empty`,
-    );
-    this.clear();
-  }
-
-  private clear(): void {
-    this.kept = [];
-    this.keptIds.clear();
-    this.forgotten = [];
-    this.forgottenSet.clear();
-    this.logIno = null;
-    this.offset = 0;
-    this.lines = 0;
-  }
-
-  private keep(k: Kept): void {
-    this.kept.push(k);
-    this.keptIds.add(k.record.id);
-  }
-
-  /** Drops the oldest records beyond `max`; their ids stay remembered. Returns how many were dropped. */
-  private trim(): number {
-    const over = this.kept.length - this.opts.max;
-    if (over <= 0) return 0;
-    for (const { record } of this.kept.splice(0, over)) {
-      this.keptIds.delete(record.id);
-      this.forget(record.id);
-    }
-    return over;
-  }
-
-  private forget(id: string): void {
-    if (this.forgottenSet.has(id)) return;
-    this.forgotten.push(id);
-    this.forgottenSet.add(id);
-    if (this.forgotten.length > this.opts.max) {
-      const excess = this.forgotten.splice(0, this.forgotten.length - this.opts.max);
-      for (const old of excess) this.forgottenSet.delete(old);
-    }
+    await fs.rename(file, aside).catch((err: unknown) => {
+      if (code(err) !== 'ENOENT') throw err;
+    });
+    this.opts.log.warn(`${path.basename(file)} could not be read (${why}); set aside as ${path.basename(aside)}, its results are not imported`);
   }
 }
 
-function mentions(r: ResultRecord, label: string): boolean {
-  const wanted = label.toLowerCase();
-  return (r.faces?.some((f) => f.label.toLowerCase() === wanted) ?? false) || (r.objects?.some((o) => o.class_name === wanted) ?? false);
+/**
+ * Inserts rows in their order, skipping ids kept or remembered as dropped, and records naming a person deleted
+ * after they were captured; returns how many were stored.
+ */
+async function insert(tx: Queryable, rows: Row[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const stored = await tx.query(
+    `WITH batch AS (
+       SELECT e->'record' AS record, e->'record'->>'id' AS id, e->'labels' AS labels, e->'faces' AS faces, ord
+       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS b(e, ord)
+     )
+     INSERT INTO results (id, kind, received_at, captured_at, labels, record)
+     SELECT id, record->>'kind', (record->>'received_at')::timestamptz, (record->>'captured_at')::timestamptz,
+            ARRAY(SELECT jsonb_array_elements_text(labels)), record
+     FROM batch
+     WHERE NOT EXISTS (SELECT 1 FROM results_forgotten f WHERE f.id = batch.id)
+       AND NOT EXISTS (
+         SELECT 1 FROM deleted_people d
+         WHERE d.label IN (SELECT jsonb_array_elements_text(batch.faces)) AND d.deleted_at >= (record->>'captured_at')::timestamptz
+       )
+     ORDER BY ord
+     ON CONFLICT (id) DO NOTHING
+     RETURNING id`,
+    [JSON.stringify(rows)],
+  );
+  return stored.length;
+}
+
+/** A file's text without following a symbolic link (refused: ELOOP); null when it is gone. */
+async function readNoFollow(file: string): Promise<string | null> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if (code(err) === 'ENOENT') return null;
+    if (code(err) === 'ELOOP') throw new Error('it is a symbolic link');
+    throw err;
+  }
+  try {
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The append-only log: a header line, then one record per line; a torn last line and bad lines are skipped. */
+function parseLog(text: string): { records: ResultRecord[]; forgotten: string[]; bad: number } {
+  const firstEnd = text.indexOf('\n');
+  let head: z.output<typeof logHeader>;
+  try {
+    const result = logHeader.safeParse(JSON.parse(firstEnd < 0 ? text : text.slice(0, firstEnd)));
+    if (!result.success) throw new Error();
+    head = result.data;
+  } catch {
+    throw new Error('its first line is not the results log header');
+  }
+  const records: ResultRecord[] = [];
+  let bad = 0;
+  // Only complete lines: one without its newline was torn by a crash.
+  const body = text.slice(firstEnd + 1, text.lastIndexOf('\n') + 1);
+  for (const line of body.split('\n')) {
+    if (line === '') continue;
+    try {
+      const result = storedRecord.safeParse(JSON.parse(line));
+      if (!result.success) throw new Error();
+      records.push(result.data as ResultRecord);
+    } catch {
+      bad++;
+    }
+  }
+  return { records, forgotten: head.forgotten_ids, bad };
+}
+
+function parseLegacy(text: string): { records: ResultRecord[]; forgotten: string[]; bad: number } {
+  const result = legacyFile.safeParse(JSON.parse(text));
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new Error(`${issue.path.join('.') || 'the file'}: ${issue.message}`);
+  }
+  return { records: result.data.records as ResultRecord[], forgotten: result.data.forgotten_ids, bad: 0 };
 }

@@ -3,6 +3,7 @@
  * one line here). Each runs in one transaction; `sql` may hold several statements (no parameters).
  */
 import { initial } from './001-initial.js';
+import { resultsOrder } from './002-results-order.js';
 
 export interface Migration {
   version: number;
@@ -10,4 +11,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder];
