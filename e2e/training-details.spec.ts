@@ -52,7 +52,9 @@ test('saved photos are not counted as photos already stored; training reports ea
   for (let i = 0; i < 2; i++) await upload('grace-hopper', 'faces/grace_hopper.jpg');
   await page.goto(`${lookout.url}/training`);
   await page.getByLabel('Person’s name').fill('Grace Hopper');
-  await expect(page.getByTestId('label-preview')).toHaveText('Saved as grace-hopper — adds to the 2 photos already stored for this person');
+  await expect(page.getByTestId('label-preview')).toHaveText(
+    'Will be saved as grace-hopper — adds to the 2 photos already stored for this person',
+  );
   const take = page.getByTestId('training-camera').getByRole('button', { name: 'Take photo' });
   for (let i = 1; i <= 4; i++) {
     await take.click();
@@ -62,7 +64,9 @@ test('saved photos are not counted as photos already stored; training reports ea
   await expect(page.getByTestId('capture-status').filter({ hasText: 'Saved' })).toHaveCount(4);
   await expect(page.getByTestId('training-label').filter({ hasText: 'grace-hopper' })).toContainText('6 images');
   // The 4 just saved are the ones on screen: they do not add to themselves.
-  await expect(page.getByTestId('label-preview')).toHaveText('Saved as grace-hopper — adds to the 2 photos already stored for this person');
+  await expect(page.getByTestId('label-preview')).toHaveText(
+    'Will be saved as grace-hopper — adds to the 2 photos already stored for this person',
+  );
 
   // Training: with the keyboard, as a screen reader user would.
   await page.getByRole('button', { name: 'Train the model' }).focus();

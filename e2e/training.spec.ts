@@ -62,7 +62,7 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   // The stored form of the name is shown as it is typed.
   await name.fill('  Grace Hopper ');
   await expect(page.getByTestId('name-error')).toHaveCount(0);
-  await expect(page.getByTestId('label-preview')).toHaveText('Saved as grace-hopper');
+  await expect(page.getByTestId('label-preview')).toHaveText('Will be saved as grace-hopper');
 
   await take.click();
   await expect(thumbs).toHaveCount(2);
@@ -103,7 +103,7 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   // Saving: each photo reports its own status.
   await page.getByRole('button', { name: 'Save 3 photos' }).click();
   await expect(page.getByTestId('capture-status').filter({ hasText: 'Saved' })).toHaveCount(3);
-  await expect(page.getByTestId('save-message')).toContainText('Saved for grace-hopper');
+  await expect(page.getByTestId('save-message')).toContainText('Saved 3 photos as grace-hopper (“Grace Hopper”)');
   expect(uploads).toHaveLength(3);
   await expect(page.getByTestId('training-label').filter({ hasText: 'grace-hopper' })).toContainText('3 images');
 
@@ -125,7 +125,7 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
   await expect(page.getByTestId('indicator-trained')).toContainText('Trained');
   await expect(page.getByTestId('indicator-trained')).not.toContainText('Not trained');
-  await expect(page.getByTestId('labels-table').getByRole('row', { name: /grace-hopper\s+3\s+Yes/ })).toBeVisible();
+  await expect(page.getByTestId('labels-table').getByRole('row', { name: /Grace Hopper \(grace-hopper\)\s+3\s+Yes/ })).toBeVisible();
 });
 
 test('live recognition then names the trained person', async () => {
@@ -138,7 +138,8 @@ test('live recognition then names the trained person', async () => {
     const page = await browser.newPage({ viewport: DESKTOP_VIEWPORT });
     await page.goto(`${lookout.url}/recognize`);
     const face = page.getByTestId('face-result').first();
-    await expect(face).toContainText('grace-hopper', { timeout: 30_000 });
+    // The name as it was typed on the training page; the label stays the identifier.
+    await expect(face).toContainText('Grace Hopper', { timeout: 30_000 });
     await expect(face).toContainText(/\d+(\.\d+)?%/);
     await checkAccessibility(page, 'recognize-named');
   } finally {
@@ -169,30 +170,30 @@ test('a person’s images can be viewed, and the person deleted after confirming
   const row = page.getByTestId('training-label').filter({ hasText: 'grace-hopper' });
   await expect(row).toContainText('3 images');
 
-  await row.getByRole('button', { name: 'View images of grace-hopper' }).click();
-  const images = row.getByRole('list', { name: 'Images of grace-hopper' }).getByRole('img');
+  await row.getByRole('button', { name: 'View images of Grace Hopper' }).click();
+  const images = row.getByRole('list', { name: 'Images of Grace Hopper' }).getByRole('img');
   await expect(images).toHaveCount(3);
-  await expect(images.first()).toHaveAttribute('alt', 'grace-hopper, 1 of 3');
+  await expect(images.first()).toHaveAttribute('alt', 'Grace Hopper, 1 of 3');
   // The thumbnails really load from the server.
   await expect
     .poll(() => images.evaluateAll((els) => els.every((e) => (e as unknown as { naturalWidth: number }).naturalWidth > 0)))
     .toBe(true);
   await checkAccessibility(page, 'training-images-shown');
-  await row.getByRole('button', { name: 'Hide images of grace-hopper' }).click();
+  await row.getByRole('button', { name: 'Hide images of Grace Hopper' }).click();
   await expect(images).toHaveCount(0);
 
   // Delete asks first; Cancel (focused, and Escape) keeps everything.
-  await row.getByRole('button', { name: 'Delete grace-hopper' }).click();
+  await row.getByRole('button', { name: 'Delete Grace Hopper' }).click();
   const confirm = page.getByRole('alertdialog');
-  await expect(confirm).toContainText('Delete grace-hopper and all 3 photos? This cannot be undone.');
+  await expect(confirm).toContainText('Delete Grace Hopper and all 3 photos? This cannot be undone.');
   await expect(confirm.getByRole('button', { name: 'Cancel' })).toBeFocused();
   await checkAccessibility(page, 'training-delete-confirm');
   await page.keyboard.press('Escape');
   await expect(confirm).toHaveCount(0);
-  await expect(row.getByRole('button', { name: 'Delete grace-hopper' })).toBeFocused();
+  await expect(row.getByRole('button', { name: 'Delete Grace Hopper' })).toBeFocused();
 
-  await row.getByRole('button', { name: 'Delete grace-hopper' }).click();
-  await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, delete grace-hopper' }).click();
+  await row.getByRole('button', { name: 'Delete Grace Hopper' }).click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, delete Grace Hopper' }).click();
   const deleted = page.getByTestId('label-deleted');
   await expect(deleted).toContainText('Deleted grace-hopper');
   await expect(deleted).toContainText('3 photos were removed.');

@@ -1,14 +1,17 @@
 /**
  * Storing a training image. Pages call this, never api.uploadImage directly, so that offline captures can be
  * queued and synced later without the pages knowing. Every upload carries a `capture_id`: if the answer is
- * lost and the photo is sent again from the offline queue, the server stores it once.
+ * lost and the photo is sent again from the offline queue, the server stores it once. Photos are checked here
+ * too, before saving (`POST /api/images/check`, nothing stored).
  */
 import { normalizeLabel } from '../../../shared/api/labels';
-import { queue, storageProblem } from '../pwa/queue';
+import { type CaptureDetails, queue, storageProblem } from '../pwa/queue';
 import { newCaptureId } from '../pwa/ids';
 import { queuedOne } from '../pwa/sync';
-import { postCapture } from '../pwa/transport';
+import { postCapture, postPhotoCheck } from '../pwa/transport';
 import { ApiFailure, UNREACHABLE_MESSAGE } from './api';
+import { blobToDataUrl } from './images';
+import { type PhotoCheckResult, readCheckAnswer } from './photo-check';
 
 export interface UploadOutcome {
   /** `stored` on the server now, or `queued` to be sent when the server is back. */
@@ -22,18 +25,18 @@ export interface UploadOutcome {
  * answers `queued` (the sync loop sends it later). A refusal (4xx: bad label, unreadable image) is thrown as
  * an ApiFailure, as before: queueing it would only fail again later.
  */
-export async function uploadTrainingImage(label: string, image: Blob): Promise<UploadOutcome> {
+export async function uploadTrainingImage(label: string, image: Blob, details: CaptureDetails = {}): Promise<UploadOutcome> {
   // Checked here as the server would: a queued photo with a bad name would be refused hours later, unseen.
   const check = normalizeLabel(label);
   if (!check.ok) throw new ApiFailure(`${check.reason.charAt(0).toUpperCase()}${check.reason.slice(1)}.`, 400, 'invalid_label');
   const captureId = newCaptureId();
   try {
-    const r = await postCapture(check.label, image, captureId);
+    const r = await postCapture(check.label, image, captureId, details);
     return { state: 'stored', label: r.label, filename: r.filename };
   } catch (err) {
     if (!(err instanceof ApiFailure) || !(err.unreachable || err.status === 503)) throw err;
     try {
-      await queue.addCapture({ capture_id: captureId, label: check.label, blob: image, created: Date.now() });
+      await queue.addCapture({ ...details, capture_id: captureId, label: check.label, blob: image, created: Date.now() });
     } catch (storeErr) {
       throw new ApiFailure(
         `${UNREACHABLE_MESSAGE} The photo could not be kept on this device either: ${storageProblem(storeErr)}.`,
@@ -44,4 +47,12 @@ export async function uploadTrainingImage(label: string, image: Blob): Promise<U
     await queuedOne();
     return { state: 'queued', label: check.label };
   }
+}
+
+/**
+ * Checks a photo before it is saved: the verdict and the faces found. Throws an ApiFailure when it cannot be
+ * checked (server away: `unreachable`; an older server without the check: 404), and the page then says so.
+ */
+export async function checkTrainingPhoto(image: Blob): Promise<PhotoCheckResult> {
+  return readCheckAnswer(await postPhotoCheck(await blobToDataUrl(image)));
 }

@@ -1,12 +1,14 @@
 /**
  * The dashboard: the spec's four indicators (Model Trained badge, Detection chip, Remote connected, Object
- * detector ready), the event processor when the server relays one, and every label with its image count, kept
+ * detector ready), the event processor when the server relays one, and every person (the name typed for them,
+ * their label beside it when it differs) with their image count, kept
  * current by the shared server state (lib/server-status.ts). Offline it shows the last known state and its age.
  */
 import { createSignal, For, onCleanup, Show } from 'solid-js';
 import type { ReadyResponse } from '../../../shared/api/index';
 import { A } from '@solidjs/router';
 import { ProcessorCard } from '../components/ProcessorCard';
+import { type PersonSummary, shownName } from '../lib/people';
 import { ageText, serverStatus } from '../lib/server-status';
 
 const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
@@ -118,10 +120,16 @@ export function Dashboard() {
                 </tr>
               </thead>
               <tbody>
-                <For each={l().details}>
+                <For each={l().details as PersonSummary[]}>
                   {(d) => (
                     <tr>
-                      <td>{d.label}</td>
+                      <td>
+                        {shownName(d)}
+                        <Show when={shownName(d) !== d.label}>
+                          {' '}
+                          <span class="muted training-label">({d.label})</span>
+                        </Show>
+                      </td>
                       <td>{d.images}</td>
                       <td>{d.trained ? 'Yes' : 'No: train again'}</td>
                     </tr>

@@ -1,12 +1,14 @@
 /**
  * Training: name a person, take or pick 3 to 5 photos, save them, train, and see what the model learnt; below,
  * every person with their photos, to check or delete. Photos stay in the browser until saved, so a bad one
- * can be removed first.
+ * can be removed first; each is checked when added (no face, several faces: pick one, too small, blurred), and
+ * keeps the name it was taken under (another name typed later is for the next photos, never for these).
  */
-import { createEffect, createMemo, createSignal, on, Show } from 'solid-js';
+import { createEffect, createMemo, createSignal, For, on, Show } from 'solid-js';
 import { BrowserTraining } from '../components/training/BrowserTraining';
 import { CaptureTray } from '../components/training/CaptureTray';
-import { createCaptures, MAX_BATCH } from '../components/training/captures';
+import { createCaptures, MAX_BATCH, type PersonName } from '../components/training/captures';
+import { enrollmentSummary, type PhotoVerdict } from '../../../shared/recognition/photo-check';
 import { LabelManager } from '../components/training/LabelManager';
 import { checkName, NameField, nameProblem } from '../components/training/NameField';
 import { TrainingCamera } from '../components/training/TrainingCamera';
@@ -14,6 +16,8 @@ import { alreadyStored } from '../components/training/stored-counts';
 import { TrainPanel } from '../components/training/TrainPanel';
 import { Notice } from '../components/Notice';
 import { canvasToBlob, fileToCanvas, fitWithin } from '../lib/images';
+import { type PersonSummary, shownName } from '../lib/people';
+import { isGood } from '../lib/photo-check';
 import { refreshStatus, serverStatus } from '../lib/server-status';
 import { syncState } from '../pwa/sync';
 
@@ -21,6 +25,28 @@ import { syncState } from '../pwa/sync';
 const MAX_FILE_SIDE = 1600;
 
 const RECOMMENDED = { min: 3, max: 5 };
+
+/** One person's photos in the tray, for the summary above it. */
+interface TrayPerson {
+  label: string;
+  name: string;
+  /** The checks' verdicts of their photos on the server and in the tray (null: not checked). */
+  verdicts: (PhotoVerdict | null)[];
+  unsent: number;
+}
+
+/** The server's summary of someone's stored photos as verdicts, to count the tray's with them. */
+function storedVerdicts(detail: PersonSummary | undefined): (PhotoVerdict | null)[] {
+  if (!detail) return [];
+  const e = detail.enrollment;
+  if (!e) return Array<null>(detail.images).fill(null);
+  const problems = e.problems ?? Math.max(0, e.photos - e.good - (e.unchecked ?? 0));
+  return [
+    ...Array<PhotoVerdict>(e.good).fill('ok'),
+    ...Array<PhotoVerdict>(problems).fill('blurred'),
+    ...Array<null>(Math.max(0, e.photos - e.good - problems)).fill(null),
+  ];
+}
 
 export default function Training() {
   const captures = createCaptures();
@@ -32,23 +58,50 @@ export default function Training() {
   let nameInput: HTMLInputElement | undefined;
   let fileInput: HTMLInputElement | undefined;
 
-  const known = () => serverStatus.labels()?.details ?? [];
+  const known = () => (serverStatus.labels()?.details ?? []) as PersonSummary[];
   const counts = createMemo(() => alreadyStored(known(), captures.items));
   const count = () => captures.items.length;
   const unsent = () => captures.unsent().length;
+  const held = () => captures.held().length;
+  /** The name in the field, when it is a valid one: new photos are taken for it. */
+  const current = (): PersonName | undefined => {
+    const check = checkName(name());
+    return check?.ok ? { name: name().trim(), label: check.label } : undefined;
+  };
   // Every photo on this page with the name it was (or will be) saved under, for training in this browser.
   const browserSamples = () => {
-    const check = checkName(name());
-    const current = check?.ok ? check.label : undefined;
+    const label = current()?.label;
     return captures.items.flatMap((x) => {
-      const label = x.label ?? current;
-      return label ? [{ label, blob: x.blob }] : [];
+      const l = x.label ?? label;
+      return l ? [{ label: l, blob: x.blob }] : [];
     });
   };
 
+  /** The tray by person, in the order they were first photographed, with the server's photos of them counted in. */
+  const trayPeople = createMemo((): TrayPerson[] => {
+    const byLabel = new Map<string, TrayPerson>();
+    const now = current();
+    for (const x of captures.items) {
+      const label = x.label ?? now?.label;
+      if (!label) continue;
+      let p = byLabel.get(label);
+      if (!p) {
+        const detail = known().find((d) => d.label === label);
+        const name = x.name ?? (x.label ? x.label : now!.name);
+        // The server's count has the photos stored from this tray already: those are counted once, from there.
+        p = { label, name: detail && !x.name ? shownName(detail) : name, verdicts: storedVerdicts(detail), unsent: 0 };
+        byLabel.set(label, p);
+      }
+      if (x.status !== 'stored')
+        p.verdicts.push(x.check.state === 'done' ? (isGood(x.check.result, !!x.face) ? 'ok' : x.check.result.verdict) : null);
+      if (x.status === 'new' || x.status === 'failed') p.unsent++;
+    }
+    return [...byLabel.values()];
+  });
+
   const addFromCamera = (blob: Blob) => {
     setSaveMessage(null);
-    return captures.add(blob, 'camera');
+    return captures.add(blob, 'camera', '', current());
   };
 
   const addFiles = async (files: FileList | null) => {
@@ -59,7 +112,7 @@ export default function Training() {
       try {
         // Re-encoded as JPEG, scaled down: HEIC and huge photos then upload as fast as a capture.
         const blob = await canvasToBlob(fitWithin(await fileToCanvas(file), MAX_FILE_SIDE));
-        if (!captures.add(blob, 'file')) {
+        if (!captures.add(blob, 'file', file.name, current())) {
           problems.push(`Only ${MAX_BATCH} photos can wait to be saved at once; ${file.name} was not added.`);
           break;
         }
@@ -71,19 +124,27 @@ export default function Training() {
     if (fileInput) fileInput.value = ''; // picking the same file again must fire `change` again
   };
 
-  /** Checks the name first (nothing is sent with a bad one), then uploads every unsaved photo. */
+  /**
+   * Uploads every unsaved photo under the name it was taken for; photos taken before any name was typed need a
+   * valid name in the field (nothing is sent with a bad one). Photos waiting for a decision stay.
+   */
   const save = async (ids?: number[]): Promise<boolean> => {
     setSaveMessage(null);
-    const check = checkName(name());
-    if (!check?.ok) {
+    const wantedItems = captures.unsent().filter((x) => !ids || ids.includes(x.id));
+    const person = current();
+    if (wantedItems.some((x) => !x.label) && !person) {
+      const check = checkName(name());
       setNameTried(true);
       setSaveMessage({ kind: 'error', text: `${nameProblem(check)} Nothing was sent.` });
       nameInput?.focus();
       return false;
     }
-    const wanted = captures.unsent().filter((x) => !ids || ids.includes(x.id)).length;
-    if (wanted === 0) return true;
-    const ok = await captures.upload(check.label, ids);
+    if (wantedItems.length === 0) {
+      if (held() > 0) setSaveMessage({ kind: 'warn', text: heldText() });
+      return held() === 0;
+    }
+    const before = new Set(captures.items.filter((x) => x.status === 'stored').map((x) => x.id));
+    const ok = await captures.upload(person, ids);
     const failed = captures.items.filter((x) => x.status === 'failed').length;
     const queued = captures.queued().length;
     if (failed > 0) {
@@ -97,10 +158,16 @@ export default function Training() {
         text: `The server cannot be reached, so ${queued} ${queued === 1 ? 'photo is' : 'photos are'} kept on this device. Lookout sends ${queued === 1 ? 'it' : 'them'} by itself when the server is back; train after that.`,
       });
     } else {
-      const stored = captures.items.filter((x) => x.status === 'stored' && x.label === check.label).length;
+      const saved = captures.items.filter((x) => x.status === 'stored' && !before.has(x.id));
+      const labels = [...new Set(saved.map((x) => x.label!))];
+      const people = labels.map((l) => {
+        const n = saved.filter((x) => x.label === l).length;
+        const typed = saved.find((x) => x.label === l)?.name;
+        return `${n} ${n === 1 ? 'photo' : 'photos'} as ${l}${typed && typed !== l ? ` (“${typed}”)` : ''}`;
+      });
       setSaveMessage({
-        kind: 'ok',
-        text: `Saved for ${check.label}. ${stored < RECOMMENDED.min ? `Take ${RECOMMENDED.min - stored} more for better results, or train now.` : 'Now train the model.'}`,
+        kind: held() > 0 ? 'warn' : 'ok',
+        text: `Saved ${people.join(', ')}. Now train the model, or add more photos first.${held() > 0 ? ` ${heldText()}` : ''}`,
       });
     }
     setLabelsVersion((v) => v + 1);
@@ -108,13 +175,19 @@ export default function Training() {
     return ok;
   };
 
+  const heldText = () => {
+    const n = held();
+    return `${n} ${n === 1 ? 'photo waits' : 'photos wait'} for you: pick the face in a photo with several, and keep or remove a photo with no face.`;
+  };
+
   /** Before training: new photos saved, none still waiting in the offline queue. A reason when it cannot start. */
   const prepareTraining = async (): Promise<string | null> => {
     if (unsent() > 0 && !(await save())) {
-      if (!checkName(name())?.ok) return 'Enter the person’s name first: the new photos are saved under it.';
+      if (captures.unsent().some((x) => !x.label) && !current()) return 'Enter the person’s name first: the new photos are saved under it.';
       if (captures.items.some((x) => x.status === 'failed'))
         return 'Some photos could not be saved (see the photos above). Retry or remove them, then train again.';
     }
+    if (held() > 0) return `${heldText()} Then train.`;
     const queued = captures.queued().length;
     if (queued > 0)
       return `${queued} ${queued === 1 ? 'photo is' : 'photos are'} still waiting to reach the server. Train once ${queued === 1 ? 'it is' : 'they are'} sent.`;
@@ -160,7 +233,11 @@ export default function Training() {
                 setName(v);
                 setSaveMessage(null);
               }}
-              known={known().map((d) => d.label)}
+              onCommit={() => {
+                const p = current();
+                if (p) captures.adopt(p);
+              }}
+              known={known().map((d) => shownName(d))}
               counts={counts()}
               showEmptyError={nameTried()}
               ref={(el) => (nameInput = el)}
@@ -200,11 +277,38 @@ export default function Training() {
             <p class="muted training-guidance" aria-live="polite">
               {guidance()}
             </p>
+            <Show when={trayPeople().length > 0}>
+              <ul class="training-tray-people" aria-label="Photos by person" data-testid="tray-people">
+                <For each={trayPeople()}>
+                  {(p) => (
+                    <li data-testid="tray-person" data-label={p.label}>
+                      <strong>{p.name}</strong>
+                      <Show when={p.name !== p.label}>
+                        {' '}
+                        <span class="muted">({p.label})</span>
+                      </Show>
+                      : <span data-testid="tray-person-advice">{enrollmentSummary(p.verdicts).advice}.</span>
+                      <Show when={p.unsent > 0 && current() && current()!.label !== p.label}>
+                        {' '}
+                        <button type="button" class="secondary small" onClick={() => captures.move(p.label, current()!)}>
+                          Move {p.unsent === 1 ? 'its unsaved photo' : `its ${p.unsent} unsaved photos`} to {current()!.name}
+                        </button>
+                      </Show>
+                    </li>
+                  )}
+                </For>
+              </ul>
+            </Show>
             <Show when={count() > 0}>
-              <CaptureTray captures={captures} onRetry={(id) => void save([id])} />
+              <CaptureTray captures={captures} onRetry={(id) => void save([id])} currentName={current()?.name} />
             </Show>
             <div class="row">
-              <button type="button" class="secondary" disabled={unsent() === 0 || captures.busy()} onClick={() => void save()}>
+              <button
+                type="button"
+                class="secondary"
+                disabled={(unsent() === 0 && held() === 0) || captures.busy()}
+                onClick={() => void save()}
+              >
                 {captures.busy() ? 'Saving…' : unsent() > 0 ? `Save ${unsent()} ${unsent() === 1 ? 'photo' : 'photos'}` : 'Save photos'}
               </button>
               <Show when={captures.items.some((x) => x.status === 'stored')}>

@@ -72,6 +72,28 @@ beforeEach(reset);
 afterEach(reset);
 
 describe('drainQueues', () => {
+  it('sends a photo taken offline with its display name, file name and picked face, as it was taken', async () => {
+    const face = { x: 10, y: 20, w: 30, h: 40 };
+    await queue.addCapture({
+      capture_id: 'c-details',
+      label: 'marie-curie',
+      display_name: 'Marie Curie',
+      original_name: 'brick.png',
+      face,
+      blob: new Blob(['x']),
+      created: Date.now(),
+    });
+    const { deps } = fakeServer();
+    const sent: unknown[] = [];
+    deps.postCapture = async (label, _blob, captureId, details) => {
+      sent.push({ label, captureId, details });
+    };
+    expect((await drainQueues(deps)).error).toBe('');
+    expect(sent).toEqual([
+      { label: 'marie-curie', captureId: 'c-details', details: { display_name: 'Marie Curie', original_name: 'brick.png', face } },
+    ]);
+  });
+
   it('sends each queued item once, photos first, and empties the queues', async () => {
     await result('r1');
     await capture('c1');

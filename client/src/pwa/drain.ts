@@ -8,7 +8,7 @@
  * stops the run with everything kept, results included (the server is away); a photo the server fails on
  * (5xx) is skipped until the next run, so one bad photo cannot hold up the rest.
  */
-import type { PendingCapture, PendingResult } from './queue';
+import type { CaptureDetails, PendingCapture, PendingResult } from './queue';
 
 /** The server takes at most 100 results per request (RESULTS_BATCH_MAX). */
 export const RESULTS_BATCH = 100;
@@ -21,7 +21,7 @@ export interface DrainDeps {
     resultsAfter(seq: number, limit: number): Promise<PendingResult[]>;
     removeResults(seqs: number[]): Promise<unknown>;
   };
-  postCapture(label: string, blob: Blob, captureId: string): Promise<unknown>;
+  postCapture(label: string, blob: Blob, captureId: string, details: CaptureDetails): Promise<unknown>;
   postResults(records: PendingResult['record'][]): Promise<unknown>;
   /** No answer at all: the server is away (stop the run). */
   isUnreachable(err: unknown): boolean;
@@ -49,7 +49,11 @@ export async function drainQueues(deps: DrainDeps, stats = { stored: 0 }): Promi
     if (!item) break;
     after = item.seq!;
     try {
-      await deps.postCapture(item.label, item.blob, item.capture_id);
+      await deps.postCapture(item.label, item.blob, item.capture_id, {
+        display_name: item.display_name,
+        original_name: item.original_name,
+        face: item.face,
+      });
       stats.stored++;
     } catch (err) {
       if (deps.isUnreachable(err)) return { error: message(err), finished: false };

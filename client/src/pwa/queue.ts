@@ -9,7 +9,17 @@
 import { openDB, type DBSchema, type IDBPDatabase, type IDBPObjectStore } from 'idb';
 import type { ResultRecordInput } from '../../../shared/api/index';
 
-export interface PendingCapture {
+/** What a training photo carries besides its label: kept with it in the queue, so a photo sent later says the same. */
+export interface CaptureDetails {
+  /** The name as the person typed it ("Marie Curie"); the label is its stable identifier. */
+  display_name?: string;
+  /** The photo's own file name (`brick.png`), or a made-up one for a camera photo. */
+  original_name?: string;
+  /** The face picked in a photo with several, in the photo's pixels. */
+  face?: { x: number; y: number; w: number; h: number };
+}
+
+export interface PendingCapture extends CaptureDetails {
   /** Queue order (assigned by IndexedDB). */
   seq?: number;
   /** The upload's idempotency key (`capture_id`). */

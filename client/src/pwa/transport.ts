@@ -6,9 +6,11 @@
 import type { ImageUploadResponse, ResultRecordInput, ResultsPostResponse } from '../../../shared/api/index';
 import { authFetch } from '../auth/session';
 import { ApiFailure, UNREACHABLE_MESSAGE } from '../lib/api';
+import type { CaptureDetails } from './queue';
 
 export const UPLOAD_TIMEOUT_MS = 60_000;
 export const RESULTS_TIMEOUT_MS = 20_000;
+export const CHECK_TIMEOUT_MS = 20_000;
 
 async function post<T>(path: string, init: RequestInit, timeoutMs: number): Promise<T> {
   let res: Response;
@@ -36,12 +38,23 @@ function extensionOf(type: string): string {
   return ({ 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' } as Record<string, string>)[type] ?? 'jpg';
 }
 
-export function postCapture(label: string, blob: Blob, captureId: string): Promise<ImageUploadResponse> {
+export function postCapture(label: string, blob: Blob, captureId: string, details: CaptureDetails = {}): Promise<ImageUploadResponse> {
   const form = new FormData();
   form.set('label', label);
   form.set('capture_id', captureId);
-  form.set('file', blob, `capture.${extensionOf(blob.type)}`);
+  if (details.display_name) form.set('display_name', details.display_name);
+  if (details.face) form.set('face', JSON.stringify(details.face));
+  form.set('file', blob, details.original_name || `capture.${extensionOf(blob.type)}`);
   return post<ImageUploadResponse>('/images', { body: form }, UPLOAD_TIMEOUT_MS);
+}
+
+/** `POST /api/images/check`: a training photo's check before it is saved (nothing is stored). Read by lib/photo-check.ts. */
+export function postPhotoCheck(image: string): Promise<unknown> {
+  return post<unknown>(
+    '/images/check',
+    { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ image }) },
+    CHECK_TIMEOUT_MS,
+  );
 }
 
 export function postResults(results: ResultRecordInput[]): Promise<ResultsPostResponse> {

@@ -1,13 +1,17 @@
 /**
- * Every person Lookout has photos of: image counts, whether the trained model knows them, their photos on
- * demand (each with its own Delete, for one bad shot), and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can
+ * Every person Lookout has photos of, by the name typed for them (the label beside it): image counts, what
+ * their photos are worth ("1 photo: add 2 more from other angles"), whether the trained model knows them,
+ * their photos on demand (with each one's original file name and check) (each with its own Delete, for one bad shot), and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can
  * use, unlike window.confirm on some phones' installed apps).
  */
 import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
-import type { ImageDeleteResponse, LabelDeleteResponse, LabelSummary } from '../../../../shared/api/index';
+import type { ImageDeleteResponse, LabelDeleteResponse } from '../../../../shared/api/index';
 import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
+import { type PersonSummary, shownName } from '../../lib/people';
+import { readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
 import { refreshStatus, serverStatus } from '../../lib/server-status';
+import { enrollmentSummary } from '../../../../shared/recognition/photo-check';
 import { Notice } from '../Notice';
 import { DeleteImageButton } from './DeleteImageButton';
 
@@ -96,8 +100,14 @@ export function LabelManager(props: { version: number }) {
   );
 }
 
-function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteResponse) => void; onImageDeleted: () => void }) {
+/** A stored photo as `GET /api/images/{label}` lists it, with what newer servers add. */
+type StoredPhoto = { filename: string; created: string; original_name?: string | null; check?: unknown };
+
+function LabelRow(props: { detail: PersonSummary; onDeleted: (r: LabelDeleteResponse) => void; onImageDeleted: () => void }) {
   const d = () => props.detail;
+  const who = () => shownName(d());
+  // An older server says nothing of its photos: counted as not checked.
+  const advice = () => d().enrollment?.advice || enrollmentSummary(Array<null>(d().images).fill(null)).advice;
   const [open, setOpen] = createSignal(false);
   const [confirming, setConfirming] = createSignal(false);
   const [deleting, setDeleting] = createSignal(false);
@@ -145,7 +155,14 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
   return (
     <li class="card training-label-item" data-testid="training-label" data-label={d().label}>
       <div class="row training-label-row">
-        <strong class="training-label training-label-name">{d().label}</strong>
+        <strong class="training-label-name" data-testid="person-name">
+          {who()}
+        </strong>
+        <Show when={who() !== d().label}>
+          <span class="muted training-label" data-testid="person-label">
+            {d().label}
+          </span>
+        </Show>
         <span>
           {d().images} {d().images === 1 ? 'image' : 'images'}
         </span>
@@ -156,7 +173,7 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
             class="secondary small"
             aria-expanded={open() ? 'true' : 'false'}
             aria-controls={`${id()}-images`}
-            aria-label={`${open() ? 'Hide' : 'View'} images of ${d().label}`}
+            aria-label={`${open() ? 'Hide' : 'View'} images of ${who()}`}
             onClick={() => setOpen(!open())}
           >
             {open() ? 'Hide images' : 'View images'}
@@ -165,7 +182,7 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
             type="button"
             class="danger small"
             ref={deleteButton}
-            aria-label={`Delete ${d().label}`}
+            aria-label={`Delete ${who()}`}
             disabled={confirming()}
             onClick={() => setConfirming(true)}
           >
@@ -174,8 +191,18 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
         </span>
       </div>
 
+      <p class="muted training-enrollment" data-testid="person-enrollment">
+        {advice()}.
+      </p>
       <Show when={confirming()}>
-        <ConfirmDelete label={d().label} images={d().images} busy={deleting()} onConfirm={() => void remove()} onCancel={cancel} />
+        <ConfirmDelete
+          label={d().label}
+          name={who()}
+          images={d().images}
+          busy={deleting()}
+          onConfirm={() => void remove()}
+          onCancel={cancel}
+        />
       </Show>
       <Show when={error()}>
         <p class="training-field-error" role="alert">
@@ -201,20 +228,30 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
             </Match>
             <Match when={images.latest}>
               {(imgs) => (
-                <ul class="training-label-images" aria-label={`Images of ${d().label}`}>
-                  <For each={imgs().files}>
+                <ul class="training-label-images" aria-label={`Images of ${who()}`}>
+                  <For each={imgs().files as StoredPhoto[]}>
                     {(img, i) => (
                       <li>
                         <ApiImage
                           src={api.imageUrl(d().label, img.filename)}
-                          alt={`${d().label}, ${i() + 1} of ${imgs().count}`}
-                          title={`${img.filename}, stored ${new Date(img.created).toLocaleString()}`}
+                          alt={`${who()}, ${i() + 1} of ${imgs().count}`}
+                          title={`${img.original_name || img.filename}, stored ${new Date(img.created).toLocaleString()}`}
                           loading="lazy"
                         />
+                        <span class="muted training-image-name" data-testid="stored-photo-name">
+                          {img.original_name || img.filename}
+                        </span>
+                        <Show when={img.check ? readCheckAnswer({ check: img.check, faces: [] }) : null}>
+                          {(c) => (
+                            <span class={`chip chip-${verdictTone(c(), true)}`} data-testid="stored-photo-check">
+                              {verdictText(c(), true)}
+                            </span>
+                          )}
+                        </Show>
                         <DeleteImageButton
                           label={d().label}
                           filename={img.filename}
-                          name={`Delete photo ${i() + 1} of ${d().label}`}
+                          name={`Delete photo ${i() + 1} of ${who()}`}
                           onDeleted={imageDeleted}
                         />
                       </li>
@@ -230,7 +267,7 @@ function LabelRow(props: { detail: LabelSummary; onDeleted: (r: LabelDeleteRespo
   );
 }
 
-function ConfirmDelete(props: { label: string; images: number; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
+function ConfirmDelete(props: { label: string; name: string; images: number; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
   let cancelButton: HTMLButtonElement | undefined;
   // The safe choice takes the focus, so Enter pressed by habit does not delete.
   onMount(() => cancelButton?.focus());
@@ -249,11 +286,11 @@ function ConfirmDelete(props: { label: string; images: number; busy: boolean; on
       }}
     >
       <p id={titleId}>
-        Delete <strong>{props.label}</strong> and {props.images === 1 ? 'its photo' : `all ${props.images} photos`}? This cannot be undone.
+        Delete <strong>{props.name}</strong> and {props.images === 1 ? 'its photo' : `all ${props.images} photos`}? This cannot be undone.
       </p>
       <div class="row">
         <button type="button" class="danger" disabled={props.busy} onClick={() => props.onConfirm()}>
-          {props.busy ? 'Deleting…' : `Yes, delete ${props.label}`}
+          {props.busy ? 'Deleting…' : `Yes, delete ${props.name}`}
         </button>
         <button type="button" class="secondary" ref={cancelButton} disabled={props.busy} onClick={() => props.onCancel()}>
           Cancel

@@ -1,6 +1,7 @@
 /**
  * The person's name, which becomes the label: shows the form the server will store (trimmed, lower-case,
- * spaces to '-') as it is typed, and says in words what is wrong with a name before anything is sent.
+ * spaces to '-') as it is typed ("Will be saved as": nothing is saved yet), and says in words what is wrong
+ * with a name before anything is sent. The name as typed is kept too, as the person's display name.
  * The same normalizeLabel the server runs, so the preview and the server never disagree.
  */
 import { For, Show } from 'solid-js';
@@ -23,6 +24,8 @@ export function nameProblem(check: LabelCheck | null): string {
 export function NameField(props: {
   value: string;
   onInput: (v: string) => void;
+  /** The name is settled (the field left, or Enter): photos taken before any name was typed take it. */
+  onCommit?: () => void;
   known: string[];
   /** Counts of images already stored per label, to say "adds to 3 existing photos". */
   counts: Record<string, number>;
@@ -50,6 +53,7 @@ export function NameField(props: {
         list="training-known-labels"
         value={props.value}
         onInput={(e) => props.onInput(e.currentTarget.value)}
+        onChange={() => props.onCommit?.()}
         aria-invalid={problem() ? 'true' : undefined}
         aria-describedby="training-name-help"
       />
@@ -64,7 +68,7 @@ export function NameField(props: {
         </Show>
         <Show when={label()}>
           <p class="muted training-field-hint" data-testid="label-preview">
-            Saved as <strong class="training-label">{label()}</strong>
+            Will be saved as <strong class="training-label">{label()}</strong>
             <Show when={props.counts[label()]}>
               {(n) => (
                 <>

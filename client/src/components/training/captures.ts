@@ -1,14 +1,27 @@
 /**
  * The photos a person has taken or picked on the training page, before and while they are stored. Photos stay
- * in the browser until the person saves them (the API can delete a whole label but not one image, so a bad
- * shot must be removable before it is sent). Each keeps its own status, so one failed upload can be retried.
+ * in the browser until the person saves them (a bad shot can be removed before it is sent). Each keeps its own
+ * status, so one failed upload can be retried, and the name it was taken under: typing another name later
+ * starts photos for that person, it never moves these (only "move" does, when asked). Each photo is checked
+ * when it is added (faces, size, sharpness, light: lib/photo-check.ts); a photo without a face, or with
+ * several and none picked, waits for the person's decision instead of being saved.
  */
 import { onCleanup } from 'solid-js';
 import { createStore, produce } from 'solid-js/store';
 import { ApiFailure } from '../../lib/api';
-import { uploadTrainingImage } from '../../lib/uploads';
+import type { PhotoCheckResult, ShownFaceBox } from '../../lib/photo-check';
+import { checkTrainingPhoto, uploadTrainingImage } from '../../lib/uploads';
 
 export type CaptureStatus = 'new' | 'uploading' | 'stored' | 'queued' | 'failed';
+
+/** The photo's check: running, its answer, or why there is none (server away, an older server). */
+export type CaptureCheck = { state: 'checking' } | { state: 'done'; result: PhotoCheckResult } | { state: 'unchecked'; why: string };
+
+/** A name as typed ("Marie Curie", trimmed) and the label the server stores it under (`marie-curie`). */
+export interface PersonName {
+  name: string;
+  label: string;
+}
 
 export interface CaptureItem {
   id: number;
@@ -16,25 +29,58 @@ export interface CaptureItem {
   /** Object URL of the blob, for the thumbnail. */
   url: string;
   source: 'camera' | 'file';
+  /** The file's own name (`brick.png`), or a made-up one for a camera photo; sent and stored with it. */
+  originalName: string;
   status: CaptureStatus;
   /** Why the last upload failed, in words. */
   error?: string;
-  /** The label it was stored under (the name may change after). */
+  /**
+   * The person it is for: the name typed when it was taken (none when no name was typed yet: it takes the
+   * name in the field when it is saved). Once stored, `label` is the server's.
+   */
+  name?: string;
   label?: string;
+  check: CaptureCheck;
+  /** The face the person picked, in a photo with several. */
+  face?: ShownFaceBox;
+  /** Saved even though no face was found (the person decided). */
+  keepAnyway?: boolean;
 }
 
 /** More than this in one batch is a mistake (a held key, a folder picked by accident), not a better model. */
 export const MAX_BATCH = 20;
 
+/** Why an unsent photo is not saved yet (null: it can be). */
+export function heldBecause(item: CaptureItem): 'pick_face' | 'no_face' | null {
+  if (item.check.state !== 'done') return null;
+  const v = item.check.result.verdict;
+  if (v === 'several_faces' && !item.face) return 'pick_face';
+  if (v === 'no_face' && !item.keepAnyway) return 'no_face';
+  return null;
+}
+
 export interface Captures {
   items: CaptureItem[];
-  add(blob: Blob, source: CaptureItem['source']): boolean;
+  /** Adds a photo taken under `person` (none: no valid name yet); false when the batch is full. */
+  add(blob: Blob, source: CaptureItem['source'], originalName: string, person?: PersonName): boolean;
   remove(id: number): void;
   /** Drops the stored ones from the tray (they stay on the server). */
   clearStored(): void;
-  /** Uploads every photo that is not stored yet (or only `ids`), one at a time; true when all are stored. */
-  upload(label: string, ids?: number[]): Promise<boolean>;
+  /** Gives the photos taken before any name was typed this name (they were taken for it). */
+  adopt(person: PersonName): void;
+  /** Moves the unsaved photos of `fromLabel` to another person: only when the person asks for it. */
+  move(fromLabel: string, to: PersonName): void;
+  pickFace(id: number, face: ShownFaceBox): void;
+  keepAnyway(id: number): void;
+  /**
+   * Uploads every photo that is not stored yet (or only `ids`), one at a time, each under its own name (a photo
+   * without one under `fallback`), after its check; photos held for a decision stay. True when all sent are stored.
+   */
+  upload(fallback: PersonName | undefined, ids?: number[]): Promise<boolean>;
+  /** Not stored yet, and not held (checks still running count: they are awaited when saving). */
   unsent(): CaptureItem[];
+  /** Not stored yet, waiting for the person's decision (pick a face, or keep a photo with no face). */
+  held(): CaptureItem[];
   /** Kept on this device by the offline queue, waiting for the server. */
   queued(): CaptureItem[];
   /** The offline queue has sent everything: the queued ones are on the server now. */
@@ -42,16 +88,44 @@ export interface Captures {
   busy(): boolean;
 }
 
-export function createCaptures(): Captures {
+function cameraName(now: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `camera-${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}.jpg`;
+}
+
+export function createCaptures(check: (blob: Blob) => Promise<PhotoCheckResult> = checkTrainingPhoto): Captures {
   const [items, setItems] = createStore<CaptureItem[]>([]);
   let nextId = 1;
   let uploading = false;
+  const checks = new Map<number, Promise<void>>();
+  // One check at a time: the server decodes each photo, and a folder of 20 must not be 20 requests at once.
+  let checking: Promise<void> = Promise.resolve();
 
   const patch = (id: number, change: Partial<CaptureItem>) =>
     setItems(
       (it) => it.id === id,
       produce((it) => Object.assign(it, change)),
     );
+  const isUnsent = (x: CaptureItem) => x.status === 'new' || x.status === 'failed';
+
+  const startCheck = (id: number, blob: Blob) => {
+    const run = checking.then(async () => {
+      if (!items.some((x) => x.id === id)) return; // removed meanwhile
+      try {
+        patch(id, { check: { state: 'done', result: await check(blob) } });
+      } catch (err) {
+        const why =
+          err instanceof ApiFailure && (err.unreachable || err.status === 503)
+            ? 'Not checked: the server cannot be reached.'
+            : err instanceof ApiFailure && (err.status === 404 || err.status === 405)
+              ? 'Not checked: this server cannot check photos.'
+              : `Not checked: ${err instanceof Error ? err.message : String(err)}`;
+        patch(id, { check: { state: 'unchecked', why } });
+      }
+    });
+    checking = run;
+    checks.set(id, run);
+  };
 
   onCleanup(() => {
     for (const it of items) URL.revokeObjectURL(it.url);
@@ -59,43 +133,88 @@ export function createCaptures(): Captures {
 
   return {
     items,
-    add(blob, source) {
+    add(blob, source, originalName, person) {
       if (items.length >= MAX_BATCH) return false;
-      setItems(items.length, { id: nextId++, blob, url: URL.createObjectURL(blob), source, status: 'new' });
+      const id = nextId++;
+      setItems(items.length, {
+        id,
+        blob,
+        url: URL.createObjectURL(blob),
+        source,
+        originalName: originalName || cameraName(new Date()),
+        status: 'new',
+        name: person?.name,
+        label: person?.label,
+        check: { state: 'checking' },
+      });
+      startCheck(id, blob);
       return true;
     },
     remove(id) {
       const it = items.find((x) => x.id === id);
       if (!it || it.status === 'uploading') return;
       URL.revokeObjectURL(it.url);
+      checks.delete(id);
       setItems((list) => list.filter((x) => x.id !== id));
     },
     clearStored() {
       for (const x of items) if (x.status === 'stored') URL.revokeObjectURL(x.url);
       setItems((list) => list.filter((x) => x.status !== 'stored'));
     },
-    unsent: () => items.filter((x) => x.status === 'new' || x.status === 'failed'),
+    adopt(person) {
+      setItems(
+        (x) => isUnsent(x) && !x.label,
+        produce((x) => Object.assign(x, person)),
+      );
+    },
+    move(fromLabel, to) {
+      setItems(
+        (x) => isUnsent(x) && x.label === fromLabel,
+        produce((x) => Object.assign(x, to)),
+      );
+    },
+    pickFace(id, face) {
+      patch(id, { face: { ...face } });
+    },
+    keepAnyway(id) {
+      patch(id, { keepAnyway: true });
+    },
+    unsent: () => items.filter((x) => isUnsent(x) && heldBecause(x) === null),
+    held: () => items.filter((x) => isUnsent(x) && heldBecause(x) !== null),
     queued: () => items.filter((x) => x.status === 'queued'),
     markQueuedSent() {
       setItems((it) => it.status === 'queued', 'status', 'stored');
     },
     busy: () => items.some((x) => x.status === 'uploading'),
-    async upload(label, ids) {
+    async upload(fallback, ids) {
       if (uploading) return false;
       uploading = true;
       try {
-        const todo = items.filter((x) => (x.status === 'new' || x.status === 'failed') && (!ids || ids.includes(x.id))).map((x) => x.id);
+        const wanted = (x: CaptureItem) => isUnsent(x) && (!ids || ids.includes(x.id));
+        // A photo still being checked may turn out to need a decision: its check first.
+        await Promise.all(items.filter(wanted).map((x) => checks.get(x.id)));
+        const todo = items.filter((x) => wanted(x) && heldBecause(x) === null && (x.label || fallback)).map((x) => x.id);
         // One at a time: the server decodes each image fully, and a phone's uplink is slow anyway.
         for (const id of todo) {
-          patch(id, { status: 'uploading', error: undefined });
+          const item = items.find((x) => x.id === id);
+          if (!item) continue;
+          const person = item.label ? { name: item.name ?? item.label, label: item.label } : fallback!;
+          patch(id, { status: 'uploading', error: undefined, ...person });
           try {
-            const outcome = await uploadTrainingImage(label, items.find((x) => x.id === id)!.blob);
+            const outcome = await uploadTrainingImage(person.label, item.blob, {
+              display_name: person.name,
+              original_name: item.originalName,
+              face: item.face ? { ...item.face } : undefined,
+            });
             patch(id, { status: outcome.state, label: outcome.label });
           } catch (err) {
             patch(id, { status: 'failed', error: sentence(err instanceof ApiFailure || err instanceof Error ? err.message : String(err)) });
           }
         }
-        return items.every((x) => x.status === 'stored' || x.status === 'queued');
+        return todo.every((id) => {
+          const s = items.find((x) => x.id === id)?.status;
+          return s === 'stored' || s === 'queued' || s === undefined;
+        });
       } finally {
         uploading = false;
       }

@@ -1,0 +1,121 @@
+/**
+ * A training photo checked before it is saved (`POST /api/images/check`: nothing is stored): how many faces, how
+ * big, how sharp, how lit, how frontal, and one verdict. Here the verdict becomes the few words a person reads on
+ * the photo ("no face", "two faces: pick one", "too small", "blurred") and whether the photo is held back from
+ * Save until they decide (a photo without a face teaches nothing; with several, the person must say which).
+ */
+/** A face's box in the checked image's pixels. */
+export interface ShownFaceBox {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export type PhotoVerdict = 'ok' | 'no_face' | 'several_faces' | 'too_small' | 'blurred' | 'too_dark' | 'too_bright' | 'not_frontal';
+
+/** What the page keeps of a check: the verdict, the server's own sentence, and the faces it found. */
+export interface PhotoCheckResult {
+  verdict: PhotoVerdict;
+  /** The server's explanation, when it gives one ("The face is 40 px wide; 80 px or more recognises better."). */
+  detail: string;
+  faces: ShownFaceBox[];
+}
+
+const COUNT_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+function countWord(n: number): string {
+  return COUNT_WORDS[n] ?? String(n);
+}
+
+/** The verdict in a few words, as shown on the photo. `picked`: the person has chosen one of several faces. */
+export function verdictText(check: PhotoCheckResult, picked: boolean): string {
+  switch (check.verdict) {
+    case 'ok':
+      return 'Good photo';
+    case 'no_face':
+      return 'No face';
+    case 'several_faces':
+      if (picked) return check.faces.length > 1 ? `Face picked (of ${countWord(check.faces.length)})` : 'Face picked';
+      return check.faces.length > 1 ? `${capital(countWord(check.faces.length))} faces: pick one` : 'Several faces: pick one';
+    case 'too_small':
+      return 'Too small';
+    case 'blurred':
+      return 'Blurred';
+    case 'too_dark':
+      return 'Too dark';
+    case 'too_bright':
+      return 'Too bright';
+    case 'not_frontal':
+      return 'Not facing the camera';
+  }
+}
+
+/** The chip's colour: green good, amber usable with a flaw, red held back until the person decides. */
+export function verdictTone(check: PhotoCheckResult, picked: boolean): 'ok' | 'warn' | 'error' {
+  if (check.verdict === 'ok' || (check.verdict === 'several_faces' && picked)) return 'ok';
+  if (check.verdict === 'no_face' || check.verdict === 'several_faces') return 'error';
+  return 'warn';
+}
+
+/** Whether the photo counts towards the person's good photos. */
+export function isGood(check: PhotoCheckResult | undefined, picked: boolean): boolean {
+  return check?.verdict === 'ok' || (check?.verdict === 'several_faces' && picked);
+}
+
+/** What to do about it, in a sentence (after the server's own detail, when it has none). */
+export function adviceFor(check: PhotoCheckResult, picked: boolean): string {
+  switch (check.verdict) {
+    case 'ok':
+      return '';
+    case 'no_face':
+      return 'No face was found, so this photo would teach Lookout nothing. Remove it, or keep it anyway.';
+    case 'several_faces':
+      return picked ? 'Only the face you picked is saved.' : 'Pick the face of this person: only that face is saved.';
+    case 'too_small':
+      return 'The face is small in this photo: come closer to the camera.';
+    case 'blurred':
+      return 'The face is blurred: hold still, or take it again.';
+    case 'too_dark':
+      return 'The face is dark: add light in front of the person.';
+    case 'too_bright':
+      return 'The face is washed out: move away from bright light.';
+    case 'not_frontal':
+      return 'The face is turned away: a little turn is good, this much is not.';
+  }
+}
+
+/**
+ * Reads the server's answer (`{ check: { verdict, words | reasons, ... }, faces: [{x,y,w,h}] }`) into what the page
+ * keeps; an answer without a verdict it knows is taken from its face count.
+ */
+export function readCheckAnswer(answer: unknown): PhotoCheckResult {
+  const a = (answer ?? {}) as { check?: Record<string, unknown>; faces?: unknown };
+  const check = a.check ?? {};
+  const faces = (Array.isArray(a.faces) ? a.faces : []).flatMap((f) => {
+    const b = f as Partial<ShownFaceBox>;
+    return [b.x, b.y, b.w, b.h].every((v) => typeof v === 'number') ? [{ x: b.x!, y: b.y!, w: b.w!, h: b.h! }] : [];
+  });
+  const known: PhotoVerdict[] = ['ok', 'no_face', 'several_faces', 'too_small', 'blurred', 'too_dark', 'too_bright', 'not_frontal'];
+  let verdict = known.find((v) => v === check.verdict);
+  if (!verdict) verdict = faces.length === 0 ? 'no_face' : faces.length > 1 ? 'several_faces' : 'ok';
+  return { verdict, detail: detailOf(check), faces };
+}
+
+function detailOf(check: Record<string, unknown>): string {
+  const words = check.words ?? check.message;
+  if (typeof words === 'string') return words;
+  if (Array.isArray(words) && words.every((w) => typeof w === 'string')) return words.join(' ');
+  const reasons = check.reasons;
+  if (Array.isArray(reasons)) {
+    return reasons
+      .map((r) => (typeof r === 'string' ? r : typeof (r as { words?: unknown })?.words === 'string' ? (r as { words: string }).words : ''))
+      .filter(Boolean)
+      .join(' ');
+  }
+  return '';
+}
+
+function capital(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
