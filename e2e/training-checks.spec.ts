@@ -71,8 +71,9 @@ test('photos keep the name they were taken under; "Saved as" only once saved', a
   await expect(thumbs.nth(2).getByTestId('capture-person')).toHaveText('For Person Two');
   const people = page.getByTestId('tray-person');
   await expect(people).toHaveCount(2);
-  await expect(people.filter({ hasText: 'Person One' })).toContainText('2 photos');
-  await expect(people.filter({ hasText: 'Person Two' })).toContainText('1 photo: add 2 more from other angles');
+  const advice = (label: string) => page.locator(`[data-testid="tray-person"][data-label="${label}"]`).getByTestId('tray-person-advice');
+  await expect(advice('person-one')).toContainText('2 photos');
+  await expect(advice('person-two')).toHaveText('1 photo: add 2 more from other angles.');
   // Each photo was checked when added: one clear face.
   await expect(page.getByTestId('capture-check').filter({ hasText: 'Good photo' })).toHaveCount(3);
   await expect(page.getByText(/Saved as/)).toHaveCount(0);

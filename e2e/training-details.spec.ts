@@ -90,12 +90,13 @@ test('one photo of a person is deleted, the person and the other photos stay', a
   await page.goto(`${lookout.url}/training`);
   const row = page.getByTestId('training-label').filter({ hasText: 'grace-hopper' });
   await expect(row).toContainText('6 images');
-  await row.getByRole('button', { name: 'View images of grace-hopper' }).click();
-  const images = row.getByRole('list', { name: 'Images of grace-hopper' }).getByRole('img');
+  // The Training page saved her photos under the name typed there: "Grace Hopper" is her display name now.
+  await row.getByRole('button', { name: 'View images of Grace Hopper' }).click();
+  const images = row.getByRole('list', { name: 'Images of Grace Hopper' }).getByRole('img');
   await expect(images).toHaveCount(6);
   const second = await images.nth(1).getAttribute('src');
 
-  await row.getByRole('button', { name: 'Delete photo 2 of grace-hopper' }).click();
+  await row.getByRole('button', { name: 'Delete photo 2 of Grace Hopper' }).click();
   const note = row.getByTestId('image-deleted');
   await expect(note).toHaveText(
     'Deleted the photo; 5 photos are left. The trained model still has it: press “Train the model” to retrain without it.',
