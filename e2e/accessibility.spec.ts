@@ -6,7 +6,7 @@
  */
 import { accessibilityFindings, checkAccessibility, expect, skipAccessibilityCheck, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
-import { trainOnServer } from './helpers/engine-page.js';
+import { recognizeOnServer, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import fs from 'node:fs';
 import { startLookout, type Lookout } from './helpers/lookout.js';
@@ -19,6 +19,7 @@ test.describe.configure({ mode: 'serial' });
 const PAGES = [
   { name: 'dashboard', path: '/' },
   { name: 'training', path: '/training' },
+  { name: 'faces', path: '/faces' },
   { name: 'recognize', path: '/recognize' },
   { name: 'objects', path: '/objects' },
   { name: 'safety', path: '/safety' },
@@ -61,6 +62,9 @@ test('every page, with nothing stored, at desktop and phone size', async ({ page
 
 test('every page, with a trained person and their photos, at desktop and phone size', async ({ page }) => {
   await trainOnServer(lookout, { grace: 'faces/grace_hopper.jpg' });
+  // Faces seen since (a named one and a stranger), for the Faces page's groups and people.
+  await recognizeOnServer(lookout, 'faces/grace_hopper.jpg');
+  await recognizeOnServer(lookout, 'faces/astronaut.png');
   await checkEveryPage(page, 'data');
 });
 

@@ -53,7 +53,8 @@ async function send<N extends RouteName>(name: N, input: Input<N>, init?: Reques
   }
 }
 
-async function call<N extends RouteName>(name: N, input: Input<N>, init?: RequestInit): Promise<ResponseOf<N>> {
+/** A route's JSON answer, typed from the route table; a refusal throws an ApiFailure (pages with calls of their own use it). */
+export async function call<N extends RouteName>(name: N, input: Input<N>, init?: RequestInit): Promise<ResponseOf<N>> {
   return (await send(name, input, init)).json() as Promise<ResponseOf<N>>;
 }
 

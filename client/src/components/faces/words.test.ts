@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { actionText, rangeOf, seenText, sourcesText, timeText } from './words';
+
+// Local times: the page shows the viewer's clock.
+const now = new Date(2025, 4, 3, 18, 30);
+const at = (d: number, h: number, m: number, y = 2025) => new Date(y, 4, d, h, m).toISOString();
+
+describe('Faces page words', () => {
+  it('says how often and when, with the date only for another day', () => {
+    expect(seenText(10, at(3, 14, 2), now)).toBe('Seen 10 times, last at 14:02');
+    expect(seenText(1, at(3, 9, 5), now)).toBe('Seen once, at 09:05');
+    expect(seenText(3, at(1, 23, 59), now)).toBe('Seen 3 times, last on 1 May, 23:59');
+    expect(timeText(at(1, 7, 0, 2024), now)).toBe('1 May 2024, 07:00');
+    expect(timeText('not a time', now)).toBe('not a time');
+  });
+
+  it('names the sources in words, each once', () => {
+    expect(sourcesText(['api'])).toBe('by an API client');
+    expect(sourcesText(['camera', 'api', 'camera', 'verify'])).toBe('by a camera, an API client and a sign-in check');
+    expect(sourcesText([])).toBe('');
+  });
+
+  it('puts actions in the past tense', () => {
+    expect(actionText({ kind: 'assign', name: 'Ada Lovelace', count: 3 })).toBe('Assigned 3 faces to Ada Lovelace');
+    expect(actionText({ kind: 'dismiss', count: 1 })).toBe('Dismissed 1 face');
+    expect(actionText({ kind: 'correct', name: 'grace-hopper', count: 1 })).toBe('Marked a face as not grace-hopper');
+  });
+
+  it('turns a time range into from/to', () => {
+    expect(rangeOf('hour', now, { from: '', to: '' })).toEqual({ from: new Date(2025, 4, 3, 17, 30).toISOString() });
+    expect(rangeOf('all', now, { from: '', to: '' })).toEqual({});
+    expect(rangeOf('custom', now, { from: '2025-05-01T08:00', to: 'x' })).toEqual({
+      from: new Date(2025, 4, 1, 8, 0).toISOString(),
+      to: undefined,
+    });
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * The Faces page's words: when a face was seen ("Seen 10 times, last at 14:02"), where, what was done with it, and
+ * the time ranges its filter offers. Times on the 24-hour clock, local time; the date only when it is not today.
+ */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+function sameDay(a: Date, b: Date): boolean {
+  return a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+}
+
+/** "14:02" today, "3 May, 14:02" another day of this year, "3 May 2024, 14:02" before. */
+export function timeText(iso: string, now = new Date()): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const clock = `${two(d.getHours())}:${two(d.getMinutes())}`;
+  if (sameDay(d, now)) return clock;
+  const day = `${d.getDate()} ${MONTHS[d.getMonth()]}${d.getFullYear() === now.getFullYear() ? '' : ` ${d.getFullYear()}`}`;
+  return `${day}, ${clock}`;
+}
+
+/** "at 14:02" today, "on 3 May, 14:02" another day. */
+function atText(iso: string, now: Date): string {
+  const t = timeText(iso, now);
+  return /,/.test(t) ? `on ${t}` : `at ${t}`;
+}
+
+/** "Seen 10 times, last at 14:02"; "Seen once, at 14:02". */
+export function seenText(count: number, lastSeen: string, now = new Date()): string {
+  if (count === 1) return `Seen once, ${atText(lastSeen, now)}`;
+  return `Seen ${count} times, last ${atText(lastSeen, now)}`;
+}
+
+const SOURCE_WORDS: Record<string, string> = {
+  api: 'an API client',
+  page: 'a live page',
+  camera: 'a camera',
+  browser: 'a browser',
+  verify: 'a sign-in check',
+};
+
+/** Where a face was seen, as a person says it. */
+export function sourceText(source: string): string {
+  return SOURCE_WORDS[source] ?? source;
+}
+
+/** "by an API client and a camera". */
+export function sourcesText(sources: readonly string[]): string {
+  const words = [...new Set(sources)].map(sourceText);
+  if (words.length === 0) return '';
+  if (words.length === 1) return `by ${words[0]}`;
+  return `by ${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+export function facesText(n: number): string {
+  return n === 1 ? '1 face' : `${n} faces`;
+}
+
+/** A review action in the past tense, for the list of recent actions and the message after an undo. */
+export function actionText(a: { kind: string; count: number; name?: string | null }): string {
+  const who = a.name || 'someone';
+  if (a.kind === 'assign') return `Assigned ${facesText(a.count)} to ${who}`;
+  if (a.kind === 'dismiss') return `Dismissed ${facesText(a.count)}`;
+  if (a.kind === 'correct') return `Marked ${a.count === 1 ? 'a face' : facesText(a.count)} as not ${who}`;
+  return `${a.kind} (${facesText(a.count)})`;
+}
+
+export type RangeKey = 'hour' | 'day' | 'week' | 'month' | 'all' | 'custom';
+
+export const RANGES: { key: RangeKey; text: string; ms?: number }[] = [
+  { key: 'hour', text: 'Last hour', ms: 3_600_000 },
+  { key: 'day', text: 'Last 24 hours', ms: 86_400_000 },
+  { key: 'week', text: 'Last 7 days', ms: 7 * 86_400_000 },
+  { key: 'month', text: 'Last 30 days', ms: 30 * 86_400_000 },
+  { key: 'all', text: 'Everything kept' },
+  { key: 'custom', text: 'Between two times…' },
+];
+
+/**
+ * A range's from/to as ISO times. `custom` takes the values of two datetime-local fields (local time, either may be
+ * empty); a field that is not a time is left out.
+ */
+export function rangeOf(key: RangeKey, now: Date, custom: { from: string; to: string }): { from?: string; to?: string } {
+  if (key === 'custom') {
+    const iso = (v: string) => {
+      const d = v ? new Date(v) : null;
+      return d && !Number.isNaN(d.getTime()) ? d.toISOString() : undefined;
+    };
+    return { from: iso(custom.from), to: iso(custom.to) };
+  }
+  const ms = RANGES.find((r) => r.key === key)?.ms;
+  return ms ? { from: new Date(now.getTime() - ms).toISOString() } : {};
+}
