@@ -1,0 +1,357 @@
+/**
+ * Decides which faces a recognition keeps as sightings, and keeps them off the request path.
+ *
+ * - Nothing with SIGHTINGS_ENABLED=false, nothing from a source not in SIGHTINGS_SOURCES.
+ * - `camera` (live frames): one sighting per face track per SIGHTINGS_INTERVAL_S. A track is one source + client +
+ *   camera, and the same decided label or, for an unknown face, a box overlapping the track's last box (IoU >= 0.3).
+ *   The decision is made at once, in the order frames are answered, so concurrent frames never both keep one.
+ * - The crop (the face box widened by 40% each side, longest side at most 160 px, JPEG) and the descriptor (when the
+ *   embedding worker runs) are made after the answer was sent, in a bounded queue: a recognition never waits for a
+ *   sighting and never fails because of one (errors are logged).
+ * - The purge (retention days and count cap) runs at start and every hour.
+ */
+import sharp, { type Sharp } from 'sharp';
+import type { FaceResult } from '../../shared/api/common.js';
+import type { SightingSource } from '../../shared/api/sightings.js';
+import type { Rect, RgbImage } from '../../shared/image/types.js';
+import type { PixelBudget } from '../imaging/pixel-budget.js';
+import type { Logger } from '../logger.js';
+import type { NewSighting, SightingBox, SightingStore } from './sighting-store.js';
+
+/** Each side of the face box is widened by this share of its size. */
+export const CROP_MARGIN = 0.4;
+/** The crop's longest side, at most. */
+export const CROP_MAX_SIDE = 160;
+/** A face box overlapping a track's last box by at least this (intersection over union) continues the track. */
+export const TRACK_IOU = 0.3;
+/** Jobs waiting at most; more are dropped (and logged) rather than held in memory. */
+const QUEUE_MAX = 256;
+const PURGE_INTERVAL_MS = 3_600_000;
+
+/** The decision about one face, as a sighting keeps it. */
+export type FaceDecision = Pick<NewSighting, 'box' | 'label' | 'candidate' | 'distance' | 'confidence' | 'certainty' | 'reason'>;
+
+/** A recognition's face as a sighting's decision: `unknown` is no label. */
+export function decisionOf(face: FaceResult): FaceDecision {
+  return {
+    box: { x: face.x, y: face.y, w: face.w, h: face.h },
+    label: face.label === 'unknown' ? null : face.label,
+    candidate: face.candidate?.label ?? null,
+    distance: face.distance ?? face.candidate?.distance ?? null,
+    confidence: face.confidence,
+    certainty: face.certainty ?? null,
+    reason: face.reason ?? null,
+  };
+}
+
+/** Descriptors of the given faces of an image, in order (null where none could be made). */
+export type Describe = (rgb: RgbImage, boxes: Rect[]) => Promise<(Float32Array | null | undefined)[]>;
+
+interface Common {
+  source: SightingSource;
+  client: string | null;
+  camera: string | null;
+  recognizer: string;
+  model_version: string | null;
+  /** Default now. */
+  seen_at?: Date;
+}
+
+/** A recognition on the server: the image it was given and the faces it found. */
+export interface ImageRecognition extends Common {
+  bytes: Uint8Array;
+  faces: FaceDecision[];
+}
+
+/** Faces recognised elsewhere (a browser) that came with their own crops. */
+export interface CroppedRecognition extends Common {
+  faces: (FaceDecision & { crop: Uint8Array; id?: string })[];
+}
+
+export interface RecorderSettings {
+  enabled: boolean;
+  sources: readonly string[];
+  intervalS: number;
+}
+
+export interface SightingRecorderOptions {
+  store: SightingStore;
+  settings: RecorderSettings;
+  /** The embedding worker's descriptors, or null when it is switched off or did not load. */
+  describe: (() => Describe | null) | null;
+  /** Decoding an image again takes its pixels from the budget, as every decode does. */
+  budget?: PixelBudget;
+  maxPixels: number;
+  log: Logger;
+  /** The clock (tests). */
+  now?: () => number;
+}
+
+interface Track {
+  label: string | null;
+  box: SightingBox;
+  keptAt: number;
+  seenAt: number;
+}
+
+export function iou(a: SightingBox, b: SightingBox): number {
+  const x1 = Math.max(a.x, b.x);
+  const y1 = Math.max(a.y, b.y);
+  const x2 = Math.min(a.x + a.w, b.x + b.w);
+  const y2 = Math.min(a.y + a.h, b.y + b.h);
+  const inter = Math.max(0, x2 - x1) * Math.max(0, y2 - y1);
+  const union = a.w * a.h + b.w * b.h - inter;
+  return union > 0 ? inter / union : 0;
+}
+
+/** The face box widened by CROP_MARGIN each side, within the image; null when nothing of it is inside. */
+export function cropRegion(
+  box: SightingBox,
+  width: number,
+  height: number,
+): { left: number; top: number; width: number; height: number } | null {
+  const left = Math.max(0, Math.floor(box.x - box.w * CROP_MARGIN));
+  const top = Math.max(0, Math.floor(box.y - box.h * CROP_MARGIN));
+  const right = Math.min(width, Math.ceil(box.x + box.w * (1 + CROP_MARGIN)));
+  const bottom = Math.min(height, Math.ceil(box.y + box.h * (1 + CROP_MARGIN)));
+  if (right - left < 1 || bottom - top < 1) return null;
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+const toJpeg = (image: Sharp) =>
+  image.resize({ width: CROP_MAX_SIDE, height: CROP_MAX_SIDE, fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
+
+export class SightingRecorder {
+  private readonly tracks = new Map<string, Track[]>();
+  private queue: Promise<void> = Promise.resolve();
+  private pending = 0;
+  private dropped = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private purging: Promise<void> | null = null;
+  private readonly now: () => number;
+  private stopped = false;
+
+  constructor(private readonly opts: SightingRecorderOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Whether a recognition from `source` keeps sightings at all. */
+  keeps(source: SightingSource): boolean {
+    return !this.stopped && this.opts.settings.enabled && this.opts.settings.sources.includes(source);
+  }
+
+  /** A server recognition's faces: those to keep are cropped and stored after this returns. Never throws. */
+  recordImage(r: ImageRecognition): void {
+    try {
+      const faces = this.select(r, r.faces);
+      if (faces.length === 0) return;
+      this.enqueue(() => this.storeFromImage({ ...r, faces }));
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Faces that came with their crops (browser results). Never throws. */
+  recordCrops(r: CroppedRecognition): void {
+    try {
+      const faces = this.select(r, r.faces);
+      if (faces.length === 0) return;
+      this.enqueue(() => this.storeCrops({ ...r, faces }));
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Resolves when every sighting handed over so far is stored (or failed). */
+  async idle(): Promise<void> {
+    while (this.pending > 0) await this.queue;
+  }
+
+  /** Purges now and every hour (the timer does not hold the process open). */
+  start(): void {
+    if (this.timer) return;
+    void this.purgeNow();
+    this.timer = setInterval(() => void this.purgeNow(), PURGE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Runs the retention purge once (logged, never throws); how many were removed. */
+  async purgeNow(): Promise<number> {
+    let removed = 0;
+    const run = (async () => {
+      try {
+        removed = await this.opts.store.purge(new Date(this.now()));
+        if (removed > 0) this.opts.log.info(`sightings: purged ${removed} (retention and count cap)`);
+      } catch (err) {
+        this.opts.log.warn(`sightings: purge failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    })();
+    this.purging = run;
+    await run;
+    if (this.purging === run) this.purging = null;
+    return removed;
+  }
+
+  /** Stops the timer and waits for the queue and a running purge. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.idle();
+    await this.purging;
+  }
+
+  /** The faces to keep: all of them, or for `camera` the first of each track per interval. */
+  private select<F extends FaceDecision>(r: Common, faces: F[]): F[] {
+    if (faces.length === 0 || !this.keeps(r.source)) return [];
+    const intervalMs = this.opts.settings.intervalS * 1000;
+    if (r.source !== 'camera' || intervalMs <= 0) return faces;
+    const now = r.seen_at?.getTime() ?? this.now();
+    const key = JSON.stringify([r.source, r.client, r.camera]);
+    // Tracks not seen for longer than the interval have ended: a face seen again starts a new one.
+    const tracks = (this.tracks.get(key) ?? []).filter((t) => now - t.seenAt <= intervalMs);
+    const kept: F[] = [];
+    for (const face of faces) {
+      const track =
+        face.label !== null
+          ? tracks.find((t) => t.label === face.label)
+          : tracks
+              .filter((t) => t.label === null)
+              .map((t) => ({ t, overlap: iou(t.box, face.box) }))
+              .filter((m) => m.overlap >= TRACK_IOU)
+              .sort((a, b) => b.overlap - a.overlap)[0]?.t;
+      if (!track) {
+        tracks.push({ label: face.label, box: face.box, keptAt: now, seenAt: now });
+        kept.push(face);
+        continue;
+      }
+      track.box = face.box;
+      track.seenAt = now;
+      if (now - track.keptAt >= intervalMs) {
+        track.keptAt = now;
+        kept.push(face);
+      }
+    }
+    this.tracks.delete(key);
+    if (tracks.length) this.tracks.set(key, tracks.slice(-64));
+    // Many cameras that went quiet: forget the oldest.
+    if (this.tracks.size > 1000) this.tracks.delete(this.tracks.keys().next().value as string);
+    return kept;
+  }
+
+  private enqueue(job: () => Promise<void>): void {
+    if (this.pending >= QUEUE_MAX) {
+      if (this.dropped++ % 100 === 0) this.opts.log.warn(`sightings: ${this.dropped} dropped, the queue of ${QUEUE_MAX} is full`);
+      return;
+    }
+    this.pending++;
+    this.queue = this.queue
+      .then(job)
+      .catch((err) => this.fail(err))
+      .finally(() => {
+        this.pending--;
+      });
+  }
+
+  private fail(err: unknown): void {
+    this.opts.log.warn(`sightings: not kept: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  private describer(): Describe | null {
+    return this.opts.describe?.() ?? null;
+  }
+
+  /** Decodes the image once (upright, as recognition did), crops each face, describes them, stores them. */
+  private async storeFromImage(r: ImageRecognition): Promise<void> {
+    const input = sharp(r.bytes, { failOn: 'truncated', limitInputPixels: this.opts.maxPixels });
+    const meta = await input.metadata();
+    const lease = await this.opts.budget?.acquire((meta.width ?? 0) * (meta.height ?? 0), { wait: 'unbounded' });
+    try {
+      const { data, info } = await input
+        .rotate()
+        .removeAlpha()
+        .toColourspace('srgb')
+        .raw({ depth: 'uchar' })
+        .toBuffer({ resolveWithObject: true });
+      const rgb: RgbImage = {
+        width: info.width,
+        height: info.height,
+        channels: 3,
+        data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+      };
+      const faces = r.faces
+        .map((face) => ({ face, region: cropRegion(face.box, rgb.width, rgb.height) }))
+        .filter((f): f is { face: FaceDecision; region: NonNullable<typeof f.region> } => f.region !== null);
+      const crops = await Promise.all(
+        faces.map(({ region }) => toJpeg(sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).extract(region))),
+      );
+      const descriptors = await this.describeSafely(
+        rgb,
+        faces.map(({ face }) => face.box),
+      );
+      const seenAt = r.seen_at ?? new Date(this.now());
+      for (const [i, { face }] of faces.entries()) {
+        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop: crops[i], descriptor: descriptors[i] ?? null });
+      }
+    } finally {
+      lease?.release();
+    }
+  }
+
+  /** Crops made elsewhere: re-encoded (upright, at most 160 px, no metadata), described, stored. */
+  private async storeCrops(r: CroppedRecognition): Promise<void> {
+    const seenAt = r.seen_at ?? new Date(this.now());
+    for (const face of r.faces) {
+      try {
+        const crop = await toJpeg(sharp(face.crop, { failOn: 'truncated', limitInputPixels: 4_000_000 }).rotate());
+        let descriptor: Float32Array | null = null;
+        if (this.describer()) {
+          const { data, info } = await sharp(crop)
+            .removeAlpha()
+            .toColourspace('srgb')
+            .raw({ depth: 'uchar' })
+            .toBuffer({ resolveWithObject: true });
+          const rgb: RgbImage = {
+            width: info.width,
+            height: info.height,
+            channels: 3,
+            data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+          };
+          // The face is the crop's middle: the crop is its box widened by CROP_MARGIN each side.
+          const share = 1 / (1 + 2 * CROP_MARGIN);
+          const w = info.width * share;
+          const h = info.height * share;
+          descriptor = (await this.describeSafely(rgb, [{ x: (info.width - w) / 2, y: (info.height - h) / 2, w, h }]))[0] ?? null;
+        }
+        const { crop: _sent, id, ...decision } = face;
+        await this.opts.store.add({ ...this.common(r, seenAt), ...decision, ...(id ? { id } : {}), crop, descriptor });
+      } catch (err) {
+        this.fail(err);
+      }
+    }
+  }
+
+  private common(r: Common, seenAt: Date): Omit<NewSighting, keyof FaceDecision> {
+    return {
+      seen_at: seenAt,
+      source: r.source,
+      client: r.client,
+      camera: r.camera,
+      recognizer: r.recognizer,
+      model_version: r.model_version,
+    };
+  }
+
+  /** Descriptors, or none (logged) when the embedding worker is off or fails: a sighting without one is still kept. */
+  private async describeSafely(rgb: RgbImage, boxes: SightingBox[]): Promise<(Float32Array | null)[]> {
+    const describe = this.describer();
+    if (!describe || boxes.length === 0) return [];
+    try {
+      const rects: Rect[] = boxes.map((b) => ({ x: Math.round(b.x), y: Math.round(b.y), width: Math.round(b.w), height: Math.round(b.h) }));
+      return (await describe(rgb, rects)).map((d) => (d && d.length > 0 ? d : null));
+    } catch (err) {
+      this.opts.log.warn(`sightings: no descriptor: ${err instanceof Error ? err.message : String(err)}`);
+      return [];
+    }
+  }
+}
