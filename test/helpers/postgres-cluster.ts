@@ -44,20 +44,25 @@ async function freePort(): Promise<number> {
 
 export async function startPostgresCluster(): Promise<PostgresCluster> {
   const bin = postgresBinDir();
+  // As root, initdb and postgres run as the `postgres` user (spawned with its uid, so signals reach postgres itself).
   const asRoot = process.getuid?.() === 0;
+  const ids = asRoot
+    ? {
+        uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+        gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+      }
+    : {};
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-pg-'));
   const data = path.join(dir, 'data');
   if (asRoot) execFileSync('chown', ['postgres:postgres', dir]);
-  const run = (cmd: string, args: string[]) =>
-    asRoot
-      ? execFileSync('runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args], { stdio: 'pipe' })
-      : execFileSync(path.join(bin, cmd), args, { stdio: 'pipe' });
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  execFileSync(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], {
+    stdio: 'pipe',
+    cwd: dir,
+    ...ids,
+  });
   const port = await freePort();
   const args = ['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'max_connections=200'];
-  const child: ChildProcess = asRoot
-    ? spawn('runuser', ['-u', 'postgres', '--', path.join(bin, 'postgres'), ...args], { stdio: 'ignore' })
-    : spawn(path.join(bin, 'postgres'), args, { stdio: 'ignore' });
+  const child: ChildProcess = spawn(path.join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...ids });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -90,8 +95,12 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   return {
     url,
     async stop() {
+      // SIGINT: PostgreSQL's fast shutdown (clients disconnected); SIGQUIT if it has not gone within 5 s.
+      const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
       child.kill('SIGINT');
-      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      const late = setTimeout(() => child.kill('SIGQUIT'), 5_000);
+      await exited;
+      clearTimeout(late);
       await fs.rm(dir, { recursive: true, force: true });
     },
   };
