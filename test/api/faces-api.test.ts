@@ -121,7 +121,8 @@ describe('upload, train, recognize', () => {
     const { body } = await getJson(`${server.url}/api/labels`);
     expect(body.labels).toEqual(['eileen', 'grace-hopper', 'lionel']);
     expect(body.count).toBe(3);
-    expect(body.details).toContainEqual({ label: 'lionel', images: 5, trained: false });
+    // #26 enrollment: each person also has a display name (the label as typed) and the summary of their photos' checks.
+    expect(body.details).toContainEqual(expect.objectContaining({ label: 'lionel', images: 5, trained: false, display_name: 'lionel' }));
   });
 
   it('POST /api/train trains on every face and reports the image without one', async () => {
