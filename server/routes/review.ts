@@ -1,0 +1,56 @@
+/**
+ * Review of what the service saw (the Faces page): unknown faces grouped by likeness, known sightings by person,
+ * assign / dismiss / undo (server/review/review-store.ts, `ctx.review`).
+ */
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import type { AppContext } from '../http/context.js';
+import { mountRoute } from '../http/route.js';
+import type { ReviewTarget } from '../review/review-store.js';
+
+/** Who acts: the signed-in user or client under AUTH_MODE=oidc, else nobody known. */
+function actorOf(c: Context): string | null {
+  const principal = c.get('principal');
+  return principal ? (principal.username ?? principal.subject) : null;
+}
+
+function targetOf(body: { sighting_ids?: string[]; group_id?: string }): ReviewTarget {
+  return body.sighting_ids ? { sighting_ids: body.sighting_ids } : { group_id: body.group_id as string };
+}
+
+export function reviewRoutes(ctx: AppContext): Hono {
+  const app = new Hono();
+  const store = ctx.review;
+
+  mountRoute(app, 'reviewGroups', async (_c, { query }) =>
+    store.groups({
+      since: query.since ? new Date(query.since) : undefined,
+      limit: query.limit,
+      // Alike enough to be one person: the distance within which the recognizer would name them.
+      max: ctx.faces.ruleFor('embedding').max,
+    }),
+  );
+
+  mountRoute(app, 'reviewPeople', async (_c, { query }) =>
+    store.people({
+      from: query.from ? new Date(query.from) : undefined,
+      to: query.to ? new Date(query.to) : undefined,
+      q: query.q,
+      limit: query.limit,
+    }),
+  );
+
+  mountRoute(app, 'reviewAssign', async (c, { body }) => {
+    const out = await store.assign({ ...targetOf(body), label: body.label, display_name: body.display_name }, actorOf(c));
+    ctx.log.info(`review: ${out.added.length} face(s) assigned to ${out.label} (action ${out.action_id})`);
+    return out;
+  });
+
+  mountRoute(app, 'reviewDismiss', async (c, { body }) => store.dismiss(targetOf(body), actorOf(c)));
+
+  mountRoute(app, 'reviewActions', async (_c, { query }) => ({ actions: await store.actions(query.limit) }));
+
+  mountRoute(app, 'reviewUndo', async (_c, { params }) => store.undo(params.id));
+
+  return app;
+}
