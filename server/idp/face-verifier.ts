@@ -48,6 +48,7 @@ const DENIALS: Record<Exclude<VerifyReason, 'match'>, [code: string, reason: str
   not_enrolled: ['not_enrolled', 'Your face is not enrolled with the face service. Ask an administrator.'],
   below_threshold: ['not_recognised', 'Your face was not recognised.'],
   copy_of_training_image: ['copy_of_training_image', 'The camera sent a copy of an enrollment picture. Show your face live.'],
+  corrected: ['not_recognised', 'Your face was not recognised.'],
 };
 
 /**

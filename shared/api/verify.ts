@@ -18,6 +18,8 @@ export const VERIFY_REASONS = {
   not_trained: 'The recognizer has no trained model yet: train it (`POST /api/train`).',
   copy_of_training_image:
     "LBPH only: the distance is below the window's start, so the face is a pixel-exact copy of a training photo (a replayed photo or a still frame); refused.",
+  corrected:
+    'The face is at least as near to a face a reviewer said is not this person (a correction, `POST /api/corrections`) as to their own samples; refused.',
 } as const;
 export type VerifyReason = keyof typeof VERIFY_REASONS;
 

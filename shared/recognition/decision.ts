@@ -9,6 +9,8 @@
  *   d1 > max, d1 <= nearMax        unknown, below_threshold (someone is near, just not near enough)
  *   d1 > nearMax                   unknown, no_match
  *   d1 / d2 > ratioMax             unknown, ambiguous (two people about equally near: the margin rule)
+ *   c1 <= d1                       unknown, corrected (c1: the distance to the nearest of that person's
+ *                                  corrections, faces a reviewer said are not them: corrections.ts)
  *   otherwise                      named; certainty `high` when d1 <= sureMax, else `unsure`
  *
  * and within one picture a person is given to at most one face, the nearest (assignNames).
@@ -17,6 +19,7 @@
  * falling on at the same slope past the limit to 0 (only unknown faces' candidates get scores under 60).
  */
 import { EDGE_SCORE } from './confidence.js';
+import { isCorrected } from './corrections.js';
 import type { PersonDistance } from './ranking.js';
 
 export interface DecisionRule {
@@ -44,7 +47,13 @@ export interface CandidateDecision {
   confidence: number;
 }
 
-export type UnknownDecisionReason = 'no_match' | 'below_threshold' | 'ambiguous' | 'copy_of_training_image' | 'given_to_another_face';
+export type UnknownDecisionReason =
+  | 'no_match'
+  | 'below_threshold'
+  | 'ambiguous'
+  | 'copy_of_training_image'
+  | 'given_to_another_face'
+  | 'corrected';
 
 export type FaceDecision =
   | { known: true; labelId: number; distance: number; confidence: number; certainty: Certainty }
@@ -92,6 +101,8 @@ export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule
   if (d1 < rule.min) return { known: false, reason: 'copy_of_training_image', candidate };
   if (d1 > rule.max) return { known: false, reason: d1 <= rule.nearMax ? 'below_threshold' : 'no_match', candidate };
   if (rule.ratioMax !== null && marginRatio(ranked) > rule.ratioMax) return { known: false, reason: 'ambiguous', candidate };
+  // A "not this person" template at least as near as the person's own: the face is the one the reviewer corrected.
+  if (isCorrected(d1, nearest.correction)) return { known: false, reason: 'corrected', candidate };
   return {
     known: true,
     labelId: nearest.labelId,

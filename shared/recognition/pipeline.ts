@@ -17,6 +17,14 @@ import type { DetectOptions } from '../vision/haar-cascade.js';
 import { alignedFace, FACE_ALIGNMENT } from '../vision/eye-alignment.js';
 import { largestBox } from '../vision/face-region.js';
 import type { HaarCascade } from '../vision/haar-cascade.js';
+import {
+  type CorrectionContext,
+  EMPTY_FACE_NEGATIVES,
+  embeddingFeatureDistance,
+  type FaceNegatives,
+  lbphFeatureDistance,
+  withCorrections,
+} from './corrections.js';
 import type { DecisionRule } from './decision.js';
 import { faceResults as decideFaces, type LabelNames, type RecognizedBox } from './face-results.js';
 import type { PersonDistance } from './ranking.js';
@@ -81,10 +89,14 @@ export function predictLbphFaces(
   boxes: readonly Rect[],
   model: LbphModel | null,
   eyeCascade: HaarCascade | null = null,
+  corrections: CorrectionContext | null = null,
 ): RecognizedBox[] {
   if (!model) return boxes.map((box) => recognized(box, null));
   const eyes = model.faceAlignment === FACE_ALIGNMENT ? eyeCascade : null;
-  return boxes.map((box) => recognized(box, rankLbph(model, lbpHistogram(alignedFace(gray, box, eyes)))));
+  return boxes.map((box) => {
+    const histogram = lbpHistogram(alignedFace(gray, box, eyes));
+    return recognized(box, withCorrections(rankLbph(model, histogram), histogram, corrections));
+  });
 }
 
 /** The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. */
@@ -93,10 +105,15 @@ export async function predictEmbeddingFaces(
   boxes: readonly Rect[],
   model: EmbeddingModel | null,
   describe: Describe,
+  corrections: CorrectionContext | null = null,
 ): Promise<RecognizedBox[]> {
   const descriptors = model && boxes.length ? await describe(rgb, [...boxes]) : [];
   // A face the nets could not describe is compared with nobody: it stays unknown (no_match).
-  return boxes.map((box, i) => recognized(box, model ? (descriptors[i] ? rankEmbedding(model, descriptors[i]) : []) : null));
+  return boxes.map((box, i) => {
+    if (!model) return recognized(box, null);
+    const descriptor = descriptors[i];
+    return recognized(box, descriptor ? withCorrections(rankEmbedding(model, descriptor), descriptor, corrections) : []);
+  });
 }
 
 /** The faces of one picture, named by the model used (null: no model, every face unknown) under `rule`. */
@@ -152,6 +169,8 @@ const now = () => performance.now();
  */
 export class FacePipeline {
   private current: FaceModels = { lbph: null, embedding: null };
+  /** The corrections ("not this person", corrections.ts) by label name, applied with whichever model is current. */
+  private negatives: FaceNegatives = EMPTY_FACE_NEGATIVES;
 
   constructor(private readonly host: PipelineHost) {}
 
@@ -162,6 +181,22 @@ export class FacePipeline {
   /** Replaces the models given (undefined: keeps that one, null: clears it). */
   setModels(models: Partial<FaceModels>): void {
     this.current = { ...this.current, ...models };
+  }
+
+  /** Replaces the corrections of the recognizers given (by label name, so they outlive a retraining). */
+  setNegatives(negatives: Partial<FaceNegatives>): void {
+    this.negatives = { ...this.negatives, ...negatives };
+  }
+
+  get corrections(): FaceNegatives {
+    return this.negatives;
+  }
+
+  /** The corrections of a recognizer in terms of a model's label ids, or null when there are none. */
+  private correctionsFor(recognizer: RecognitionModel, trained: Trained<unknown> | null): CorrectionContext | null {
+    const negatives = this.negatives[recognizer];
+    if (!trained || negatives.size === 0) return null;
+    return { names: trained.names, negatives, distance: recognizer === 'lbph' ? lbphFeatureDistance : embeddingFeatureDistance };
   }
 
   /** The given boxes, or the cascade's. */
@@ -179,6 +214,7 @@ export class FacePipeline {
     const t1 = now();
     // Read once: a model installed meanwhile applies from the next recognition on.
     const trained = this.current[step.recognizer];
+    const corrections = this.correctionsFor(step.recognizer, trained);
     let faces: RecognizedBox[];
     if (step.recognizer === 'embedding') {
       const model = this.current.embedding?.model ?? null;
@@ -188,11 +224,11 @@ export class FacePipeline {
       // Without a model (or faces) nothing is described, so the missing parts are never used.
       faces =
         model && describe && image.rgb
-          ? await predictEmbeddingFaces(image.rgb, boxes, model, describe)
+          ? await predictEmbeddingFaces(image.rgb, boxes, model, describe, corrections)
           : boxes.map((box) => recognized(box, null));
     } else {
       if (!image.gray) throw new Error('LBPH needs the gray image');
-      faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null, this.host.eyeCascade ?? null);
+      faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null, this.host.eyeCascade ?? null, corrections);
     }
     return { faces: faceResults(faces, trained, step.rule), trained: trained !== null, detectMs: t1 - t0, recognizeMs: now() - t1 };
   }

@@ -8,6 +8,11 @@
 export interface PersonDistance {
   labelId: number;
   distance: number;
+  /**
+   * The face's distance to the nearest of this person's corrections (faces a reviewer said are not them:
+   * corrections.ts); absent when they have none. The rule never names them when this is within `distance`.
+   */
+  correction?: number;
 }
 
 /** How many people a ranking keeps: the nearest, the next (margin rule), and one more (one name per face). */

@@ -9,16 +9,21 @@ import type { GrayImage, Rect } from '../image/types.js';
 import { labelDistanceLbph, lbpHistogram, type LbphModel } from '../lbph/lbph.js';
 import { alignedFace, FACE_ALIGNMENT } from '../vision/eye-alignment.js';
 import type { HaarCascade } from '../vision/haar-cascade.js';
+import { isCorrected, lbphFeatureDistance, nearestNegative } from './corrections.js';
 import type { DecisionRule } from './decision.js';
 
 export type VerifyRule = Pick<DecisionRule, 'min' | 'verifyMax'>;
 
-/** Exactly one face's distance to the claimed person's nearest sample, decided. */
-export function decideVerify(distance: number, rule: VerifyRule): { match: boolean; reason: VerifyReason } {
+/**
+ * Exactly one face's distance to the claimed person's nearest sample, decided. `correction`: the face's distance to
+ * the nearest of that person's corrections (corrections.ts); a face at least as near to one never verifies as them.
+ */
+export function decideVerify(distance: number, rule: VerifyRule, correction?: number | null): { match: boolean; reason: VerifyReason } {
   if (!Number.isFinite(distance)) return { match: false, reason: 'below_threshold' };
   // LBPH only (embedding's min is 0): closer than any live face comes, so a replayed training photo.
   if (distance < rule.min) return { match: false, reason: 'copy_of_training_image' };
-  return distance <= rule.verifyMax ? { match: true, reason: 'match' } : { match: false, reason: 'below_threshold' };
+  if (distance > rule.verifyMax) return { match: false, reason: 'below_threshold' };
+  return isCorrected(distance, correction ?? undefined) ? { match: false, reason: 'corrected' } : { match: true, reason: 'match' };
 }
 
 /**
@@ -47,6 +52,23 @@ export function labelIdOf(names: ReadonlyMap<number, string>, label: string): nu
  * by the eyes only for a model trained that way, as predictLbphFaces does).
  */
 export function lbphLabelDistance(gray: GrayImage, box: Rect, model: LbphModel, labelId: number, eyeCascade: HaarCascade | null): number {
+  return lbphLabelDistances(gray, box, model, labelId, eyeCascade, undefined).distance;
+}
+
+/**
+ * LBPH: as lbphLabelDistance, and the same face's distance to the nearest of the person's corrections (`negatives`,
+ * histograms of faces that are not them); null without any.
+ */
+export function lbphLabelDistances(
+  gray: GrayImage,
+  box: Rect,
+  model: LbphModel,
+  labelId: number,
+  eyeCascade: HaarCascade | null,
+  negatives: readonly Float32Array[] | undefined,
+): { distance: number; correction: number | null } {
   const eyes = model.faceAlignment === FACE_ALIGNMENT ? eyeCascade : null;
-  return labelDistanceLbph(model, lbpHistogram(alignedFace(gray, box, eyes)), labelId);
+  const histogram = lbpHistogram(alignedFace(gray, box, eyes));
+  const correction = negatives?.length ? nearestNegative(histogram, negatives, lbphFeatureDistance) : Number.POSITIVE_INFINITY;
+  return { distance: labelDistanceLbph(model, histogram, labelId), correction: Number.isFinite(correction) ? correction : null };
 }

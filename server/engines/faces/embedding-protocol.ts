@@ -6,6 +6,7 @@
 import type { DescriptorModelId } from '../../../shared/embedding/descriptor-models.js';
 import type { EmbeddingModel } from '../../../shared/embedding/matcher.js';
 import type { Rect, RgbImage } from '../../../shared/image/types.js';
+import type { Negatives } from '../../../shared/recognition/corrections.js';
 import type { DecisionRule } from '../../../shared/recognition/decision.js';
 import type { Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
@@ -36,6 +37,8 @@ export interface EmbeddingOps {
   /** Names each given face with the worker's current model. */
   recognize: { args: { rgb: RgbImage; boxes: Rect[]; rule: DecisionRule }; result: Recognition };
   setModel: { args: Trained<EmbeddingModel> | null; result: EmbeddingModelInstall };
+  /** The embedding corrections ("not this person" descriptors by label name), applied by recognize. */
+  setNegatives: { args: Negatives; result: void };
 }
 
 export type EmbeddingPool = WorkerPool<EmbeddingOps>;

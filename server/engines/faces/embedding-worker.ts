@@ -27,6 +27,7 @@ serveOps<EmbeddingOps>({
   status: () => loaded,
   describe: ({ rgb, boxes }) => describe(rgb, boxes),
   recognize: ({ rgb, boxes, rule }) => pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes }),
+  setNegatives: (embedding) => pipeline.setNegatives({ embedding }),
   setModel: (embedding) => {
     // Descriptors of another model are not comparable: never match against them (the matcher would throw).
     const reason = embedding ? refuseOtherDescriptorModel(embedding.model, descriptor) : null;

@@ -7,7 +7,10 @@ import type { GrayImage, Rect } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import type { FacialFeatures, FeatureCascadeTexts } from '../../../shared/vision/facial-features.js';
 import type { DetectOptions } from '../../../shared/vision/haar-cascade.js';
+import type { Negatives } from '../../../shared/recognition/corrections.js';
 import type { DecisionRule } from '../../../shared/recognition/decision.js';
+// #26 enrollment
+import type { PhotoCheck } from '../../../shared/recognition/photo-check.js';
 import type { CascadeParams, FaceSample, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 
@@ -36,8 +39,13 @@ export interface VisionOps {
   /** Detects (or takes the given boxes), keeps the largest face, and returns it with its LBPH histogram. */
   trainSample: { args: { gray: GrayImage; boxes?: Rect[] }; result: FaceSample };
   setModel: { args: Trained<LbphModel> | null; result: void };
+  /** The LBPH corrections ("not this person" histograms by label name), applied by recognize and verify. */
+  setNegatives: { args: Negatives; result: void };
   /** Verification 1:1: detects (or takes the given boxes); with exactly one face, its distance to `label`'s samples. */
   verify: { args: { gray: GrayImage; boxes?: Rect[]; label: string }; result: FrameVerification };
+  // #26 enrollment
+  /** The photo check of a training image (shared/recognition/photo-check.ts): detects, measures the picked or largest face. */
+  checkPhoto: { args: { gray: GrayImage; pick?: Rect }; result: { boxes: Rect[]; check: PhotoCheck } };
   /** Eyes, smile and eyeglasses of each face (shared/vision/facial-features.ts), in order. */
   features: { args: { faces: FaceCrop[] }; result: FacialFeatures[] };
 }
@@ -49,6 +57,8 @@ export interface FrameVerification {
   enrolled: boolean;
   /** Null unless exactly one face was found and the label is known. */
   distance: number | null;
+  /** The same face's distance to the nearest of the label's corrections; null or absent without any. */
+  correction?: number | null;
 }
 
 export type VisionPool = WorkerPool<VisionOps>;

@@ -7,10 +7,13 @@
 import { workerData } from 'node:worker_threads';
 import type { GrayImage } from '../../../shared/image/types.js';
 import { detectOptionsOf, FacePipeline } from '../../../shared/recognition/pipeline.js';
-import { labelIdOf, lbphLabelDistance } from '../../../shared/recognition/verify.js';
+import { labelIdOf, lbphLabelDistances } from '../../../shared/recognition/verify.js';
 import { detectSplit, type PartRunner } from '../../../shared/vision/cascade-split.js';
 import { facialFeaturesOfFace, parseFeatureCascades, type FeatureCascades } from '../../../shared/vision/facial-features.js';
 import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
+// #26 enrollment
+import { checkPhoto, measuredFace } from '../../../shared/recognition/photo-check.js';
+import { eyeCandidates } from '../../../shared/vision/eye-alignment.js';
 import { askForHelp, helpersIdle, serveOps } from '../workers/worker-host.js';
 import type { VisionOps, VisionWorkerData } from './vision-protocol.js';
 
@@ -43,16 +46,30 @@ serveOps<VisionOps>({
   recognize: ({ gray, boxes, rule }) => pipeline.recognize({ gray }, { recognizer: 'lbph', rule, boxes }),
   trainSample: ({ gray, boxes }) => pipeline.sample({ gray }, { boxes }),
   setModel: (lbph) => pipeline.setModels({ lbph }),
+  setNegatives: (lbph) => pipeline.setNegatives({ lbph }),
   verify: async ({ gray, boxes, label }) => {
     const found = await pipeline.detect(gray, boxes);
     // Read once: the names and the samples come from the same model.
     const trained = pipeline.models.lbph;
     const labelId = trained ? labelIdOf(trained.names, label) : null;
-    const distance =
+    const measured =
       trained && labelId !== null && found.length === 1
-        ? lbphLabelDistance(gray, found[0], trained.model, labelId, eyeCascade ?? null)
+        ? lbphLabelDistances(gray, found[0], trained.model, labelId, eyeCascade ?? null, pipeline.corrections.lbph.get(label))
         : null;
-    return { boxes: found, trained: trained !== null, enrolled: labelId !== null, distance };
+    return {
+      boxes: found,
+      trained: trained !== null,
+      enrolled: labelId !== null,
+      distance: measured?.distance ?? null,
+      correction: measured?.correction ?? null,
+    };
   },
   features: ({ faces }) => faces.map((f) => facialFeaturesOfFace(features(), f.gray, f.origin)),
+  // #26 enrollment: the faces, and the picked (else largest) one measured, with its eyes where the cascade is here.
+  checkPhoto: async ({ gray, pick }) => {
+    const boxes = await pipeline.detect(gray);
+    const face = measuredFace(boxes, pick);
+    const eyes = face && eyeCascade ? eyeCandidates(eyeCascade, gray, face) : undefined;
+    return { boxes, check: checkPhoto({ gray, faces: boxes, ...(pick ? { pick } : {}), ...(eyes ? { eyes } : {}) }) };
+  },
 });
