@@ -18,6 +18,20 @@ const imageSide = z
   .min(1, 'must be at least 1')
   .max(100_000, 'must be at most 100000');
 
+/** #26 sightings: a face of a browser's result may carry its crop (base64 JPEG, at most 32 KB), kept as a sighting. */
+export const RESULT_CROP_MAX_BYTES = 32 * 1024;
+const cropField = z
+  .string({ error: 'must be a base64 JPEG' })
+  .max(Math.ceil(RESULT_CROP_MAX_BYTES / 3) * 4 + 32, `must be at most ${RESULT_CROP_MAX_BYTES / 1024} KB of JPEG`)
+  .regex(/^(data:image\/jpeg;base64,)?[A-Za-z0-9+/]+={0,2}$/, 'must be a base64 JPEG (plain or a data:image/jpeg;base64, URL)')
+  .optional()
+  .meta({
+    description:
+      'The face crop (the box widened by 40% each side, JPEG, at most 32 KB) as base64: kept as a sighting (source `browser`) ' +
+      'when SIGHTINGS_SOURCES has `browser`; never stored with the result.',
+  });
+export const resultFaceInput = faceResult.extend({ crop: cropField }).meta({ id: 'ResultFaceInput' });
+
 const recordFields = z.object({
   id: z
     .string({ error: "must be the record's unique id (a UUID)" })
@@ -67,6 +81,13 @@ const EXAMPLE_RECORD = {
 
 /** One recognition or object-detection result captured on a device (`POST /api/results`). */
 export const resultRecordInput = recordFields
+  .extend({
+    faces: z
+      .array(resultFaceInput, { error: 'must be a list of faces' })
+      .max(RESULT_MAX_FACES, `must hold at most ${RESULT_MAX_FACES} faces`)
+      .optional()
+      .meta({ description: 'For kind `recognition`; each face may carry its `crop`.' }),
+  })
   .superRefine((r, ctx) => {
     // A record holds the results of its kind only, so a reader never has to guess which list counts.
     if (r.kind === 'recognition' && r.objects !== undefined)

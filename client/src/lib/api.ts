@@ -84,7 +84,9 @@ export const api = {
   },
   train: () => call('train', { body: {} }),
   trainStatus: () => call('trainStatus', undefined),
-  recognize: (image: string, signal?: AbortSignal) => call('recognize', { body: { image } }, { signal }),
+  // #26 sightings: `source` says what sent the image (a photo on a page, live camera frames), for the sightings kept.
+  recognize: (image: string, signal?: AbortSignal, from?: { source?: 'api' | 'page' | 'camera'; camera?: string }) =>
+    call('recognize', { body: { image, ...from } }, { signal }),
   detectObjects: (image: string, confidence?: number, signal?: AbortSignal) =>
     call('detectObjects', { body: confidence === undefined ? { image } : { image, confidence } }, { signal }),
   objectStatus: () => call('objectStatus', undefined),
