@@ -12,9 +12,11 @@ export const TEMP_PREFIX = '.tmp-';
 /** What a file is written from: bytes, text, or text in pieces (written one after the other, never joined). */
 export type FileData = Uint8Array | string | Iterable<string>;
 
-export async function writeFileAtomic(target: string, data: FileData): Promise<void> {
+/** `mtime`: the modification time the new file shows (a model rewritten without a person keeps its training time). */
+export async function writeFileAtomic(target: string, data: FileData, opts: { mtime?: Date } = {}): Promise<void> {
   const temp = await writeTemp(target, data);
   try {
+    if (opts.mtime) await fs.utimes(temp, opts.mtime, opts.mtime);
     await fs.rename(temp, target);
   } catch (err) {
     await fs.rm(temp, { force: true });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
 import type { LbphModel } from '../../shared/lbph/lbph.js';
 import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
+import { embeddingWithout, lbphWithout } from '../../shared/recognition/forget-label.js';
 import { decodeEmbeddingsFile, decodeLbphFile, encodeEmbeddingsFile, encodeLbphFile } from '../../shared/recognition/model-files.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
@@ -97,6 +98,44 @@ export class ModelStore {
     const bytes = new TextEncoder().encode(encodeEmbeddingsFile(model, labelIds, trainedAt));
     await writeFileAtomic(path.join(this.dir, EMBEDDINGS_FILE), bytes);
     return bytes;
+  }
+
+  /**
+   * Rewrites the saved models without `label` (a person deleted): their samples and name out, everything else as
+   * trained, each file replaced atomically and keeping its training time; a model left with nobody is removed.
+   * The caller holds the training lock (no training writes the files meanwhile). Returns the samples removed
+   * per model (0 where the model did not know them, or none is saved). Other replicas load the new files with
+   * their model watch, as after a training.
+   */
+  async forgetLabel(label: string): Promise<{ lbph: number; embedding: number }> {
+    const removed = { lbph: 0, embedding: 0 };
+    const lbph = await this.loadLbph();
+    if (lbph) {
+      const out = lbphWithout(lbph.model, lbph.labelIds, label);
+      removed.lbph = out.removed;
+      if (out.removed > 0 || Object.keys(out.labelIds).length < Object.keys(lbph.labelIds).length) {
+        if (out.model.labels.length === 0) {
+          // Nobody left: no model (a training makes the next one), rather than a model that knows no one.
+          await fs.rm(path.join(this.dir, TRAINING_FILE), { force: true });
+          await fs.rm(path.join(this.dir, LABELS_FILE), { force: true });
+        } else {
+          const mtime = new Date(lbph.trainedAt);
+          const yaml = new TextEncoder().encode(encodeLbphFile(out.model, out.labelIds));
+          await writeFileAtomic(path.join(this.dir, TRAINING_FILE), yaml, { mtime });
+          await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(out.labelIds), { mtime });
+        }
+      }
+    }
+    const embedding = await this.loadEmbedding();
+    if (embedding) {
+      const out = embeddingWithout(embedding.model, embedding.labelIds, label);
+      removed.embedding = out.removed;
+      if (out.removed > 0 || Object.keys(out.labelIds).length < Object.keys(embedding.labelIds).length) {
+        if (out.model.labels.length === 0) await fs.rm(path.join(this.dir, EMBEDDINGS_FILE), { force: true });
+        else await this.saveEmbedding(out.model, out.labelIds, embedding.trainedAt);
+      }
+    }
+    return removed;
   }
 
   /** The saved embedding model, or null when none was trained; throws with a clear message when unusable. */

@@ -194,11 +194,12 @@ describe('upload, train, recognize', () => {
     expect(body.faces[0].label).toBe('eileen');
   });
 
-  it('DELETE removes a label and its images, and says a retrain is needed', async () => {
+  it('DELETE removes a label, its images and its templates in the trained models: no retrain needed', async () => {
     const res = await fetch(`${server.url}/api/images/lionel`, { method: 'DELETE' });
     const body = (await res.json()) as any;
     expect(res.status).toBe(200);
-    expect(body).toEqual({ status: 'ok', label: 'lionel', deleted: 5, retrain_needed: true });
+    expect(body).toMatchObject({ status: 'ok', label: 'lionel', deleted: 5, retrain_needed: false, removed: { images: 5 } });
+    expect(body.removed.templates).toBeGreaterThan(0);
     expect((await getJson(`${server.url}/api/images/lionel`)).status).toBe(404);
     expect((await getJson(`${server.url}/api/labels`)).body.labels).toEqual(['eileen', 'grace-hopper']);
   });

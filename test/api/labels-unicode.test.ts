@@ -46,7 +46,7 @@ describe('labels: one name, one folder', () => {
     expect(trained.status).toBe(200);
     expect(trained.body).toMatchObject({ labels: ['\u1e97'], images_total: 4 });
     const deleted = await getJson(path_('t\u0308'), { method: 'DELETE' });
-    expect(deleted.body).toMatchObject({ label: '\u1e97', deleted: 4, retrain_needed: true });
+    expect(deleted.body).toMatchObject({ label: '\u1e97', deleted: 4, retrain_needed: false, removed: { images: 4 } });
     expect((await getJson(`${server!.url}/api/labels`)).body.labels).toEqual([]);
   });
 
