@@ -1,7 +1,9 @@
 /**
  * Two API server processes (`npm start`, the compiled dist/ build) on one DATA_DIR, as two replicas on a
- * ReadWriteMany volume: a training on one is served by the other within 2 s, two trainings at once give one
- * 200 and one 409 and a loadable model, concurrent uploads and results sent to both are all kept.
+ * ReadWriteMany volume, sharing one PostgreSQL database (`DATABASE_URL`: the embedded one is one process's): a
+ * training on one is served by the other within 2 s, two trainings at once give one 200 and one 409 and a
+ * loadable model, concurrent uploads and results sent to both are all kept, and a person deleted on one is
+ * forgotten by the other within 2 s without a training.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -10,16 +12,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
+import { freshPostgresDatabase } from '../helpers/databases.js';
 import { spawnServer } from '../helpers/server-process.js';
 import { getJson, postJson, uploadImage } from '../helpers/test-server.js';
 
 const children: ChildProcess[] = [];
 let dataDir: string;
+let databaseUrl: string;
 let a: string;
 let b: string;
 
 async function start(): Promise<string> {
-  const env = { DATA_DIR: dataDir, WORKERS: '1', OBJECT_DETECTION_ENABLED: 'false', EMBEDDING_ENABLED: 'false', LOG_LEVEL: 'warn' };
+  const env = {
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    WORKERS: '1',
+    OBJECT_DETECTION_ENABLED: 'false',
+    EMBEDDING_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+  };
   return (await spawnServer(env, children)).url;
 }
 
@@ -41,6 +52,7 @@ function resultRecord(n: number) {
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-replicas-'));
+  databaseUrl = await freshPostgresDatabase();
   [a, b] = await Promise.all([start(), start()]);
 }, 60_000);
 
@@ -116,5 +128,25 @@ describe('two API replicas on one DATA_DIR', () => {
       expect(body.total).toBe(120);
       expect(body.results.map((r: { id: string }) => r.id).sort()).toEqual(ids);
     }
+  }, 60_000);
+
+  it('a person deleted on B is forgotten by A within 2 s, without a training', async () => {
+    const probe = await rescaled('eileen', 0.7);
+    expect(await recognizedLabel(a, probe)).toBe('eileen');
+    const deleted = await getJson(`${b}/api/images/eileen`, { method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.removed.templates).toBeGreaterThan(0);
+    const answered = Date.now();
+    let label: string | undefined;
+    while (Date.now() - answered < 3000) {
+      label = await recognizedLabel(a, probe);
+      if (label !== 'eileen') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(label).not.toBe('eileen');
+    expect(Date.now() - answered).toBeLessThan(2000);
+    expect(await recognizedLabel(a, await rescaled('grace', 0.7))).toBe('grace');
+    // Both list the deletion (one database).
+    for (const url of [a, b]) expect((await getJson(`${url}/api/deletions`)).body.deleted.map((d: { label: string }) => d.label)).toEqual(['eileen']);
   }, 60_000);
 });
