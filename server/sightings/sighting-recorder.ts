@@ -24,8 +24,9 @@ export const CROP_MARGIN = 0.4;
 export const CROP_MAX_SIDE = 160;
 /** A face box overlapping a track's last box by at least this (intersection over union) continues the track. */
 export const TRACK_IOU = 0.3;
-/** Jobs waiting at most; more are dropped (and logged) rather than held in memory. */
+/** Jobs waiting at most, and their images' bytes at most; more are dropped (and logged) rather than held in memory. */
 const QUEUE_MAX = 256;
+const QUEUE_MAX_BYTES = 64 * 1024 * 1024;
 const PURGE_INTERVAL_MS = 3_600_000;
 
 /** The decision about one face, as a sighting keeps it. */
@@ -125,6 +126,7 @@ export class SightingRecorder {
   private readonly tracks = new Map<string, Track[]>();
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
+  private pendingBytes = 0;
   private dropped = 0;
   private timer: NodeJS.Timeout | null = null;
   private purging: Promise<void> | null = null;
@@ -145,7 +147,7 @@ export class SightingRecorder {
     try {
       const faces = this.select(r, r.faces);
       if (faces.length === 0) return;
-      this.enqueue(() => this.storeFromImage({ ...r, faces }));
+      this.enqueue(() => this.storeFromImage({ ...r, faces }), r.bytes.byteLength);
     } catch (err) {
       this.fail(err);
     }
@@ -156,7 +158,10 @@ export class SightingRecorder {
     try {
       const faces = this.select(r, r.faces);
       if (faces.length === 0) return;
-      this.enqueue(() => this.storeCrops({ ...r, faces }));
+      this.enqueue(
+        () => this.storeCrops({ ...r, faces }),
+        faces.reduce((n, f) => n + f.crop.byteLength, 0),
+      );
     } catch (err) {
       this.fail(err);
     }
@@ -239,17 +244,19 @@ export class SightingRecorder {
     return kept;
   }
 
-  private enqueue(job: () => Promise<void>): void {
-    if (this.pending >= QUEUE_MAX) {
+  private enqueue(job: () => Promise<void>, bytes: number): void {
+    if (this.pending >= QUEUE_MAX || (this.pending > 0 && this.pendingBytes + bytes > QUEUE_MAX_BYTES)) {
       if (this.dropped++ % 100 === 0) this.opts.log.warn(`sightings: ${this.dropped} dropped, the queue of ${QUEUE_MAX} is full`);
       return;
     }
     this.pending++;
+    this.pendingBytes += bytes;
     this.queue = this.queue
       .then(job)
       .catch((err) => this.fail(err))
       .finally(() => {
         this.pending--;
+        this.pendingBytes -= bytes;
       });
   }
 
