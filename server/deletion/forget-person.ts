@@ -124,7 +124,11 @@ export async function forgetPerson(ctx: AppContext, models: ModelStore, label: s
 }
 
 /** Deletions of people, newest first (devices drop what they still queue of them). */
-export async function recentDeletions(ctx: AppContext, since: Date | null, limit: number): Promise<{ label: string; deleted_at: string }[]> {
+export async function recentDeletions(
+  ctx: AppContext,
+  since: Date | null,
+  limit: number,
+): Promise<{ label: string; deleted_at: string }[]> {
   const rows = await ctx.db.query<{ label: string; deleted_at: Date }>(
     'SELECT label, deleted_at FROM deleted_people WHERE ($1::timestamptz IS NULL OR deleted_at >= $1) ORDER BY deleted_at DESC, seq DESC LIMIT $2',
     [since, limit],

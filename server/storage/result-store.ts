@@ -127,7 +127,13 @@ export class ResultStore {
     const found = [];
     for (const name of [LEGACY_RESULTS_FILE, RESULTS_FILE]) {
       const file = path.join(this.opts.dir, name);
-      if (await fs.lstat(file).then(() => true, () => false)) found.push(file);
+      if (
+        await fs.lstat(file).then(
+          () => true,
+          () => false,
+        )
+      )
+        found.push(file);
     }
     for (const file of found) await this.importFile(file);
   }
@@ -227,10 +233,9 @@ export class ResultStore {
        INSERT INTO results_forgotten (id, forgotten_at) SELECT id, now() FROM dropped ORDER BY seq ON CONFLICT (id) DO NOTHING`,
       [this.opts.max],
     );
-    await tx.query(
-      'DELETE FROM results_forgotten WHERE seq IN (SELECT seq FROM results_forgotten ORDER BY seq DESC OFFSET $1)',
-      [this.opts.max],
-    );
+    await tx.query('DELETE FROM results_forgotten WHERE seq IN (SELECT seq FROM results_forgotten ORDER BY seq DESC OFFSET $1)', [
+      this.opts.max,
+    ]);
     const [row] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM results');
     return row.n;
   }
@@ -277,7 +282,9 @@ export class ResultStore {
     await fs.rename(file, aside).catch((err: unknown) => {
       if (code(err) !== 'ENOENT') throw err;
     });
-    this.opts.log.warn(`${path.basename(file)} could not be read (${why}); set aside as ${path.basename(aside)}, its results are not imported`);
+    this.opts.log.warn(
+      `${path.basename(file)} could not be read (${why}); set aside as ${path.basename(aside)}, its results are not imported`,
+    );
   }
 }
 

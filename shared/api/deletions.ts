@@ -21,7 +21,9 @@ export const deletionsQuery = z.object({
 export const deletedPerson = z
   .object({
     label: z.string(),
-    deleted_at: z.string().meta({ description: 'ISO 8601 time of the deletion: photos and results of this person made before it are dropped.' }),
+    deleted_at: z
+      .string()
+      .meta({ description: 'ISO 8601 time of the deletion: photos and results of this person made before it are dropped.' }),
   })
   .meta({ id: 'DeletedPerson' });
 export type DeletedPerson = z.infer<typeof deletedPerson>;
@@ -35,7 +37,10 @@ export type DeletionsResponse = z.infer<typeof deletionsResponse>;
 export const removedCounts = z
   .object({
     images: z.number().int().meta({ description: 'Training images.' }),
-    templates: z.number().int().meta({ description: 'Samples in the trained models (LBPH and embedding), rewritten without them: no retraining needed.' }),
+    templates: z
+      .number()
+      .int()
+      .meta({ description: 'Samples in the trained models (LBPH and embedding), rewritten without them: no retraining needed.' }),
     sightings: z.number().int().meta({ description: 'Sightings, with their face crops.' }),
     corrections: z.number().int().meta({ description: '"Not this person" corrections.' }),
     results: z.number().int().meta({ description: 'Stored results naming them.' }),

@@ -40,7 +40,9 @@ export function embeddingWithout(model: EmbeddingModel, labelIds: LabelIds, labe
   if (id === null) return { model, labelIds, removed: 0 };
   const keep = [...model.labels.keys()].filter((i) => model.labels[i] !== id);
   const descriptors = new Float32Array(keep.length * model.dim);
-  keep.forEach((from, to) => descriptors.set(model.descriptors.subarray(from * model.dim, (from + 1) * model.dim), to * model.dim));
+  for (const [to, from] of keep.entries()) {
+    descriptors.set(model.descriptors.subarray(from * model.dim, (from + 1) * model.dim), to * model.dim);
+  }
   return {
     model: { ...model, descriptors, labels: Int32Array.from(keep, (i) => model.labels[i]) },
     labelIds: rest,

@@ -68,10 +68,10 @@ async function seedRows(label: string, sightings: number): Promise<void> {
     );
     if (i > 0) await db.query('UPDATE sightings SET candidate = $2 WHERE id = $1', [id, label]);
   }
-  await db.query(
-    `INSERT INTO corrections (id, label, created_at, recognizer, feature) VALUES ($1, $2, now(), 'lbph', '\\x00')`,
-    [`c-${label}`, label],
-  );
+  await db.query(`INSERT INTO corrections (id, label, created_at, recognizer, feature) VALUES ($1, $2, now(), 'lbph', '\\x00')`, [
+    `c-${label}`,
+    label,
+  ]);
   // The upload may have stored these already.
   await db.query('INSERT INTO people (label, display_name) VALUES ($1, $2) ON CONFLICT DO NOTHING', [label, label.toUpperCase()]);
   await db.query(`INSERT INTO image_meta (label, filename, source) VALUES ($1, 'x.jpg', 'upload') ON CONFLICT DO NOTHING`, [label]);

@@ -147,6 +147,7 @@ describe('two API replicas on one DATA_DIR', () => {
     expect(Date.now() - answered).toBeLessThan(2000);
     expect(await recognizedLabel(a, await rescaled('grace', 0.7))).toBe('grace');
     // Both list the deletion (one database).
-    for (const url of [a, b]) expect((await getJson(`${url}/api/deletions`)).body.deleted.map((d: { label: string }) => d.label)).toEqual(['eileen']);
+    for (const url of [a, b])
+      expect((await getJson(`${url}/api/deletions`)).body.deleted.map((d: { label: string }) => d.label)).toEqual(['eileen']);
   }, 60_000);
 });

@@ -5,7 +5,8 @@
  * (drain.ts has the rules, tested on their own).
  * An item leaves the queue only after the server's 2xx (a `duplicate: true` answer counts: it has it), so a
  * crash or a lost answer never loses one, and the dedup ids (capture_id, result id) keep a resend from
- * storing it twice. One tab syncs at a time (Web Locks); the others follow the counts.
+ * storing it twice. One tab syncs at a time (Web Locks); the others follow the counts. What is queued of people
+ * deleted on the server since is dropped first (deletions.ts).
  */
 import { createEffect, createRoot, createSignal, on } from 'solid-js';
 import { refreshStatus, serverStatus } from '../lib/server-status';
@@ -13,6 +14,7 @@ import { queue, storageProblem } from './queue';
 import { ApiFailure } from '../lib/api';
 import { isRetryable, postCapture, postResults } from './transport';
 import { drainQueues } from './drain';
+import { dropDeleted, fetchDeletions } from './deletions';
 
 export const SYNC_INTERVAL_MS = 10_000;
 const LOCK_NAME = 'lookout-offline-sync';
@@ -94,6 +96,18 @@ async function drain(): Promise<void> {
   setSyncing(true);
   const stats = { stored: 0 };
   try {
+    // People deleted on the server: what is queued of them (made before the deletion) is never sent.
+    const deletions = await fetchDeletions();
+    if (deletions) {
+      const dropped = await dropDeleted(queue, deletions);
+      const n = dropped.captures + dropped.results;
+      if (n > 0) {
+        reportProblem(
+          `${n} ${n === 1 ? 'item' : 'items'} waiting offline named people deleted on the server, and ${n === 1 ? 'was' : 'were'} dropped.`,
+        );
+        await changed(true);
+      }
+    }
     const outcome = await drainQueues(
       {
         queue,
