@@ -177,6 +177,36 @@ test("the Safety page's training-set download carries the token for an administr
   await signOut(page);
 });
 
+// #26 audit
+test("a biometric-user's Live recognition runs on the server, saying why; the administrator sees the refusal in the audit log", async ({
+  page,
+}) => {
+  await signIn(page, 'bob', 'bobs-own-password');
+  // Through the app's own links: a reload now could cut the first token refresh short (the IdP rotates refresh tokens).
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await nav.getByRole('link', { name: 'Live recognition' }).click();
+  // The trained models (everyone's templates) are for kiosks and devices: the browser is refused them.
+  const refused = page.getByTestId('models-refused');
+  await expect(refused).toContainText('biometric-device', { timeout: 60_000 });
+  await expect(refused).toContainText('recognised on the server');
+  await expect(page.getByRole('radio', { name: 'On the server' })).toBeChecked();
+  await expect(page.getByRole('radio', { name: 'In this browser' })).toBeDisabled();
+  await checkAccessibility(page, 'recognize-models-refused');
+  await signOut(page);
+
+  await signIn(page, 'ada', 'adas-own-password');
+  await nav.getByRole('link', { name: 'Admin' }).click();
+  const section = page.getByTestId('audit-log');
+  await section.getByLabel('Operation').selectOption('template_download');
+  await section.getByLabel('Actor').fill('bob');
+  await section.getByRole('button', { name: 'Show' }).click();
+  const row = section.locator('tr[data-action="template_download"]').first();
+  await expect(row).toContainText('bob');
+  await expect(row).toHaveAttribute('data-outcome', 'denied');
+  await checkAccessibility(page, 'admin-audit-log-signed-in');
+  await signOut(page);
+});
+
 test('with the IdP refusing the sign-in, the app says why and stays signed out', async ({ page }) => {
   await page.goto(lookout.url);
   await page.getByRole('button', { name: 'Sign in' }).click();

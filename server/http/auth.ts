@@ -20,6 +20,13 @@ export interface Principal {
   subject: string;
   username: string | null;
   roles: string[];
+  /** The client the token was issued to (`azp`, else `client_id`). */
+  client: string | null;
+  /**
+   * `client` for a client-credentials token (no user behind it: no `preferred_username`, or Keycloak's and Lookout's
+   * IdP's `service-account-<client>`), `user` otherwise.
+   */
+  kind: 'user' | 'client';
 }
 
 declare module 'hono' {
@@ -229,6 +236,14 @@ function rolesOf(payload: JWTPayload): string[] {
   return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }
 
+/** Who a verified token speaks for. */
+export function principalOf(payload: JWTPayload, roles: string[]): Principal {
+  const username = typeof payload.preferred_username === 'string' ? payload.preferred_username : null;
+  const client = typeof payload.azp === 'string' ? payload.azp : typeof payload.client_id === 'string' ? payload.client_id : null;
+  const kind = username === null || username.startsWith('service-account-') ? 'client' : 'user';
+  return { subject: typeof payload.sub === 'string' ? payload.sub : '', username, roles, client, kind };
+}
+
 export class BearerAuth {
   private readonly keys: IssuerKeys;
   private readonly operations = operations();
@@ -306,6 +321,8 @@ export class BearerAuth {
       }
 
       const roles = rolesOf(payload);
+      // Set before the role check, so a refusal is attributed too (the audit log, server/audit); the request ends there.
+      c.set('principal', principalOf(payload, roles));
       if (!roleAllows(access, roles)) {
         const message = `this endpoint needs the role ${access}; the token has ${roles.filter((r) => r.startsWith('biometric-')).join(', ') || 'neither biometric-user nor biometric-admin'}`;
         return deny(
@@ -313,11 +330,6 @@ export class BearerAuth {
           `Bearer realm="${WWW_REALM}", error="insufficient_scope", error_description=${quoted(message)}`,
         );
       }
-      c.set('principal', {
-        subject: typeof payload.sub === 'string' ? payload.sub : '',
-        username: typeof payload.preferred_username === 'string' ? payload.preferred_username : null,
-        roles,
-      });
       return next();
     };
   }

@@ -3,7 +3,7 @@
  * `/admin/realms/<realm>/users`:
  *
  *   GET    .../users             the users (never their password hashes)
- *   POST   .../users             { username, temporary_password, admin? } -> 201 the user (must change the
+ *   POST   .../users             { username, temporary_password, admin?, device? } -> 201 the user (must change the
  *                                password and enrol at first sign-in, as `npm run idp -- users add` makes them)
  *   DELETE .../users/<username>  204
  *
@@ -135,12 +135,19 @@ export function adminApi(deps: AdminApiDeps) {
       if (method === 'GET') return send(req, res, 200, { users: (await deps.users.list()).map(view) });
       if (method === 'POST') {
         const body = await readJson(req);
-        const { username, temporary_password: password, admin: isAdmin } = body;
+        const { username, temporary_password: password, admin: isAdmin, device: isDevice } = body;
         if (typeof username !== 'string' || typeof password !== 'string')
           throw new Problem(400, 'invalid_user', 'Give `username` and `temporary_password` as strings.');
         if (isAdmin !== undefined && typeof isAdmin !== 'boolean') throw new Problem(400, 'invalid_user', '`admin` is true or false.');
-        const user = await deps.users.add(username, password, { admin: isAdmin === true });
-        deps.log.info('security event', { event: 'user_created', username: user.username, by: admin, admin: isAdmin === true });
+        if (isDevice !== undefined && typeof isDevice !== 'boolean') throw new Problem(400, 'invalid_user', '`device` is true or false.');
+        const user = await deps.users.add(username, password, { admin: isAdmin === true, device: isDevice === true });
+        deps.log.info('security event', {
+          event: 'user_created',
+          username: user.username,
+          by: admin,
+          admin: isAdmin === true,
+          device: isDevice === true,
+        });
         return send(req, res, 201, view(user));
       }
       res.setHeader('Allow', 'GET, POST');

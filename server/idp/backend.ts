@@ -61,6 +61,11 @@ export interface Backend {
    */
   verify(label: string, frames: Buffer[], recognizer?: 'embedding' | 'lbph'): Promise<VerifyResponse>;
   upload(label: string, image: Buffer, type: string): Promise<void>;
+  /**
+   * `PUT /api/people/{label}` `{ kiosk }`: whether devices' downloaded models (the kiosk gallery) hold this person.
+   * The second factor's people are kept out (enrollment.ts). Optional for test doubles.
+   */
+  setKiosk?(label: string, kiosk: boolean): Promise<void>;
   train(): Promise<void>;
 }
 
@@ -146,6 +151,13 @@ export function createBackend(options: BackendOptions): Backend {
       form.set('capture_id', createHash('sha256').update(label).update(image).digest('hex').slice(0, 32));
       form.set('file', new Blob([new Uint8Array(image)], { type }), `capture.${type === 'image/png' ? 'png' : 'jpg'}`);
       await call('/api/images', { method: 'POST', body: form });
+    },
+    async setKiosk(label, kiosk) {
+      await call(`/api/people/${encodeURIComponent(label)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kiosk }),
+      });
     },
     async train() {
       // One training at a time on the API: wait out another one (409) for a while.

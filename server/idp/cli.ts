@@ -2,7 +2,7 @@
  * Administration commands of `npm run idp -- <command>`, working on `IDP_DATA_DIR` directly (no running IdP
  * needed; a running one sees user changes at once, and rotated keys at its next start):
  *
- *   users add <name> --temporary-password <pw> [--admin]   (or --temporary-password-file <file>)
+ *   users add <name> --temporary-password <pw> [--admin] [--device]   (or --temporary-password-file <file>)
  *   users list
  *   users remove <name>
  *   keys list
@@ -15,8 +15,9 @@ import { KeyStore } from './keys.js';
 import { isEnrolled, UserError, UserStore } from './users.js';
 
 export const USAGE = `Usage: npm run idp [-- serve]
-       npm run idp -- users add <name> --temporary-password <password> [--admin]
-       npm run idp -- users add <name> --temporary-password-file <file> [--admin]
+       npm run idp -- users add <name> --temporary-password <password> [--admin] [--device]
+       npm run idp -- users add <name> --temporary-password-file <file> [--admin] [--device]
+         (--device: role biometric-device, for a kiosk that downloads the trained models)
        npm run idp -- users list
        npm run idp -- users remove <name>
        npm run idp -- keys list
@@ -74,13 +75,13 @@ export async function runCli(args: string[], dataDir: string, io: Io = defaultIo
 async function usersCommand(command: string | undefined, args: string[], users: UserStore, io: Io): Promise<number> {
   switch (command) {
     case 'add': {
-      const { words, options } = parseArgs(args, ['--temporary-password', '--temporary-password-file'], ['--admin']);
+      const { words, options } = parseArgs(args, ['--temporary-password', '--temporary-password-file'], ['--admin', '--device']);
       if (words.length !== 1) throw new UsageError('users add takes one name');
       const inline = options.get('--temporary-password');
       const file = options.get('--temporary-password-file');
       if ((inline === undefined) === (file === undefined)) throw new UsageError('give --temporary-password or --temporary-password-file');
       const password = typeof file === 'string' ? (await readFile(file, 'utf8')).replace(/\r?\n$/, '') : String(inline);
-      const user = await users.add(words[0], password, { admin: options.has('--admin') });
+      const user = await users.add(words[0], password, { admin: options.has('--admin'), device: options.has('--device') });
       io.out(`Created ${user.username} (${user.roles.join(', ')}); at first sign-in: change the password, enrol the face.`);
       return 0;
     }

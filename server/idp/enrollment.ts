@@ -1,8 +1,10 @@
 /**
  * The required action `biometric-enrollment`: 3 to BIOMETRIC_MAX_ENROLLMENT_IMAGES captures, each shown to the
- * backend to hold exactly one face, uploaded under the username as label (`POST /api/images`, multipart), then
- * `POST /api/train`; only then is the user marked enrolled (attribute `biometric_enrolled=true`, group
- * `biometric-enrolled`). The page checks each capture as it is taken (`checkCapture`), so a bad one is retaken
+ * backend to hold exactly one face, uploaded under the username as label (`POST /api/images`, multipart), kept out
+ * of the kiosk gallery (`PUT /api/people/{label}` `{ kiosk: false }`: the second factor's templates are not for the
+ * devices that download the trained models), then `POST /api/train`; only then is the user marked enrolled
+ * (attribute `biometric_enrolled=true`, group `biometric-enrolled`). The page checks each capture as it is taken
+ * (`checkCapture`), so a bad one is retaken
  * there; `enroll` checks them all again, since the page is not to be trusted.
  */
 import type { Backend } from './backend.js';
@@ -67,6 +69,7 @@ export function createEnrollment(options: { backend: Backend; users: UserStore; 
           }
         }
         for (const capture of captures) await backend.upload(user.username, capture!.bytes, capture!.type);
+        await backend.setKiosk?.(user.username, false);
         await backend.train();
       } catch (err) {
         if (err instanceof BackendError && err.status === 422)

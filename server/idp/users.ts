@@ -16,6 +16,8 @@ import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from './pas
 
 export const ROLE_USER = 'biometric-user';
 export const ROLE_ADMIN = 'biometric-admin';
+/** Kiosks and devices that recognise offline: they may download the trained models (everyone's templates). */
+export const ROLE_DEVICE = 'biometric-device';
 export const GROUP_ENROLLED = 'biometric-enrolled';
 export const ATTRIBUTE_ENROLLED = 'biometric_enrolled';
 /** Keycloak's required actions, by the names the spec gives them. */
@@ -97,7 +99,7 @@ export class UserStore {
    * sign-in (required actions UPDATE_PASSWORD and biometric-enrollment), unless `temporary` is false (the bootstrap
    * administrator, whose password the operator chose).
    */
-  async add(name: string, password: string, opts: { admin?: boolean; temporary?: boolean } = {}): Promise<User> {
+  async add(name: string, password: string, opts: { admin?: boolean; device?: boolean; temporary?: boolean } = {}): Promise<User> {
     const username = normaliseUsername(name);
     if (!USERNAME.test(username))
       throw new UserError(
@@ -115,7 +117,7 @@ export class UserStore {
         username,
         passwordHash,
         requiredActions: [...(opts.temporary === false ? [] : [ACTION_UPDATE_PASSWORD]), ACTION_BIOMETRIC_ENROLLMENT],
-        roles: opts.admin ? [ROLE_USER, ROLE_ADMIN] : [ROLE_USER],
+        roles: [ROLE_USER, ...(opts.admin ? [ROLE_ADMIN] : []), ...(opts.device ? [ROLE_DEVICE] : [])],
         groups: [],
         attributes: { [ATTRIBUTE_ENROLLED]: 'false' },
         createdAt: now,

@@ -3,7 +3,8 @@
  * /api/models/trained/lbph and /api/models/trained/embedding are the files. Every answer's ETag is the
  * models' content version, so a browser that has a version asks with If-None-Match and gets a 304 until a
  * training changes the files. Each request reads one snapshot, so a download during a training gets the old
- * set or the new one, never a mix.
+ * set or the new one, never a mix. What is downloaded is the kiosk gallery (server/audit/kiosk-gallery.ts): the
+ * people kept out of it (`people.kiosk = false`) are not in the files, and its version changes with it.
  */
 import { Hono, type Context } from 'hono';
 import type { TrainedModelsResponse } from '../../shared/api/index.js';
@@ -12,6 +13,7 @@ import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { etagMatches } from '../http/static-files.js';
 import type { TrainedSnapshot } from '../storage/trained-files.js';
+import { KioskGallery } from '../audit/kiosk-gallery.js';
 
 export const TRAINED_LBPH_URL = '/api/models/trained/lbph';
 export const TRAINED_EMBEDDING_URL = '/api/models/trained/embedding';
@@ -38,17 +40,18 @@ function notModified(c: Context, version: string | null): boolean {
 
 export function trainedModelRoutes(ctx: AppContext): Hono {
   const app = new Hono();
+  const gallery = new KioskGallery(ctx.db);
 
-  mountRoute(app, 'trainedModels', (c) => {
-    const snapshot = ctx.faces.trainedFiles;
+  mountRoute(app, 'trainedModels', async (c) => {
+    const snapshot = await gallery.view(ctx.faces.trainedFiles);
     const headers: Record<string, string> = { 'cache-control': 'no-cache' };
     if (snapshot.version) headers.etag = etagOf(snapshot.version);
     if (notModified(c, snapshot.version)) return c.body(null, 304, headers);
     return c.json<TrainedModelsResponse>(describe(snapshot), 200, headers);
   });
 
-  const file = (name: 'lbph' | 'embedding', contentType: string) => (c: Context) => {
-    const snapshot = ctx.faces.trainedFiles;
+  const file = (name: 'lbph' | 'embedding', contentType: string) => async (c: Context) => {
+    const snapshot = await gallery.view(ctx.faces.trainedFiles);
     const bytes = snapshot.files[name];
     if (!bytes || !snapshot.version) {
       throw new ApiError(

@@ -52,6 +52,18 @@ describe('the role table', () => {
     }
   });
 
+  it("asks biometric-device (kiosks, devices) for the trained models: they hold everyone's templates", () => {
+    for (const name of ['trainedModels', 'trainedLbph', 'trainedEmbedding'] as const)
+      expect(ROUTE_ACCESS[name], name).toBe('biometric-device');
+    expect(roleAllows('biometric-device', ['biometric-user'])).toBe(false);
+    expect(roleAllows('biometric-device', ['biometric-device'])).toBe(true);
+    expect(roleAllows('biometric-device', ['biometric-admin'])).toBe(true);
+    // A kiosk does what a user does, but no administration.
+    expect(roleAllows('biometric-user', ['biometric-device'])).toBe(true);
+    expect(roleAllows('biometric-admin', ['biometric-device'])).toBe(false);
+    expect(ROUTE_ACCESS.auditLog).toBe('biometric-admin');
+  });
+
   it('lets an administrator do what a user may, and nobody without a role', () => {
     expect(roleAllows('biometric-user', ['biometric-admin'])).toBe(true);
     expect(roleAllows('biometric-admin', ['biometric-user'])).toBe(false);

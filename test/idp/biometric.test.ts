@@ -163,7 +163,14 @@ describe('enrollment (required action biometric-enrollment)', () => {
     expect(ada.requiredActions).toEqual([]);
     // The pictures are on the API under the username, and the model knows it (read with the service token).
     const labels = await fetch(`${api.url}/api/labels`, { headers: { authorization: `Bearer ${await serviceToken(idp.issuer)}` } });
-    expect(((await labels.json()) as { details: unknown[] }).details).toEqual([{ label: 'ada', images: 3, trained: true }]);
+    expect(((await labels.json()) as { details: unknown[] }).details).toMatchObject([{ label: 'ada', images: 3, trained: true }]);
+    // #26 audit: kept out of the kiosk gallery (the devices' downloaded models), and the enrollment is in the audit
+    // log under the IdP's service client.
+    const service = { authorization: `Bearer ${await serviceToken(idp.issuer)}` };
+    const models = (await (await fetch(`${api.url}/api/models/trained`, { headers: service })).json()) as { labels: string[] };
+    expect(models.labels).not.toContain('ada');
+    const audit = (await (await fetch(`${api.url}/api/audit?action=enroll`, { headers: service })).json()) as { entries: unknown[] };
+    expect(audit.entries[0]).toMatchObject({ outcome: 'ok', actor: 'lookout-service', actor_kind: 'client', target: 'ada' });
     expect(logLines.join('\n')).toMatch(/event=enrollment username=ada result=enrolled/);
   }, 120_000);
 

@@ -33,12 +33,13 @@ async function call(path: string, init: RequestInit = {}): Promise<Response> {
 
 export const adminUsers = {
   list: async (): Promise<AdminUser[]> => ((await (await call('')).json()) as { users: AdminUser[] }).users,
-  create: async (username: string, temporaryPassword: string, admin: boolean): Promise<AdminUser> =>
+  /** `device`: the role biometric-device, for a kiosk that recognises offline with the trained models. */
+  create: async (username: string, temporaryPassword: string, admin: boolean, device = false): Promise<AdminUser> =>
     (await (
       await call('', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username, temporary_password: temporaryPassword, admin }),
+        body: JSON.stringify({ username, temporary_password: temporaryPassword, admin, ...(device ? { device } : {}) }),
       })
     ).json()) as AdminUser,
   remove: async (username: string): Promise<void> => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LocalModel, LocalModelStore } from '../pwa/local-model';
-import { ModelSync, replacesLocal } from './model-sync';
+import { ModelSync, ModelsRefusedError, replacesLocal } from './model-sync';
 
 type Served = { version: string | null; lbph?: string; embedding?: string; labels?: string[]; trained_at?: string } | 'down';
 
@@ -67,6 +67,32 @@ function sync(server: ReturnType<typeof fakeServer>, local?: LocalModelStore) {
 afterEach(() => vi.useRealTimers());
 
 describe('ModelSync', () => {
+  it('says why when the server refuses the models to this account (403), and when it gives them again', async () => {
+    const server = fakeServer({ version: 'v1', lbph: 'yaml-1' });
+    const refusals: (ModelsRefusedError | null)[] = [];
+    const s = new ModelSync({
+      install: async () => undefined,
+      onRefused: (r) => refusals.push(r),
+      fetch: async (url, init) =>
+        refusals.length === 0
+          ? new Response(
+              JSON.stringify({ error: { code: 'insufficient_role', message: 'this endpoint needs the role biometric-device' } }),
+              {
+                status: 403,
+                headers: { 'content-type': 'application/json' },
+              },
+            )
+          : server.fetch(url, init),
+      base: 'http://lookout.test/recognize',
+    });
+    const first = await s.ensureLoaded().catch((err: unknown) => err);
+    expect(first).toBeInstanceOf(ModelsRefusedError);
+    expect((first as Error).message).toMatch(/biometric-device.*recognised on the server/);
+    expect(refusals).toHaveLength(1);
+    await s.ensureLoaded();
+    expect(refusals.at(-1)).toBeNull();
+  });
+
   it('installs the server models once, then asks with If-None-Match and downloads nothing while unchanged', async () => {
     const server = fakeServer({ version: 'v1', lbph: 'yaml-1' });
     const { s, installed, versions } = sync(server);

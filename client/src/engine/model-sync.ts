@@ -13,6 +13,22 @@ import type { LocalModel, LocalModelStore } from '../pwa/local-model';
 import { downloadModels, parseModelIndex, TRAINED_MODELS_URL } from './models';
 import type { ModelTexts } from './protocol';
 
+/**
+ * The server refused the trained models to this account (401/403): they hold everyone's templates and are for
+ * kiosks and devices (role `biometric-device`) and administrators. The page then recognises on the server.
+ */
+export class ModelsRefusedError extends Error {
+  constructor(
+    readonly status: number,
+    serverSays: string,
+  ) {
+    super(
+      `this account may not download the trained models (they need the role biometric-device${serverSays ? `: ${serverSays}` : ''}), so faces are recognised on the server`,
+    );
+    this.name = 'ModelsRefusedError';
+  }
+}
+
 export interface ModelSyncOptions {
   /** Installs the models in the engine. */
   install(models: ModelTexts): Promise<unknown>;
@@ -20,6 +36,8 @@ export interface ModelSyncOptions {
   onVersion?(version: string | null): void;
   /** Told which model trained in this browser is in use (null: the server's). */
   onLocal?(model: LocalModel | null): void;
+  /** Told when the server refuses the models to this account (the error), and when it gives them again (null). */
+  onRefused?(refusal: ModelsRefusedError | null): void;
   /** Where a model trained in this browser is kept; without it such a model lasts until the next check. */
   local?: LocalModelStore;
   fetch?: (input: string, init?: RequestInit) => Promise<Response>;
@@ -169,7 +187,14 @@ export class ModelSync {
       return { index: null, problem: new Error('cannot reach the server to check the trained models') };
     }
     if (res.status === 304 && this.index) return { index: this.index };
+    if (res.status === 401 || res.status === 403) {
+      const body = (await res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+      const refusal = new ModelsRefusedError(res.status, typeof body?.error?.message === 'string' ? body.error.message : '');
+      this.options.onRefused?.(refusal);
+      return { index: null, problem: refusal };
+    }
     if (!res.ok) return { index: null, problem: new Error(`the server answered ${res.status} for the trained models`) };
+    this.options.onRefused?.(null);
     this.index = parseModelIndex(await res.text(), indexUrl);
     return { index: this.index };
   }

@@ -27,7 +27,21 @@ const store = createRoot(() => {
   const [error, setError] = createSignal('');
   const [modelVersion, setModelVersion] = createSignal<string | null>(null);
   const [localModel, setLocalModel] = createSignal<LocalModel | null>(null);
-  return { state, setState, info, setInfo, error, setError, modelVersion, setModelVersion, localModel, setLocalModel };
+  const [modelsRefused, setModelsRefused] = createSignal('');
+  return {
+    state,
+    setState,
+    info,
+    setInfo,
+    error,
+    setError,
+    modelVersion,
+    setModelVersion,
+    localModel,
+    setLocalModel,
+    modelsRefused,
+    setModelsRefused,
+  };
 });
 
 export const browserEngine = {
@@ -39,6 +53,11 @@ export const browserEngine = {
   modelVersion: store.modelVersion,
   /** The model trained in this browser that recognition uses now (null: the server's). */
   localModel: store.localModel,
+  /**
+   * Why the server refuses the trained models to this account ('' while it gives them): the templates are for
+   * kiosks and devices (biometric-device). Face recognition then runs on the server (lib/analyze.ts).
+   */
+  modelsRefused: store.modelsRefused,
 };
 
 let starting: Promise<EngineClient> | null = null;
@@ -82,6 +101,7 @@ function startModelSync(engine: EngineClient): ModelSync {
     install: (models) => engine.setModel(models),
     onVersion: (v) => store.setModelVersion(v),
     onLocal: (m) => store.setLocalModel(m),
+    onRefused: (refusal) => store.setModelsRefused(refusal?.message ?? ''),
     local: localModelStore,
     base: document.baseURI,
     // The trained model is an API answer: under auth it needs the bearer token.

@@ -24,6 +24,7 @@ export function EngineChoice(props: { page: AnalysisPage }) {
             name={name}
             value="browser"
             checked={place() === 'browser'}
+            disabled={props.page === 'recognize' && !!browserEngine.modelsRefused()}
             onChange={() => choosePlace(props.page, 'browser')}
           />
           In this browser
@@ -41,6 +42,9 @@ export function EngineChoice(props: { page: AnalysisPage }) {
       </div>
       <p class="muted small" data-testid="engine-status" role="status">
         <Switch>
+          <Match when={props.page === 'recognize' && browserEngine.modelsRefused()}>
+            {(reason) => <span data-testid="models-refused">Each picture is sent to the Lookout server: {reason()}.</span>}
+          </Match>
           <Match when={place() === 'server'}>Each picture is sent to the Lookout server.</Match>
           <Match when={browserEngine.state() === 'failed'}>
             The models could not run in this browser ({browserEngine.error()}). Choose “On the server”.

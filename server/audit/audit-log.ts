@@ -1,0 +1,197 @@
+/**
+ * The audit log of biometric operations (enroll, delete, train, verify, template download, sighting access, ...):
+ * who did it (a user or a client under AUTH_MODE=oidc, `anonymous` without auth), when, from where, on whom, and
+ * how it ended. Rows of the `audit_log` table (server/db/migrations/001-initial.ts), which a trigger keeps
+ * append-only: an UPDATE or DELETE is refused by the database itself, except the retention purge, which deletes
+ * rows older than AUDIT_RETENTION_DAYS inside a transaction that says so (`lookout.audit_purge`).
+ *
+ * Never holds an image, a descriptor or a secret: `detail` carries the method, the endpoint, the status and an
+ * error code at most.
+ */
+import type { Database } from '../db/database.js';
+import type { Logger } from '../logger.js';
+
+export const AUDIT_ACTIONS = [
+  'enroll',
+  'delete',
+  'train',
+  'verify',
+  'template_download',
+  'sighting_access',
+  'image_access',
+  'correction',
+  'review',
+  'person_update',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** ok: 2xx or 304; denied: 401/403 (no token, a bad one, a role missing); refused: another 4xx; error: 5xx. */
+export type AuditOutcome = 'ok' | 'denied' | 'refused' | 'error';
+export type ActorKind = 'user' | 'client' | 'anonymous';
+
+export interface AuditEntry {
+  action: AuditAction;
+  outcome: AuditOutcome;
+  /** The user's name, the client's id, or null (anonymous). */
+  actor: string | null;
+  actor_kind: ActorKind;
+  ip: string | null;
+  /** Whom it was about (a label, a sighting id), when one is known. */
+  target: string | null;
+  detail: Record<string, string | number | boolean | null>;
+}
+
+export interface AuditRecord extends AuditEntry {
+  id: number;
+  at: string;
+}
+
+export interface AuditFilter {
+  action?: AuditAction;
+  actor?: string;
+  /** Inclusive lower bound. */
+  from?: Date;
+  /** Exclusive upper bound. */
+  to?: Date;
+  limit?: number;
+  /** The opaque cursor of the previous page (next_cursor). */
+  cursor?: string;
+}
+
+export interface AuditPage {
+  entries: AuditRecord[];
+  next_cursor: string | null;
+}
+
+interface Row {
+  seq_text: string;
+  at: Date;
+  action: string;
+  outcome: string;
+  actor: string | null;
+  actor_kind: string;
+  ip: string | null;
+  target: string | null;
+  detail: Record<string, string | number | boolean | null>;
+}
+
+export const AUDIT_PAGE_MAX = 200;
+export const AUDIT_PAGE_DEFAULT = 50;
+/** The purge runs at start and then this often. */
+export const AUDIT_PURGE_INTERVAL_MS = 60 * 60_000;
+
+const DAY_MS = 86_400_000;
+
+/** A cursor is the last row's sequence number, base64url so it reads as opaque. */
+function encodeCursor(seq: number): string {
+  return Buffer.from(`a${seq}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^a(\d{1,18})$/.exec(text);
+  return m ? Number(m[1]) : null;
+}
+
+export class InvalidCursorError extends Error {}
+
+export class AuditLog {
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private purgeAfterFirstRecord = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: { retentionDays: number; log: Logger },
+  ) {}
+
+  /** Appends one entry. */
+  async record(entry: AuditEntry, at: Date = new Date()): Promise<void> {
+    await this.db.query(
+      'INSERT INTO audit_log (at, action, outcome, actor, actor_kind, ip, target, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [at, entry.action, entry.outcome, entry.actor, entry.actor_kind, entry.ip, entry.target, JSON.stringify(entry.detail)],
+    );
+    if (this.purgeAfterFirstRecord && this.timer !== null) this.runPurge();
+  }
+
+  /** Entries newest first, filtered, one page at a time. Throws InvalidCursorError for a cursor it did not make. */
+  async list(filter: AuditFilter = {}): Promise<AuditPage> {
+    const limit = Math.min(Math.max(1, filter.limit ?? AUDIT_PAGE_DEFAULT), AUDIT_PAGE_MAX);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replace('?', `$${params.length}`));
+    };
+    if (filter.action) add('action = ?', filter.action);
+    if (filter.actor) add('actor = ?', filter.actor);
+    if (filter.from) add('at >= ?', filter.from);
+    if (filter.to) add('at < ?', filter.to);
+    if (filter.cursor) {
+      const seq = decodeCursor(filter.cursor);
+      if (seq === null) throw new InvalidCursorError('the cursor is not one this API gave (use next_cursor of the previous page)');
+      add('seq < ?', seq);
+    }
+    params.push(limit + 1);
+    const rows = await this.db.query<Row>(
+      `SELECT seq::text AS seq_text, at, action, outcome, actor, actor_kind, ip, target, detail FROM audit_log
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    const page = rows.slice(0, limit).map((r) => ({
+      id: Number(r.seq_text),
+      at: new Date(r.at).toISOString(),
+      action: r.action as AuditAction,
+      outcome: r.outcome as AuditOutcome,
+      actor: r.actor,
+      actor_kind: r.actor_kind as ActorKind,
+      ip: r.ip,
+      target: r.target,
+      detail: r.detail ?? {},
+    }));
+    return { entries: page, next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null };
+  }
+
+  /** Deletes the entries older than the retention; how many. The one delete the table's trigger lets through. */
+  async purge(now: Date = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - this.options.retentionDays * DAY_MS);
+    return this.db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('lookout.audit_purge', 'on', true)");
+      const rows = await tx.query<{ n: number }>(
+        'WITH gone AS (DELETE FROM audit_log WHERE at < $1 RETURNING 1) SELECT count(*)::int AS n FROM gone',
+        [before],
+      );
+      return rows[0]?.n ?? 0;
+    });
+  }
+
+  /**
+   * Purges at start and every hour (the timer does not keep the process alive); stop() ends it. The database is
+   * opened by its first use, not at start (server/db/database.ts): while it is not open, the start's purge waits
+   * for the first entry recorded and the hourly one is skipped, so a process that stores nothing opens nothing.
+   */
+  start(intervalMs: number = AUDIT_PURGE_INTERVAL_MS): void {
+    this.stop();
+    if (this.db.opened) this.runPurge();
+    else this.purgeAfterFirstRecord = true;
+    this.timer = setInterval(() => {
+      if (this.db.opened) this.runPurge();
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  private runPurge(): void {
+    this.purgeAfterFirstRecord = false;
+    this.purge().then(
+      (n) => {
+        if (n > 0) this.options.log.info(`audit log: ${n} entries older than ${this.options.retentionDays} days purged`);
+      },
+      (err: unknown) => this.options.log.warn(`audit log: the purge failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.purgeAfterFirstRecord = false;
+  }
+}
