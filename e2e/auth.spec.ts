@@ -79,6 +79,9 @@ async function signIn(page: Page, username: string, password: string): Promise<v
   await page.getByRole('button', { name: /verify/i }).click({ timeout: 30_000 });
   await page.waitForURL((url) => url.origin === lookout.url);
   await expect(page.getByTestId('user-name')).toHaveText(username);
+  // The IdP rotates refresh tokens, and a 30 s access token is refreshed at once: a navigation that cut that first
+  // refresh short would leave the tab with a used refresh token (signed out). Let it finish first.
+  await page.waitForLoadState('networkidle');
 }
 
 async function signOut(page: Page): Promise<void> {
