@@ -26,6 +26,17 @@ test.afterAll(async () => {
   await lookout.close();
 });
 
+/** The names the server gives the faces of a photo (POST /api/recognize, as an API client sends it). */
+async function namesOnServer(photo: string): Promise<(string | null)[]> {
+  const res = await fetch(`${lookout.url}/api/recognize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ image: fs.readFileSync(path.join(TESTDATA, photo)).toString('base64') }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { faces: { label: string | null }[] }).faces.map((f) => f.label);
+}
+
 async function openTraining(page: Page) {
   await page.goto(`${lookout.url}/training`);
   await expect(page.getByRole('heading', { name: 'Training', level: 1 })).toBeVisible();
@@ -166,6 +177,8 @@ test('on a phone the page fits one column, and photos can come from files', asyn
 });
 
 test('a person’s images can be viewed, and the person deleted after confirming', async ({ page }) => {
+  // Trained: the server names her.
+  expect(await namesOnServer('faces/grace_hopper.jpg')).toEqual(['grace-hopper']);
   await page.goto(`${lookout.url}/training`);
   const row = page.getByTestId('training-label').filter({ hasText: 'grace-hopper' });
   await expect(row).toContainText('3 images');
@@ -195,10 +208,15 @@ test('a person’s images can be viewed, and the person deleted after confirming
   await row.getByRole('button', { name: 'Delete Grace Hopper' }).click();
   await page.getByRole('alertdialog').getByRole('button', { name: 'Yes, delete Grace Hopper' }).click();
   const deleted = page.getByTestId('label-deleted');
-  await expect(deleted).toContainText('Deleted grace-hopper');
-  await expect(deleted).toContainText('3 photos were removed.');
-  // The trained model still has her until it is trained again.
-  await expect(deleted).toContainText('still recognises grace-hopper');
+  await expect(deleted).toContainText('Deleted Grace Hopper (grace-hopper)');
+  // Removed everywhere, her samples in the trained models too: no retraining needed.
+  await expect(page.getByTestId('label-deleted-removed')).toHaveText(
+    /^Removed everywhere: 3 photos, \d+ samples in the trained models(, .+)?\.$/,
+  );
+  await expect(deleted).toContainText('The trained models no longer know Grace Hopper: no retraining needed.');
+  await expect(deleted).not.toContainText('still recognises');
+  // And so it is, with no training since: the server no longer names her.
+  expect(await namesOnServer('faces/grace_hopper.jpg')).not.toContain('grace-hopper');
   await expect(page.getByTestId('training-labels-empty')).toContainText('Nobody has been added yet');
   await expect(page.getByTestId('training-label')).toHaveCount(0);
 });

@@ -18,7 +18,10 @@ export interface EnrollmentSummary {
 }
 
 /** What `GET /api/labels` tells of a person beyond the label (older servers: nothing). */
-export type PersonSummary = LabelSummary & { display_name?: string | null; enrollment?: EnrollmentSummary | null };
+export type PersonSummary = Omit<LabelSummary, 'display_name' | 'enrollment'> & {
+  display_name?: string | null;
+  enrollment?: EnrollmentSummary | null;
+};
 
 /** The name to show for a person's summary: their display name, else the label. */
 export function shownName(detail: PersonSummary): string {

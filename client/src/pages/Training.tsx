@@ -99,9 +99,13 @@ export default function Training() {
     return [...byLabel.values()];
   });
 
-  const addFromCamera = (blob: Blob) => {
-    setSaveMessage(null);
-    return captures.add(blob, 'camera', '', current());
+  /** At the shutter's press: the photo is for the name typed then, even if another is typed while it is made. */
+  const addFromCamera = () => {
+    const person = current();
+    return (blob: Blob) => {
+      setSaveMessage(null);
+      return captures.add(blob, 'camera', '', person);
+    };
   };
 
   const addFiles = async (files: FileList | null) => {
@@ -246,7 +250,7 @@ export default function Training() {
 
           <div class="card">
             <h2 class="training-step">2. Take photos</h2>
-            <TrainingCamera onCapture={addFromCamera} count={count()} onUploadInstead={() => fileInput?.click()} />
+            <TrainingCamera onShutter={addFromCamera} count={count()} onUploadInstead={() => fileInput?.click()} />
             <div class="field training-files">
               <label for="training-files">Or add photos from files</label>
               <input

@@ -111,7 +111,7 @@ export function CaptureTray(props: { captures: Captures; onRetry: (id: number) =
                   <button
                     type="button"
                     class="secondary small"
-                    aria-label={`Keep image ${i() + 1} anyway`}
+                    aria-label={`Keep anyway: image ${i() + 1}`}
                     onClick={() => props.captures.keepAnyway(item.id)}
                   >
                     Keep anyway
@@ -127,7 +127,7 @@ export function CaptureTray(props: { captures: Captures; onRetry: (id: number) =
                   <button
                     type="button"
                     class={item.face ? 'secondary small' : 'small'}
-                    aria-label={`${item.face ? 'Change the face picked in' : 'Pick a face in'} image ${i() + 1}`}
+                    aria-label={`${item.face ? 'Change face' : 'Pick a face'} in image ${i() + 1}`}
                     onClick={(e) => {
                       returnFocus = e.currentTarget;
                       setPicking(item.id);

@@ -1,8 +1,10 @@
 /**
  * Every person Lookout has photos of, by the name typed for them (the label beside it): image counts, what
  * their photos are worth ("1 photo: add 2 more from other angles"), whether the trained model knows them,
- * their photos on demand (with each one's original file name and check) (each with its own Delete, for one bad shot), and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can
- * use, unlike window.confirm on some phones' installed apps).
+ * their photos on demand (with each one's original file name and check) (each with its own Delete, for one bad
+ * shot), and deleting a person after an in-page confirmation (a dialog the keyboard and screen readers can use,
+ * unlike window.confirm on some phones' installed apps). A deletion removes the person everywhere, their samples in
+ * the trained models too (no retraining needed): the notice says what went.
  */
 import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
 import type { ImageDeleteResponse, LabelDeleteResponse } from '../../../../shared/api/index';
@@ -17,13 +19,27 @@ import { DeleteImageButton } from './DeleteImageButton';
 
 const message = (err: unknown) => (err instanceof ApiFailure || err instanceof Error ? err.message : String(err));
 
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** "3 photos, 6 samples in the trained models, 2 sightings": what a deletion removed, the kinds it found any of. */
+function removedText(removed: LabelDeleteResponse['removed']): string {
+  const parts = [count(removed.images, 'photo', 'photos')];
+  if (removed.templates > 0) parts.push(count(removed.templates, 'sample in the trained models', 'samples in the trained models'));
+  if (removed.sightings > 0) parts.push(count(removed.sightings, 'sighting', 'sightings'));
+  if (removed.corrections > 0) parts.push(count(removed.corrections, '“not this person” correction', '“not this person” corrections'));
+  if (removed.results > 0) parts.push(count(removed.results, 'stored result', 'stored results'));
+  return parts.join(', ');
+}
+
+type Deleted = LabelDeleteResponse & { name: string; remaining: number };
+
 export function LabelManager(props: { version: number }) {
   // Also refetched when the shared server state sees the people change (a sync, another tab), so no Refresh is needed.
   const [labels, { refetch }] = createResource(
     () => [props.version, serverStatus.labelsChanged()],
     () => api.labels(),
   );
-  const [deleted, setDeleted] = createSignal<(LabelDeleteResponse & { remaining: number }) | null>(null);
+  const [deleted, setDeleted] = createSignal<Deleted | null>(null);
 
   // One photo gone: the counts change (and the person goes with their last photo).
   const afterImageDelete = async () => {
@@ -31,9 +47,9 @@ export function LabelManager(props: { version: number }) {
     void refreshStatus();
   };
 
-  const afterDelete = async (r: LabelDeleteResponse) => {
+  const afterDelete = async (r: LabelDeleteResponse, name: string) => {
     const next = await refetch();
-    setDeleted({ ...r, remaining: next?.count ?? 0 });
+    setDeleted({ ...r, name, remaining: next?.count ?? 0 });
     void refreshStatus();
   };
 
@@ -47,18 +63,27 @@ export function LabelManager(props: { version: number }) {
       </div>
       <Show when={deleted()}>
         {(d) => (
-          <Notice kind={d().retrain_needed ? 'warn' : 'ok'} title={`Deleted ${d().label}`} testId="label-deleted">
-            <p class="training-notice-line">
-              {d().deleted} {d().deleted === 1 ? 'photo was' : 'photos were'} removed.{' '}
-              <Show when={d().retrain_needed}>
+          <Notice
+            kind={d().retrain_needed ? 'warn' : 'ok'}
+            title={d().name === d().label ? `Deleted ${d().label}` : `Deleted ${d().name} (${d().label})`}
+            testId="label-deleted"
+          >
+            <p class="training-notice-line" data-testid="label-deleted-removed">
+              Removed everywhere: {removedText(d().removed)}.
+            </p>
+            <Show when={!d().retrain_needed && d().removed.templates > 0}>
+              <p class="training-notice-line">The trained models no longer know {d().name}: no retraining needed.</p>
+            </Show>
+            <Show when={d().retrain_needed}>
+              <p class="training-notice-line">
                 <Show
                   when={d().remaining > 0}
                   fallback={<>The trained model still recognises {d().label} until it is trained again with someone else’s photos.</>}
                 >
                   The trained model still recognises {d().label}: press “Train the model” to retrain it without them.
                 </Show>
-              </Show>
-            </p>
+              </p>
+            </Show>
           </Notice>
         )}
       </Show>
@@ -87,7 +112,7 @@ export function LabelManager(props: { version: number }) {
                 {(label) => (
                   <LabelRow
                     detail={l().details.find((d) => d.label === label) ?? { label, images: 0, trained: false }}
-                    onDeleted={(r) => void afterDelete(r)}
+                    onDeleted={(r, name) => void afterDelete(r, name)}
                     onImageDeleted={() => void afterImageDelete()}
                   />
                 )}
@@ -103,7 +128,7 @@ export function LabelManager(props: { version: number }) {
 /** A stored photo as `GET /api/images/{label}` lists it, with what newer servers add. */
 type StoredPhoto = { filename: string; created: string; original_name?: string | null; check?: unknown };
 
-function LabelRow(props: { detail: PersonSummary; onDeleted: (r: LabelDeleteResponse) => void; onImageDeleted: () => void }) {
+function LabelRow(props: { detail: PersonSummary; onDeleted: (r: LabelDeleteResponse, name: string) => void; onImageDeleted: () => void }) {
   const d = () => props.detail;
   const who = () => shownName(d());
   // An older server says nothing of its photos: counted as not checked.
@@ -136,10 +161,13 @@ function LabelRow(props: { detail: PersonSummary; onDeleted: (r: LabelDeleteResp
   const remove = async () => {
     setDeleting(true);
     setError('');
+    // Read now: while the deletion runs, the list may refresh without this person (this row then goes, and its
+    // props can no longer be read).
+    const name = who();
     try {
       const r = await api.deleteLabel(d().label);
       setConfirming(false);
-      props.onDeleted(r);
+      props.onDeleted(r, name);
     } catch (err) {
       setError(message(err));
     } finally {

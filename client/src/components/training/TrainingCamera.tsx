@@ -11,8 +11,11 @@ import { canvasToBlob } from '../../lib/images';
 type Facing = 'user' | 'environment';
 
 export interface TrainingCameraProps {
-  /** Called with each photo; returns false when it was not kept (batch full). */
-  onCapture: (blob: Blob) => boolean;
+  /**
+   * Called when the shutter is pressed, before the photo is made (what it is for, the name typed, is decided at
+   * the press, not once the picture is ready); returns what keeps the photo: false when it was not kept (batch full).
+   */
+  onShutter: () => (blob: Blob) => boolean;
   count: number;
   /** Offered beside the camera's own message when it cannot be used. */
   onUploadInstead: () => void;
@@ -27,6 +30,9 @@ export function TrainingCamera(props: TrainingCameraProps) {
     </Show>
   );
 }
+
+/** How long the shutter waits for the camera's first picture. */
+const FIRST_FRAME_WAIT_MS = 3000;
 
 const CANNOT_USE: CameraState[] = ['denied', 'absent', 'unsupported', 'busy', 'error'];
 
@@ -60,7 +66,9 @@ function CameraPanel(props: TrainingCameraProps & { facing: Facing; onSwitch: ()
 
   const take = async () => {
     setProblem('');
-    const frame = camera.capture();
+    const keep = props.onShutter();
+    // Just after the camera starts it may have no picture yet: the first one is waited for (briefly).
+    const frame = camera.capture() ?? (await camera.nextFrame(AbortSignal.timeout(FIRST_FRAME_WAIT_MS)));
     if (!frame) {
       setProblem('The camera has no picture yet. Wait a moment, then try again.');
       return;
@@ -72,7 +80,7 @@ function CameraPanel(props: TrainingCameraProps & { facing: Facing; onSwitch: ()
       setProblem(`The photo could not be made: ${(err as Error).message}.`);
       return;
     }
-    if (!props.onCapture(blob)) {
+    if (!keep(blob)) {
       setProblem('That is plenty of photos for now. Save them, or remove some first.');
       return;
     }
