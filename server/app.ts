@@ -53,11 +53,31 @@ import { processorRoutes } from './routes/processor.js';
 import { recognizeRoutes } from './routes/recognize.js';
 import { verifyRoutes } from './routes/verify.js';
 import { resultRoutes } from './routes/results.js';
+// #26 deletion
+import { deletionRoutes } from './routes/deletions.js';
+// #26 review
+import { reviewRoutes } from './routes/review.js';
+import { createReviewStore } from './review/review-store.js';
 import { trainRoutes } from './routes/train.js';
 import { trainedModelRoutes } from './routes/trained-models.js';
+// #26 audit
+import { AuditLog } from './audit/audit-log.js';
+import { auditMiddleware } from './audit/audit-middleware.js';
+import { auditRoutes } from './routes/audit.js';
 import { ImageStore } from './storage/image-store.js';
 import { ModelStore } from './storage/model-store.js';
 import { ResultStore } from './storage/result-store.js';
+// #26 sightings
+import { SightingRecorder } from './sightings/sighting-recorder.js';
+import { SightingStore } from './sightings/sighting-store.js';
+import { sightingRoutes } from './routes/sightings.js';
+// #26 corrections
+import { CorrectionStore } from './review/corrections.js';
+import { correctionRoutes } from './routes/corrections.js';
+// #26 enrollment
+import { PeopleStore } from './people/people-store.js';
+import { PhotoChecker } from './people/photo-checker.js';
+import { enrollmentRoutes } from './routes/enrollment.js';
 
 export interface Service {
   app: Hono;
@@ -120,9 +140,10 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const featureCascadeXml = await readFeatureCascades(settings);
   const images = new ImageStore(path.join(settings.dataDir, 'images'), log);
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
-  const results = new ResultStore({ dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
   // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
   const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
+  // The results history is in the database; the files of earlier versions in DATA_DIR/results are imported once.
+  const results = new ResultStore({ db, dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
   log.info(
     settings.databaseUrl
       ? `database: PostgreSQL at ${redactUrl(settings.databaseUrl)}`
@@ -302,6 +323,31 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   }
   void ppe.start();
 
+  // #26 audit: purged at start (once the database is open) and every hour; stopped in close().
+  const audit = new AuditLog(db, { retentionDays: settings.auditRetentionDays, log });
+  audit.start();
+  // #26 sightings: rows in the database, crops in DATA_DIR/sightings; kept after the answers, purged at start and hourly.
+  const sightings = new SightingStore({
+    db,
+    dir: path.join(settings.dataDir, 'sightings'),
+    retentionDays: settings.sightingsRetentionDays,
+    max: settings.sightingsMax,
+  });
+  const sightingRecorder = new SightingRecorder({
+    store: sightings,
+    settings: { enabled: settings.sightingsEnabled, sources: settings.sightingsSources, intervalS: settings.sightingsIntervalS },
+    describe: () => (embedding && faces.embeddingAvailability.available ? (rgb, boxes) => embedding.run('describe', { rgb, boxes }) : null),
+    budget,
+    maxPixels: settings.maxImagePixels,
+    log,
+  });
+  if (settings.sightingsEnabled) sightingRecorder.start();
+  // #26 corrections: "not this person" templates, installed in the recognizers at start when any were ever made (a
+  // database that does not answer now is logged; the watch below tries again).
+  const corrections = new CorrectionStore({ db, dataDir: settings.dataDir, faces, images, log });
+  await corrections.start().catch((err) => log.error(`the corrections could not be loaded (tried again shortly): ${String(err)}`));
+  // #26 review: assign / dismiss / undo of the faces seen (an assign's undo holds until the next training).
+  const review = createReviewStore({ db, dataDir: settings.dataDir, images, faces, corrections, log });
   const ctx: AppContext = {
     settings,
     faces,
@@ -314,7 +360,17 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     images,
     decoder,
     results,
+    models,
     db,
+    audit,
+    sightings,
+    sightingRecorder,
+    corrections,
+    // #26 review
+    review,
+    // #26 enrollment
+    people: new PeopleStore(db),
+    photoChecks: new PhotoChecker(pool),
     log,
     version: await readVersion(settings.appDir),
     startedAt: Date.now(),
@@ -324,6 +380,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const api = new Hono();
   // A path served under other methods: 405 with Allow instead of the catch-all's 404.
   api.use('*', wrongMethod(api));
+  // #26 audit: biometric operations recorded once answered, refusals by the bearer check below included.
+  api.use('*', auditMiddleware(audit, log));
   // AUTH_MODE=oidc: a bearer token with the operation's role (shared/api/roles.ts), checked before any body is read.
   if (settings.authMode === 'oidc') {
     const auth = new BearerAuth({
@@ -343,6 +401,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     healthRoutes,
     authConfigRoutes,
     imageRoutes,
+    // #26 enrollment
+    enrollmentRoutes,
     labelRoutes,
     trainRoutes,
     recognizeRoutes,
@@ -351,10 +411,19 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     (c: AppContext) => modelRoutes(c, runtime),
     objectRoutes,
     resultRoutes,
+    deletionRoutes,
+    // #26 sightings
+    sightingRoutes,
+    // #26 review
+    reviewRoutes,
+    // #26 corrections
+    correctionRoutes,
     chatRoutes,
     ppeRoutes,
     processorRoutes,
     docsRoutes,
+    // #26 audit
+    auditRoutes,
   ];
   for (const routes of routeModules) api.route('/', routes(ctx));
   // Every other /api path: a JSON 404 (never the web app's page).
@@ -396,6 +465,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   faces.watchModels(500);
   // ... and so are their changes of recognizer, detection method and thresholds.
   runtime.watch(500);
+  // #26 corrections made or removed on another replica.
+  corrections.watch(1000);
 
   return {
     app,
@@ -403,13 +474,17 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     runtime,
     close: async () => {
       faces.stopWatching();
+      corrections.stopWatching();
       runtime.stopWatching();
+      audit.stop();
       reclaimer.stop();
       remote.stop();
       chatStatus.stop();
       processorStatus.stop();
       await ppe.close();
       await local?.close();
+      // #26 sightings: the timer stopped and the sightings still being stored written, before their workers and database go.
+      await sightingRecorder.stop();
       await Promise.all([pool.close(), embedding?.close(), objects.close()]);
       await db.close();
     },

@@ -26,12 +26,15 @@ interface PageEntry {
 export const PAGES: PageEntry[] = [
   { path: '/', title: 'Dashboard', component: Dashboard },
   { path: '/training', title: 'Training', component: lazy(() => import('./pages/Training')), admin: true },
+  // #26 faces-page: what Lookout saw, to review (sightings are biometric data: biometric-admin).
+  { path: '/faces', title: 'Faces', component: lazy(() => import('./pages/Faces')), admin: true },
   { path: '/recognize', title: 'Live recognition', component: lazy(() => import('./pages/Recognize')) },
   { path: '/objects', title: 'Objects', component: lazy(() => import('./pages/Objects')) },
   { path: '/safety', title: 'Safety', component: lazy(() => import('./pages/Safety')) },
   { path: '/chat', title: 'Chat', component: lazy(() => import('./pages/Chat')) },
   { path: '/config', title: 'Models', component: lazy(() => import('./pages/ModelConfig')), admin: true },
-  { path: '/admin', title: 'Admin', component: lazy(() => import('./pages/Admin')), admin: 'auth' },
+  // #26 audit: listed with auth off too, for its audit log (the IdP's users only under auth).
+  { path: '/admin', title: 'Admin', component: lazy(() => import('./pages/Admin')), admin: true },
 ];
 
 /** Whether the navigation shows a page: all of them with auth off (but Admin, which needs the IdP), else by role. */

@@ -166,15 +166,18 @@ export class AuditLog {
 
   /**
    * Purges at start and every hour (the timer does not keep the process alive); stop() ends it. The database is
-   * opened by its first use, not at start (server/db/database.ts): while it is not open, the start's purge waits
-   * for the first entry recorded and the hourly one is skipped, so a process that stores nothing opens nothing.
+   * opened by its first use, not at start (server/db/database.ts): while it holds nothing yet, the start's purge
+   * waits for the first entry recorded and the hourly one is skipped, so a process that stores nothing opens nothing.
    */
   start(intervalMs: number = AUDIT_PURGE_INTERVAL_MS): void {
     this.stop();
-    if (this.db.opened) this.runPurge();
-    else this.purgeAfterFirstRecord = true;
+    // A database with rows already (a restart) is purged now; a fresh one after its first entry.
+    void this.db.hasData().then((has) => {
+      if (has) this.runPurge();
+      else this.purgeAfterFirstRecord = true;
+    });
     this.timer = setInterval(() => {
-      if (this.db.opened) this.runPurge();
+      void this.db.hasData().then((has) => has && this.runPurge());
     }, intervalMs);
     this.timer.unref();
   }

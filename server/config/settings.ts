@@ -235,7 +235,7 @@ export const SETTINGS = {
     env: 'RESULTS_MAX',
     schema: integer(1, 100_000),
     default: '1000',
-    doc: 'Results history (`/api/results`): records kept in `DATA_DIR/results/`, oldest dropped first; a re-sent record id is recognised among the last 2 x RESULTS_MAX received.',
+    doc: 'Results history (`/api/results`): records kept in the database, oldest dropped first; a re-sent record id is recognised among the last 2 x RESULTS_MAX received.',
   },
   databaseUrl: {
     env: 'DATABASE_URL',

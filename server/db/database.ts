@@ -13,6 +13,8 @@
  * Values come back as each driver gives them: timestamptz as Date, bytea as Uint8Array (Buffer from pg), jsonb
  * parsed, double precision as number. Cast counts and bigints in SQL (`count(*)::int`), so both agree.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../logger.js';
 import { migrate } from './migrate.js';
 
@@ -35,6 +37,11 @@ export interface Database extends Queryable {
   ping(): Promise<boolean>;
   /** Whether it was opened (a query ran or open() was called). */
   readonly opened: boolean;
+  /**
+   * Whether there may be rows without opening it: a PostgreSQL server always, the embedded one once its folder was
+   * made. Timers that purge old rows at start ask this, so a fresh process that stores nothing opens nothing.
+   */
+  hasData(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -71,7 +78,13 @@ class LazyDatabase implements Database {
     readonly kind: DatabaseKind,
     private readonly connect: () => Promise<Driver>,
     private readonly log: Logger,
+    private readonly embeddedDir: string | null = null,
   ) {}
+
+  async hasData(): Promise<boolean> {
+    if (this.opened || this.embeddedDir === null) return true;
+    return existsSync(path.join(this.embeddedDir, 'PG_VERSION'));
+  }
 
   get opened(): boolean {
     return this.driver !== null;
@@ -143,5 +156,10 @@ export function createDatabase(opts: DatabaseOptions): Database {
   if (opts.url) {
     return new LazyDatabase('postgresql', async () => (await import('./postgres-driver.js')).connectPostgres(opts.url), opts.log);
   }
-  return new LazyDatabase('embedded', async () => (await import('./pglite-driver.js')).openPglite(opts.embeddedDir), opts.log);
+  return new LazyDatabase(
+    'embedded',
+    async () => (await import('./pglite-driver.js')).openPglite(opts.embeddedDir),
+    opts.log,
+    opts.embeddedDir,
+  );
 }

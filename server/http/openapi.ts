@@ -98,6 +98,10 @@ const TAGS = [
   { name: 'Models', description: 'Which engines are active, and the trained models for browsers.' },
   { name: 'Objects', description: 'Object detection (80 COCO classes).' },
   { name: 'Results', description: 'The results history captured on devices.' },
+  // #26 sightings
+  { name: 'Sightings', description: 'Faces the recognitions saw, with their crops: list, filter, delete (SIGHTINGS_* settings).' },
+  // #26 review
+  { name: 'Review', description: 'Reviewing what the service saw: unknown faces grouped, assigned to people or dismissed, with undo.' },
   { name: 'Chat', description: 'Questions about an image, answered by an LLM.' },
   { name: 'PPE', description: 'Protective-equipment compliance, checked per person.' },
   { name: 'Events', description: 'The event processor (face events, mails), as the API server sees it.' },

@@ -15,6 +15,9 @@ import { ApiError } from '../http/errors.js';
 import { ClientAbortError, isClientAbort, readJson } from '../http/request.js';
 import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
+import { forgetPerson } from '../deletion/forget-person.js';
+// #26 enrollment
+import { labelImagesAnswer, multipartExtras, originalName, storeTrainingImage, type UploadExtras } from '../people/enrollment.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   jpg: 'image/jpeg',
@@ -41,11 +44,6 @@ function checkedLabel(raw: unknown): string {
   return check.label;
 }
 
-/** The original service answered an upload with the stored file's path; Lookout gives it relative to DATA_DIR. */
-function storedPath(label: string, filename: string): string {
-  return `images/${label}/${filename}`;
-}
-
 export function imageRoutes(ctx: AppContext): Hono {
   const app = new Hono();
 
@@ -55,6 +53,8 @@ export function imageRoutes(ctx: AppContext): Hono {
     let rawLabel: unknown;
     let capture: string | undefined;
     let bytes: Uint8Array;
+    // #26 enrollment: the original file name, display name and picked face
+    let extras: UploadExtras;
     if (/^multipart\/form-data/i.test(type)) {
       let form: Record<string, string | File | (string | File)[]>;
       try {
@@ -72,34 +72,27 @@ export function imageRoutes(ctx: AppContext): Hono {
       if (!(file instanceof File)) throw new ApiError('missing_field', 'the "file" part with the image is missing');
       bytes = new Uint8Array(await file.arrayBuffer());
       if (bytes.length === 0) throw new ApiError('invalid_image', 'the uploaded file is empty');
+      extras = multipartExtras(form, file);
     } else if (/json/i.test(type)) {
       const body = await readJson(c, imageUploadJson);
       rawLabel = body.label;
       capture = body.capture_id;
       bytes = decodeBase64Image(body.image);
+      extras = { originalName: originalName(body.filename), displayName: body.display_name, face: body.face };
     } else {
       throw new ApiError('unsupported_media_type', 'send multipart/form-data with parts "label" and "file", or JSON { "label", "image" }');
     }
     const label = checkedLabel(rawLabel);
-    // Decoded whole, then the pixels are let go: only the bytes are stored.
-    const format = await ctx.decoder.use(bytes, (image) => image.format);
-    if (capture === undefined) {
-      const filename = await ctx.images.save(label, bytes, format);
-      ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-      return { status: 'ok' as const, label, filename, path: storedPath(label, filename) };
-    }
-    // A re-sent capture (a kiosk retrying after a lost answer) is answered like the first, and stored once.
-    const { filename, duplicate } = await ctx.images.saveCapture(label, bytes, format, capture);
-    if (duplicate) ctx.log.info(`image ${label}/${filename} was already stored (capture_id ${capture})`);
-    else ctx.log.info(`stored image ${label}/${filename} (${bytes.length} bytes)`);
-    return { status: 'ok' as const, label, filename, path: storedPath(label, filename), duplicate };
+    // #26 enrollment: decoded whole, checked (the answer's `check`), stored (once per capture_id), recorded.
+    return storeTrainingImage(ctx, { label, rawLabel: rawLabel as string, bytes, capture, extras });
   });
 
   mountRoute(app, 'labelImages', async (_c, { params }) => {
     const label = checkedLabel(params.label);
     const images = await ctx.images.list(label);
     if (!images) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
-    return { label, images: images.map((i) => i.filename), files: images, count: images.length };
+    // #26 enrollment: per file its original name, source and check; the display name and the summary
+    return labelImagesAnswer(ctx, label, images);
   });
 
   mountRoute(app, 'imageFile', async (c, { params }) => {
@@ -123,15 +116,16 @@ export function imageRoutes(ctx: AppContext): Hono {
       throw new ApiError('not_found', `label "${label}" has no image "${params.filename}"`);
     }
     ctx.log.info(`deleted image ${label}/${params.filename} (${left} left)`);
+    // #26 enrollment: its metadata goes with it
+    await ctx.people.removeImageMeta(label, params.filename);
     return { status: 'ok' as const, label, filename: params.filename, remaining: left, retrain_needed: ctx.faces.trainedLabels.has(label) };
   });
 
+  // #26 deletion: the person everywhere (server/deletion/forget-person.ts), with what was removed.
   mountRoute(app, 'deleteLabel', async (_c, { params }) => {
     const label = checkedLabel(params.label);
-    const deleted = await ctx.images.remove(label);
-    if (deleted === 0) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
-    ctx.log.info(`deleted label ${label} (${deleted} images)`);
-    return { status: 'ok' as const, label, deleted, retrain_needed: ctx.faces.trainedLabels.has(label) };
+    const removed = await forgetPerson(ctx, ctx.models, label);
+    return { status: 'ok' as const, label, deleted: removed.images, retrain_needed: ctx.faces.trainedLabels.has(label), removed };
   });
 
   return app;

@@ -175,8 +175,12 @@ export class SightingRecorder {
   /** Purges now and every hour (the timer does not hold the process open). */
   start(): void {
     if (this.timer) return;
-    void this.purgeNow();
-    this.timer = setInterval(() => void this.purgeNow(), PURGE_INTERVAL_MS);
+    // A database that holds nothing yet (a fresh embedded one) is not opened just to purge it.
+    const purgeIfAny = async () => {
+      if (await this.opts.store.db.hasData()) await this.purgeNow();
+    };
+    void purgeIfAny();
+    this.timer = setInterval(() => void purgeIfAny(), PURGE_INTERVAL_MS);
     this.timer.unref();
   }
 

@@ -180,7 +180,7 @@ export class SightingStore {
     this.dir = opts.dir;
   }
 
-  private get db(): Database {
+  get db(): Database {
     return this.opts.db;
   }
 

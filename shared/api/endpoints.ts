@@ -10,6 +10,8 @@ export const ENDPOINTS = {
   recognize: { method: 'post', path: '/recognize' },
   verify: { method: 'post', path: '/verify' },
   uploadImage: { method: 'post', path: '/images' },
+  // #26 enrollment
+  checkImage: { method: 'post', path: '/images/check' },
   labelImages: { method: 'get', path: '/images/{label}' },
   imageFile: { method: 'get', path: '/images/{label}/{filename}' },
   deleteLabel: { method: 'delete', path: '/images/{label}' },
@@ -27,11 +29,26 @@ export const ENDPOINTS = {
   trainedModels: { method: 'get', path: '/models/trained' },
   trainedLbph: { method: 'get', path: '/models/trained/lbph' },
   trainedEmbedding: { method: 'get', path: '/models/trained/embedding' },
+  // #26 sightings
+  sightings: { method: 'get', path: '/sightings' },
+  sighting: { method: 'get', path: '/sightings/{id}' },
+  sightingCrop: { method: 'get', path: '/sightings/{id}/crop' },
+  deleteSighting: { method: 'delete', path: '/sightings/{id}' },
+  purgeSightings: { method: 'delete', path: '/sightings' },
   detectObjects: { method: 'post', path: '/objects/detect' },
   objectClasses: { method: 'get', path: '/objects/classes' },
   objectStatus: { method: 'get', path: '/objects/status' },
   storeResults: { method: 'post', path: '/results' },
+  // #26 deletion
+  deletedPeople: { method: 'get', path: '/deletions' },
   results: { method: 'get', path: '/results' },
+  // #26 review
+  reviewGroups: { method: 'get', path: '/review/groups' },
+  reviewPeople: { method: 'get', path: '/review/people' },
+  reviewAssign: { method: 'post', path: '/review/assign' },
+  reviewDismiss: { method: 'post', path: '/review/dismiss' },
+  reviewActions: { method: 'get', path: '/review/actions' },
+  reviewUndo: { method: 'post', path: '/review/actions/{id}/undo' },
   chat: { method: 'post', path: '/chat' },
   chatStatus: { method: 'get', path: '/chat/status' },
   processorStatus: { method: 'get', path: '/processor/status' },
@@ -39,9 +56,16 @@ export const ENDPOINTS = {
   ppeStatus: { method: 'get', path: '/ppe/status' },
   ppeEvents: { method: 'get', path: '/ppe/events' },
   ppeDataset: { method: 'get', path: '/ppe/dataset.zip' },
+  // #26 corrections
+  createCorrection: { method: 'post', path: '/corrections' },
+  corrections: { method: 'get', path: '/corrections' },
+  deleteCorrection: { method: 'delete', path: '/corrections/{id}' },
   openapi: { method: 'get', path: '/openapi.json' },
   docs: { method: 'get', path: '/docs' },
   docsAsset: { method: 'get', path: '/docs/{file}' },
+  // #26 audit
+  auditLog: { method: 'get', path: '/audit' },
+  updatePerson: { method: 'put', path: '/people/{label}' },
 } as const;
 
 export type EndpointName = keyof typeof ENDPOINTS;

@@ -42,6 +42,10 @@ export const ERROR_CODES = {
   ppe_detector_timeout: 504,
   dataset_disabled: 404,
   internal_error: 500,
+  // #26 review
+  already_trained: 409,
+  already_undone: 409,
+  already_assigned: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,6 +1,9 @@
 /** Faces: recognition (`POST /api/recognize`), training images per label (`/api/images`), labels. */
 import { z } from 'zod';
 import { binaryBody, compat, detectionMethod, faceResult, imageField, isoTime, RECOGNITION_MODELS, recognitionModel } from './common.js';
+import { removedCounts } from './deletions.js';
+// #26 enrollment
+import { displayNameField, enrollmentSummary, originalNameField, photoCheck, pickedFaceBox } from './enrollment.js';
 
 export const recognizeRequest = z
   .object({
@@ -13,6 +16,22 @@ export const recognizeRequest = z
           'The recognizer for this request only (`dlib` is read as `embedding`); default the active one (`GET /api/models/config`). ' +
           'The identity provider asks for `embedding` whatever the kiosk uses. 409 `model_unavailable` when it cannot run here.',
       }),
+    // #26 sightings
+    source: z
+      .enum(['api', 'page', 'camera'], { error: 'must be "api", "page" or "camera"' })
+      .optional()
+      .meta({
+        description:
+          'What sent the image, for the sightings kept (SIGHTINGS_SOURCES): `api` (default) an API client, `page` a photo on a page, ' +
+          '`camera` live frames (one sighting per face track per SIGHTINGS_INTERVAL_S).',
+      }),
+    camera: z
+      .string({ error: 'must be text' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(64, 'must be at most 64 characters')
+      .optional()
+      .meta({ description: 'The camera or device name, kept with the sightings (faces are tracked per camera).', example: 'door' }),
   })
   .meta({ id: 'RecognizeRequest' });
 export type RecognizeRequest = z.infer<typeof recognizeRequest>;
@@ -65,7 +84,17 @@ const labelField = z
 
 /** `POST /api/images` as JSON. */
 export const imageUploadJson = z
-  .object({ label: labelField, image: imageField, capture_id: captureId.optional() })
+  .object({
+    label: labelField,
+    image: imageField,
+    capture_id: captureId.optional(),
+    // #26 enrollment
+    filename: originalNameField.optional(),
+    display_name: displayNameField.optional(),
+    face: pickedFaceBox
+      .optional()
+      .meta({ description: 'Of several faces, the one to store (its region, widened, becomes the training image).' }),
+  })
   .meta({ id: 'ImageUploadJson' });
 
 /** `POST /api/images` as multipart (how the web app uploads). Read by the route itself, part by part. */
@@ -74,6 +103,12 @@ export const imageUploadForm = z
     label: labelField,
     file: binaryBody.meta({ description: 'The image file (the part may also be named `image`).' }),
     capture_id: captureId.optional(),
+    // #26 enrollment (the file part's name is kept as the original file name)
+    display_name: displayNameField.optional(),
+    face: z
+      .string()
+      .optional()
+      .meta({ description: 'JSON `{"x","y","w","h"}`: of several faces, the one to store.', example: '{"x":640,"y":210,"w":240,"h":240}' }),
   })
   .meta({ id: 'ImageUploadForm' });
 
@@ -87,6 +122,13 @@ export const imageUploadResponse = z
       .boolean()
       .optional()
       .meta({ description: 'Present with `capture_id`: true when it was already stored for this label, so nothing new was stored.' }),
+    // #26 enrollment
+    check: photoCheck,
+    display_name: z.string().meta({ description: "The person's name as typed." }),
+    original_name: z
+      .string()
+      .nullable()
+      .meta({ description: "The file name on the uploader's side (multipart file name or JSON `filename`)." }),
   })
   .meta({
     id: 'ImageUploadResponse',
@@ -96,6 +138,17 @@ export const imageUploadResponse = z
       filename: 'c0ffee00-1234.jpg',
       path: 'images/alice-smith/c0ffee00-1234.jpg',
       duplicate: false,
+      check: {
+        verdict: 'ok',
+        message: 'Good photo: one clear face.',
+        problems: [],
+        faces: 1,
+        face: { x: 180, y: 120, w: 240, h: 240 },
+        picked: false,
+        measures: { face_px: 240, face_share: 0.19, sharpness: 0.9, brightness: 115, highlights: 211, clipped: 0, eyes: 2, frontal: true },
+      },
+      display_name: 'Alice Smith',
+      original_name: 'IMG_2041.jpg',
     },
   });
 export type ImageUploadResponse = z.infer<typeof imageUploadResponse>;
@@ -148,7 +201,23 @@ export const labelImagesResponse = z
   .object({
     label: z.string(),
     images: compat(z.array(z.string()), 'the file names, oldest first (`files` has their sizes and times).'),
-    files: z.array(storedImage).meta({ description: 'The images, oldest first.' }),
+    files: z
+      .array(
+        // #26 enrollment
+        storedImage.extend({
+          original_name: z.string().nullable().meta({ description: "The file name on the uploader's side; null when not known." }),
+          source: z
+            .string()
+            .meta({ description: '`upload`, `sighting` (assigned on the Faces page), or `unknown` (stored before this was kept).' }),
+          check: photoCheck
+            .nullable()
+            .meta({ description: 'The photo check made when it was stored; null for images stored before checks.' }),
+        }),
+      )
+      .meta({ description: 'The images, oldest first.' }),
+    // #26 enrollment
+    display_name: z.string(),
+    enrollment: enrollmentSummary,
     count: z.number().int(),
   })
   .meta({ id: 'LabelImagesResponse' });
@@ -158,10 +227,25 @@ export const labelDeleteResponse = z
   .object({
     status: z.literal('ok'),
     label: z.string(),
-    deleted: z.number().int(),
-    retrain_needed: z.boolean().meta({ description: 'The trained model still knows this label until the next training run.' }),
+    deleted: z.number().int().meta({ description: 'Training images deleted (as `removed.images`).' }),
+    retrain_needed: z
+      .boolean()
+      .meta({
+        description: 'Whether a trained model still knows this label; false once its templates are removed (no retraining needed).',
+      }),
+    // #26 deletion
+    removed: removedCounts,
   })
-  .meta({ id: 'LabelDeleteResponse', example: { status: 'ok', label: 'alice-smith', deleted: 12, retrain_needed: true } });
+  .meta({
+    id: 'LabelDeleteResponse',
+    example: {
+      status: 'ok',
+      label: 'alice-smith',
+      deleted: 12,
+      retrain_needed: false,
+      removed: { images: 12, templates: 24, sightings: 40, corrections: 1, results: 7 },
+    },
+  });
 export type LabelDeleteResponse = z.infer<typeof labelDeleteResponse>;
 
 export const labelSummary = z
@@ -169,6 +253,9 @@ export const labelSummary = z
     label: z.string(),
     images: z.number().int(),
     trained: z.boolean().meta({ description: 'Whether the current trained model knows this label.' }),
+    // #26 enrollment
+    display_name: z.string().meta({ description: 'The name as typed ("Marie Curie"); the label when none was kept.' }),
+    enrollment: enrollmentSummary,
   })
   .meta({ id: 'LabelSummary' });
 export type LabelSummary = z.infer<typeof labelSummary>;
@@ -181,6 +268,18 @@ export const labelsResponse = z
   })
   .meta({
     id: 'LabelsResponse',
-    example: { labels: ['alice-smith'], count: 1, details: [{ label: 'alice-smith', images: 12, trained: true }] },
+    example: {
+      labels: ['alice-smith'],
+      count: 1,
+      details: [
+        {
+          label: 'alice-smith',
+          images: 1,
+          trained: true,
+          display_name: 'Alice Smith',
+          enrollment: { photos: 1, good: 1, problems: 0, unchecked: 0, enough: false, advice: '1 photo: add 2 more from other angles' },
+        },
+      ],
+    },
   });
 export type LabelsResponse = z.infer<typeof labelsResponse>;

@@ -2,12 +2,22 @@
 export * from './errors.js';
 export * from './common.js';
 export * from './faces.js';
+// #26 enrollment
+export * from './enrollment.js';
 export * from './verify.js';
 export * from './training.js';
 export * from './models.js';
 export * from './objects.js';
 export * from './chat.js';
 export * from './results.js';
+// #26 deletion
+export * from './deletions.js';
+// #26 corrections
+export * from './corrections.js';
+// #26 sightings
+export * from './sightings.js';
+// #26 review
+export * from './review.js';
 export * from './health.js';
 export * from './processor.js';
 export * from './ppe.js';
@@ -15,3 +25,5 @@ export * from './route.js';
 export * from './routes.js';
 export * from './client.js';
 export * from './endpoints.js';
+// #26 audit
+export * from './audit.js';

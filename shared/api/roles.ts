@@ -6,7 +6,8 @@
  */
 import type { EndpointName } from './endpoints.js';
 
-export const ROLES = ['biometric-user', 'biometric-admin'] as const;
+// #26 audit: biometric-device, for kiosks and devices that recognise offline with the downloaded templates.
+export const ROLES = ['biometric-user', 'biometric-admin', 'biometric-device'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** `public`: no token needed (probes, the API's own description, what the web app needs to sign in). */
@@ -15,6 +16,7 @@ export type Access = 'public' | Role;
 const PUBLIC = 'public';
 const USER = 'biometric-user';
 const ADMIN = 'biometric-admin';
+const DEVICE = 'biometric-device';
 
 export const ROUTE_ACCESS = {
   health: PUBLIC,
@@ -32,15 +34,19 @@ export const ROUTE_ACCESS = {
   modelsAvailable: USER,
   // The decision rule in force: what a user's answers mean.
   thresholds: USER,
-  // The browser-first pages recognise with the trained models in the browser, so a user downloads them.
-  trainedModels: USER,
-  trainedLbph: USER,
-  trainedEmbedding: USER,
+  // #26 audit: the trained models hold the templates of everyone enrolled (the second factor's people too): only
+  // kiosks and devices that recognise offline (biometric-device) and administrators download them. A plain user's
+  // browser-first pages recognise on the server instead.
+  trainedModels: DEVICE,
+  trainedLbph: DEVICE,
+  trainedEmbedding: DEVICE,
   detectObjects: USER,
   objectClasses: USER,
   objectStatus: USER,
   // Devices send the results they computed in the browser; reading the history is a read.
   storeResults: USER,
+  // #26 deletion: devices drop what they queue of deleted people
+  deletedPeople: USER,
   results: USER,
   chat: USER,
   chatStatus: USER,
@@ -49,6 +55,8 @@ export const ROUTE_ACCESS = {
   ppeStatus: USER,
   ppeEvents: USER,
   uploadImage: ADMIN,
+  // #26 enrollment: a check before an upload, by whoever uploads (nothing is stored).
+  checkImage: ADMIN,
   deleteLabel: ADMIN,
   deleteImage: ADMIN,
   // The stored training photographs are the raw biometric data of everyone enrolled: only those who manage the
@@ -63,13 +71,37 @@ export const ROUTE_ACCESS = {
   previewThresholds: ADMIN,
   // Every checked frame with its labels: pictures of the workers, exported as training data.
   ppeDataset: ADMIN,
+  // #26 sightings: faces the service saw (strangers' too), with their crops: biometric data.
+  sightings: ADMIN,
+  sighting: ADMIN,
+  sightingCrop: ADMIN,
+  deleteSighting: ADMIN,
+  purgeSightings: ADMIN,
+  // #26 audit: who did what with biometric data; whether kiosks get a person's templates.
+  auditLog: ADMIN,
+  updatePerson: ADMIN,
+  // #26 review: faces the service saw (crops of strangers included) and their use as training data.
+  reviewGroups: ADMIN,
+  reviewPeople: ADMIN,
+  reviewAssign: ADMIN,
+  reviewDismiss: ADMIN,
+  reviewActions: ADMIN,
+  reviewUndo: ADMIN,
+  // #26 corrections: a face's features kept as "not this person" (biometric data of the face corrected).
+  createCorrection: ADMIN,
+  corrections: ADMIN,
+  deleteCorrection: ADMIN,
 } as const satisfies Record<EndpointName, Access>;
 
-/** Whether a token holding `roles` may call an endpoint that needs `required`; an administrator may do what a user may. */
+/**
+ * Whether a token holding `roles` may call an endpoint that needs `required`: an administrator may do what a user
+ * or a device may, and a device (a kiosk) what a user may.
+ */
 export function roleAllows(required: Access, roles: readonly string[]): boolean {
   if (required === 'public') return true;
   if (roles.includes(required)) return true;
-  return required === USER && roles.includes(ADMIN);
+  if (required === USER) return roles.includes(ADMIN) || roles.includes(DEVICE);
+  return required === DEVICE && roles.includes(ADMIN);
 }
 
 /** The route table's entries, each with its access from ROUTE_ACCESS (routes.ts builds `apiRoutes` with this). */

@@ -22,6 +22,8 @@ import {
   recognizeResponse,
 } from './faces.js';
 import { healthResponse, readyResponse } from './health.js';
+// #26 enrollment
+import { imageCheckRequest, imageCheckResponse } from './enrollment.js';
 import {
   detectionRequest,
   detectionResponse,
@@ -39,10 +41,49 @@ import {
 import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
 import { ppeDetectRequest, ppeDetectResponse, ppeEventsQuery, ppeEventsResponse, ppeStatusResponse } from './ppe.js';
 import { metricsRoute, processorStatusResponse } from './processor.js';
+// #26 sightings
+import {
+  sighting,
+  sightingDeleteResponse,
+  sightingParams,
+  sightingsPurgeQuery,
+  sightingsPurgeResponse,
+  sightingsQuery,
+  sightingsResponse,
+} from './sightings.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
+// #26 deletion
+import { deletionsQuery, deletionsResponse } from './deletions.js';
+// #26 corrections
+import {
+  correctionDeleteResponse,
+  correctionParams,
+  correctionRequest,
+  correctionResponse,
+  correctionsQuery,
+  correctionsResponse,
+} from './corrections.js';
+// #26 review
+import {
+  reviewActionParams,
+  reviewActionsQuery,
+  reviewActionsResponse,
+  reviewAssignRequest,
+  reviewAssignResponse,
+  reviewDismissRequest,
+  reviewDismissResponse,
+  reviewGroupsQuery,
+  reviewGroupsResponse,
+  reviewPeopleQuery,
+  reviewPeopleResponse,
+  reviewUndoRequest,
+  reviewUndoResponse,
+} from './review.js';
 import { ENDPOINTS, type EndpointName } from './endpoints.js';
 import { defineRoute, type ApiRoute } from './route.js';
 import { withAccess } from './roles.js';
+// #26 audit
+import { auditQuery, auditResponse, personResponse, personUpdateRequest } from './audit.js';
 import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
 import { MAX_VERIFY_FRAMES, verifyRequest, verifyResponse } from './verify.js';
 
@@ -110,7 +151,10 @@ const routeTable = {
     summary: 'Store one training image for a person',
     description:
       'Multipart (parts `label`, `file`, optional `capture_id`) or JSON (`label`, `image`, optional `capture_id`). ' +
-      'The image is fully decoded before it is stored (a truncated image is refused). With `capture_id` the upload is idempotent.',
+      'The image is fully decoded before it is stored (a truncated image is refused). With `capture_id` the upload is idempotent. ' +
+      // #26 enrollment
+      'The answer carries the photo check (`check`, never an error); the original file name and `display_name` are kept; ' +
+      'with several faces, `face` picks the one stored (a `face` that is outside the image or matches no face found: 400, nothing stored).',
     tags: ['Faces'],
     request: {
       body: {
@@ -123,6 +167,18 @@ const routeTable = {
     },
     responses: ok(imageUploadResponse, 'Stored (or, with a known `capture_id`, already stored).'),
     errors: ['invalid_label', 'invalid_image', 'image_too_large', 'server_busy'],
+  }),
+  // #26 enrollment
+  checkImage: defineRoute({
+    ...ENDPOINTS.checkImage,
+    summary: 'Check a training photo before storing it (nothing is stored)',
+    description:
+      'Finds the faces and checks the largest (or the one given as `face`): size, sharpness, exposure, how frontal. ' +
+      'The same check `POST /api/images` answers with; the faces found are listed to pick from.',
+    tags: ['Faces'],
+    request: { body: jsonBody(imageCheckRequest, { image: EXAMPLE_IMAGE }) },
+    responses: ok(imageCheckResponse, 'The check and the faces found.'),
+    errors: ['bad_request', 'invalid_image', 'image_too_large', 'server_busy'],
   }),
   labelImages: defineRoute({
     ...ENDPOINTS.labelImages,
@@ -147,11 +203,13 @@ const routeTable = {
   }),
   deleteLabel: defineRoute({
     ...ENDPOINTS.deleteLabel,
-    summary: 'Delete a label and all its images',
+    summary: 'Delete a person everywhere',
+    description:
+      'Removes the person everywhere and says what was removed: training images, their templates in the trained models (rewritten without them: no retraining needed), sightings, corrections, stored results naming them, display name and image metadata. Devices drop what they still queue of them at their next sync (`GET /api/deletions`). 409 while a training runs (nothing removed); 404 when nothing of the label is stored.',
     tags: ['Faces'],
     request: { params: labelParams },
     responses: ok(labelDeleteResponse, 'Deleted.'),
-    errors: ['invalid_label', 'label_not_found'],
+    errors: ['invalid_label', 'label_not_found', 'training_in_progress'],
   }),
   deleteImage: defineRoute({
     ...ENDPOINTS.deleteImage,
@@ -290,6 +348,52 @@ const routeTable = {
     },
     errors: ['not_trained'],
   }),
+  // #26 sightings
+  sightings: defineRoute({
+    ...ENDPOINTS.sightings,
+    summary: 'Faces the recognitions saw (sightings), newest first, paged',
+    description:
+      'Filter by person (`label`), unknown faces only (`unknown=true`), time (`from`, `to`), `source` and review `group`; ' +
+      'dismissed faces are left out unless `include_dismissed=true`. `next_cursor` gives the next page. What is kept, and for how long: ' +
+      'SIGHTINGS_ENABLED, SIGHTINGS_SOURCES, SIGHTINGS_RETENTION_DAYS, SIGHTINGS_MAX, SIGHTINGS_INTERVAL_S.',
+    tags: ['Sightings'],
+    request: { query: sightingsQuery },
+    responses: ok(sightingsResponse, 'One page of sightings.'),
+    errors: [],
+  }),
+  sighting: defineRoute({
+    ...ENDPOINTS.sighting,
+    summary: 'One sighting',
+    tags: ['Sightings'],
+    request: { params: sightingParams },
+    responses: ok(sighting, 'The sighting.'),
+    errors: ['bad_request', 'not_found'],
+  }),
+  sightingCrop: defineRoute({
+    ...ENDPOINTS.sightingCrop,
+    summary: "A sighting's face crop (JPEG)",
+    description: 'The face box widened by 40% each side, its longest side at most 160 px.',
+    tags: ['Sightings'],
+    request: { params: sightingParams },
+    responses: { 200: { description: 'The crop.', content: { 'image/jpeg': { schema: binaryBody } } } },
+    errors: ['bad_request', 'not_found'],
+  }),
+  deleteSighting: defineRoute({
+    ...ENDPOINTS.deleteSighting,
+    summary: 'Delete one sighting and its crop',
+    tags: ['Sightings'],
+    request: { params: sightingParams },
+    responses: ok(sightingDeleteResponse, 'Deleted.'),
+    errors: ['bad_request', 'not_found'],
+  }),
+  purgeSightings: defineRoute({
+    ...ENDPOINTS.purgeSightings,
+    summary: 'Delete the sightings seen before a time, with their crops',
+    tags: ['Sightings'],
+    request: { query: sightingsPurgeQuery },
+    responses: ok(sightingsPurgeResponse, 'Deleted.'),
+    errors: [],
+  }),
   detectObjects: defineRoute({
     ...ENDPOINTS.detectObjects,
     summary: 'Detect objects (80 COCO classes) in one image',
@@ -329,6 +433,106 @@ const routeTable = {
     request: { query: resultsQuery },
     responses: ok(resultsListResponse, 'The matching records.'),
     errors: [],
+  }),
+  // #26 deletion
+  deletedPeople: defineRoute({
+    ...ENDPOINTS.deletedPeople,
+    summary: 'People deleted, newest first',
+    description:
+      'Devices drop the photos and results they still queue of a person deleted after they were made (`DELETE /api/images/{label}`); the IdP shows the user without a face.',
+    tags: ['Faces'],
+    request: { query: deletionsQuery },
+    responses: ok(deletionsResponse, 'The deletions.'),
+    errors: ['bad_request'],
+  }),
+  // #26 review
+  reviewGroups: defineRoute({
+    ...ENDPOINTS.reviewGroups,
+    summary: 'Unknown faces grouped by likeness, largest groups first',
+    description:
+      'Faces named nobody, not dismissed and not assigned, grouped by their face descriptors (within the limit of the embedding rule of the ' +
+      'descriptor in use); a face without a descriptor is a group of its own. A face keeps its group: ids are stable.',
+    tags: ['Review'],
+    request: { query: reviewGroupsQuery },
+    responses: ok(reviewGroupsResponse, 'The groups.'),
+    errors: [],
+  }),
+  reviewPeople: defineRoute({
+    ...ENDPOINTS.reviewPeople,
+    summary: 'Known sightings by person, in a time range',
+    tags: ['Review'],
+    request: { query: reviewPeopleQuery },
+    responses: ok(reviewPeopleResponse, 'Each person seen, with how often and when.'),
+    errors: [],
+  }),
+  reviewAssign: defineRoute({
+    ...ENDPOINTS.reviewAssign,
+    summary: "Assign faces to a person: their crops become the person's training images",
+    description:
+      'A group (`group_id`) or single faces (`sighting_ids`) to an existing person (`label`) or a new one (`display_name`). Each crop is ' +
+      'stored as a training image of the person; the models use them after the next training. Undo until then.',
+    tags: ['Review'],
+    request: { body: jsonBody(reviewAssignRequest, { group_id: 'g-3f2a9c1e', display_name: 'Marie Curie' }) },
+    responses: ok(reviewAssignResponse, 'Assigned.'),
+    errors: ['invalid_label', 'label_not_found', 'not_found', 'already_assigned'],
+  }),
+  reviewDismiss: defineRoute({
+    ...ENDPOINTS.reviewDismiss,
+    summary: 'Dismiss faces: hidden from the groups (kept until purged)',
+    tags: ['Review'],
+    request: { body: jsonBody(reviewDismissRequest, { group_id: 'g-3f2a9c1e' }) },
+    responses: ok(reviewDismissResponse, 'Dismissed.'),
+    errors: ['not_found'],
+  }),
+  reviewActions: defineRoute({
+    ...ENDPOINTS.reviewActions,
+    summary: "The reviewers' recent actions, with whether each can still be undone",
+    tags: ['Review'],
+    request: { query: reviewActionsQuery },
+    responses: ok(reviewActionsResponse, 'Newest first.'),
+    errors: [],
+  }),
+  reviewUndo: defineRoute({
+    ...ENDPOINTS.reviewUndo,
+    summary: 'Undo an assign, a dismiss or a correction',
+    description:
+      'An assign: its training images are removed and its faces are back in review, unless a training ran since (409 `already_trained`: ' +
+      'delete the images instead) or runs now. A dismiss: its faces are back. A correction: it is removed.',
+    tags: ['Review'],
+    request: { params: reviewActionParams, body: { required: false, description: 'Empty or `{}`.', content: json(reviewUndoRequest, {}) } },
+    responses: ok(reviewUndoResponse, 'Undone.'),
+    errors: ['bad_request', 'not_found', 'already_undone', 'already_trained', 'training_in_progress'],
+  }),
+  // #26 corrections
+  createCorrection: defineRoute({
+    ...ENDPOINTS.createCorrection,
+    summary: "Not this person: keep a sighting's face so it is not given this name again",
+    description:
+      "The sighting's face crop is described for both recognizers (LBPH histogram; embedding descriptor when that recognizer runs) and " +
+      'kept as a "not this person" template: from then on a face that would be named this person is `unknown` with the reason ' +
+      "`corrected` when it is at least as near to one of the person's corrections as to their own nearest sample, and it never " +
+      'verifies as them (`POST /api/verify`). Also a review action (kind `correct`), so it can be undone. Correcting the same ' +
+      'sighting for the same person again answers the correction already made.',
+    tags: ['Review'],
+    request: { body: jsonBody(correctionRequest, { sighting_id: '5b0f7c1e-8d4a-4c55-9a61-0c2f8e7b9d10' }) },
+    responses: ok(correctionResponse, 'Kept, and applied by the recognizers from now on.'),
+    errors: ['invalid_label', 'not_found', 'label_not_found', 'invalid_image', 'server_busy'],
+  }),
+  corrections: defineRoute({
+    ...ENDPOINTS.corrections,
+    summary: 'The corrections ("not this person"), newest first',
+    tags: ['Review'],
+    request: { query: correctionsQuery },
+    responses: ok(correctionsResponse, 'The corrections.'),
+    errors: ['invalid_label'],
+  }),
+  deleteCorrection: defineRoute({
+    ...ENDPOINTS.deleteCorrection,
+    summary: 'Remove a correction: the face may be given that name again',
+    tags: ['Review'],
+    request: { params: correctionParams },
+    responses: ok(correctionDeleteResponse, 'Removed.'),
+    errors: ['bad_request', 'not_found'],
   }),
   chat: defineRoute({
     ...ENDPOINTS.chat,
@@ -466,6 +670,31 @@ const routeTable = {
       },
     },
     errors: ['not_found'],
+  }),
+  // #26 audit
+  auditLog: defineRoute({
+    ...ENDPOINTS.auditLog,
+    summary: 'The audit log of biometric operations, newest first',
+    description:
+      'Enroll, delete, train, verify, template download, sighting and image access, corrections and review: who (a user or a ' +
+      'client under AUTH_MODE=oidc, `anonymous` without), when, from where, on whom, and how it ended. Append-only: no ' +
+      'endpoint changes or deletes an entry; entries older than AUDIT_RETENTION_DAYS are purged. Paged with `next_cursor`.',
+    tags: ['Audit'],
+    request: { query: auditQuery },
+    responses: ok(auditResponse, 'One page of entries.'),
+    errors: [],
+  }),
+  updatePerson: defineRoute({
+    ...ENDPOINTS.updatePerson,
+    summary: "Change a person's settings: whether kiosks get their templates",
+    description:
+      '`kiosk: false` keeps the person out of the trained models that devices download (`GET /api/models/trained/*`): ' +
+      'the server still recognises and verifies them (the second factor of the identity provider, which sets it for the ' +
+      'people it enrols). Takes effect at the next download, without training.',
+    tags: ['Faces'],
+    request: { params: labelParams, body: jsonBody(personUpdateRequest, { kiosk: false }) },
+    responses: ok(personResponse, 'The person as now stored.'),
+    errors: ['invalid_label', 'label_not_found'],
   }),
 } satisfies Record<EndpointName, ApiRoute>;
 

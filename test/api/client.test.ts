@@ -34,7 +34,13 @@ describe('createLookoutClient', () => {
     // /api/ready's 503 carries the same body; only 2xx answers are results of `call`.
     expectTypeOf<ResponseOf<'ready'>>().toEqualTypeOf<ReadyResponse>();
     expectTypeOf<RequestOf<'labelImages'>>().toEqualTypeOf<{ params: { label: string } }>();
-    expectTypeOf<RequestOf<'recognize'>['body']>().toEqualTypeOf<{ image: string; recognition_model?: 'lbph' | 'embedding' | 'dlib' }>();
+    expectTypeOf<RequestOf<'recognize'>['body']>().toEqualTypeOf<{
+      image: string;
+      recognition_model?: 'lbph' | 'embedding' | 'dlib';
+      // #26 sightings
+      source?: 'api' | 'page' | 'camera';
+      camera?: string;
+    }>();
     expectTypeOf<FormData>().toExtend<RequestOf<'uploadImage'>['body']>();
   });
 

@@ -23,8 +23,16 @@ function hashFile(file: string, st: fs.Stats): string {
   return hash;
 }
 
-/** Every file and folder under `dir` (relative paths), except those `skip` names. */
-export function snapshot(dir: string, skip: (rel: string) => boolean = () => false): Snapshot {
+/**
+ * The embedded database's files (DATA_DIR/db and its lock): PostgreSQL writes its log and pages whenever it likes
+ * (a checkpoint, the audit row of a refused request), so its rows are checked through the API, not as files.
+ */
+export function isDatabaseFile(rel: string): boolean {
+  return rel === 'db' || rel.startsWith(`db${path.sep}`) || rel === '.lookout-db.lock';
+}
+
+/** Every file and folder under `dir` (relative paths), except those `skip` names (the database's by default). */
+export function snapshot(dir: string, skip: (rel: string) => boolean = isDatabaseFile): Snapshot {
   const out: Snapshot = new Map();
   const walk = (abs: string) => {
     let names: string[];
@@ -100,7 +108,7 @@ export class OutsideWatch {
 }
 
 /** Top-level entries of DATA_DIR the service may make. */
-const DATA_LAYOUT = new Set(['images', 'models', 'results', 'ppe', 'ppe-dataset', 'settings']);
+const DATA_LAYOUT = new Set(['images', 'models', 'results', 'ppe', 'ppe-dataset', 'settings', 'sightings', 'corrections.version']);
 
 /**
  * What is wrong with DATA_DIR's shape: an unexpected top-level entry, a symbolic link, or a label folder whose

@@ -25,12 +25,16 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   docs: 80,
   docsAsset: 150,
   results: 600,
+  // #26 deletion
+  deletedPeople: 200,
   ppeEvents: 300,
   // In this order: uploads first, so the readers, recognition and training meet stored images; deletes last.
   uploadImage: 2000,
   labelImages: 700,
   imageFile: 700,
   recognize: 1500,
+  // #26 enrollment
+  checkImage: 300,
   verify: 400,
   train: 10,
   trainedModels: 200,
@@ -44,6 +48,26 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   previewThresholds: 200,
   detectObjects: 250,
   storeResults: 1200,
+  // #26 sightings
+  sightings: 200,
+  sighting: 100,
+  sightingCrop: 100,
+  deleteSighting: 80,
+  purgeSightings: 40,
+  // #26 review
+  reviewGroups: 150,
+  reviewPeople: 150,
+  reviewActions: 80,
+  reviewAssign: 250,
+  reviewDismiss: 150,
+  reviewUndo: 150,
+  // #26 audit
+  auditLog: 150,
+  updatePerson: 150,
+  // #26 corrections
+  createCorrection: 150,
+  corrections: 80,
+  deleteCorrection: 80,
   chat: 250,
   ppeDetect: 250,
   undocumented: 600,

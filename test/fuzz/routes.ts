@@ -192,6 +192,38 @@ const resultsBody = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(0, 100, 101).chain((n) => fc.array(resultRecord, { minLength: n, maxLength: n })) },
 );
 
+/** A review body (#26): faces by id or a group, and for an assign a person by label or typed name. */
+function reviewBody(assign: boolean): fc.Arbitrary<{ value: Json; note: string }> {
+  const id = fc.oneof(fc.uuid(), fc.constantFrom('', '../x', 'a'.repeat(101)), fc.string({ maxLength: 12 }));
+  const target = fc.oneof(
+    fc.array(id, { minLength: 0, maxLength: 3 }).map((ids) => ({ sighting_ids: ids }) as Record<string, Json>),
+    id.map((g) => ({ group_id: `g-${g}` }) as Record<string, Json>),
+    fc.constant({} as Record<string, Json>),
+  );
+  const person = assign
+    ? fc.oneof(
+        labelText.map((l) => ({ label: l })),
+        labelText.map((l) => ({ display_name: l })),
+        fc.constant({}),
+      )
+    : fc.constant({});
+  return fc
+    .tuple(target, person)
+    .map(([t, p]) => ({ value: { ...t, ...p } as Json, note: Object.keys({ ...t, ...p }).join(',') || 'empty' }));
+}
+
+// #26 sightings: ids as the server makes them (UUIDs), and anything else.
+const sightingId = fc.oneof(
+  fc.uuid(),
+  fc.string({ maxLength: 20 }).map((t) => encode(t) || 'x'),
+);
+function sightingGet(route: 'sighting' | 'sightingCrop', suffix: string): Generator {
+  return () =>
+    fc
+      .tuple(sightingId, extraHeaders)
+      .map(([id, headers]) => request({ route, method: 'GET', path: `/api/sightings/${id}${suffix}`, headers, note: 'id' }));
+}
+
 export const GENERATORS = {
   health: plainGet('health', '/health'),
   authConfig: plainGet('authConfig', '/auth/config'),
@@ -248,6 +280,14 @@ export const GENERATORS = {
       .tuple(queryString(['limit', 'kind', 'label'], fc.oneof(queryValue, labelText)), extraHeaders)
       .map(([query, headers]) => request({ route: 'results', method: 'GET', path: `/api/results${query}`, headers, note: 'query' })),
 
+  // #26 deletion
+  deletedPeople: () =>
+    fc
+      .tuple(queryString(['since', 'limit'], queryValue), extraHeaders)
+      .map(([query, headers]) =>
+        request({ route: 'deletedPeople', method: 'GET', path: `/api/deletions${query}`, headers, note: 'query' }),
+      ),
+
   ppeEvents: () =>
     fc
       .tuple(queryString(['limit', 'status'], queryValue), extraHeaders)
@@ -297,6 +337,25 @@ export const GENERATORS = {
       'POST',
       '/api/recognize',
       imageField(ctx).map((img) => ({ value: { image: img.text }, note: img.note })),
+    ),
+
+  // #26 enrollment: the check of an image, with a face box to pick now and then (any box: a wrong one is a 400)
+  checkImage: (ctx) =>
+    jsonPost(
+      'checkImage',
+      'POST',
+      '/api/images/check',
+      fc
+        .tuple(
+          imageField(ctx),
+          fc.option(
+            fc.record({ x: fc.nat(2000), y: fc.nat(2000), w: fc.integer({ min: 1, max: 800 }), h: fc.integer({ min: 1, max: 800 }) }),
+          ),
+        )
+        .map(([img, face]) => ({
+          value: (face ? { image: img.text, face } : { image: img.text }) as Json,
+          note: `${img.note}${face ? ', face' : ''}`,
+        })),
     ),
 
   verify: (ctx) =>
@@ -453,6 +512,115 @@ export const GENERATORS = {
       '/api/results',
       resultsBody.map((results) => ({ value: { results }, note: `${results.length} records` })),
     ),
+  // #26 sightings
+  sightings: () =>
+    fc
+      .tuple(
+        queryString(
+          ['label', 'unknown', 'from', 'to', 'source', 'group', 'include_dismissed', 'limit', 'cursor'],
+          fc.oneof(queryValue, labelText, fc.constantFrom('true', 'camera', '2024-05-01T12:00:00.000Z', 'WyIyMDI0Il0')),
+        ),
+        extraHeaders,
+      )
+      .map(([query, headers]) => request({ route: 'sightings', method: 'GET', path: `/api/sightings${query}`, headers, note: 'query' })),
+  sighting: sightingGet('sighting', ''),
+  sightingCrop: sightingGet('sightingCrop', '/crop'),
+  deleteSighting: () =>
+    fc
+      .tuple(sightingId, extraHeaders)
+      .map(([id, headers]) => request({ route: 'deleteSighting', method: 'DELETE', path: `/api/sightings/${id}`, headers, note: 'id' })),
+  purgeSightings: () =>
+    fc
+      .tuple(queryString(['before'], fc.oneof(queryValue, fc.constantFrom('2000-01-01T00:00:00.000Z', 'yesterday'))), extraHeaders)
+      .map(([query, headers]) =>
+        request({ route: 'purgeSightings', method: 'DELETE', path: `/api/sightings${query}`, headers, note: 'query' }),
+      ),
+  // #26 review
+  reviewGroups: () =>
+    fc
+      .tuple(queryString(['since', 'limit'], queryValue), extraHeaders)
+      .map(([query, headers]) =>
+        request({ route: 'reviewGroups', method: 'GET', path: `/api/review/groups${query}`, headers, note: 'query' }),
+      ),
+  reviewPeople: () =>
+    fc
+      .tuple(queryString(['from', 'to', 'q', 'limit'], fc.oneof(queryValue, labelText)), extraHeaders)
+      .map(([query, headers]) =>
+        request({ route: 'reviewPeople', method: 'GET', path: `/api/review/people${query}`, headers, note: 'query' }),
+      ),
+  reviewActions: () =>
+    fc
+      .tuple(queryString(['limit'], queryValue), extraHeaders)
+      .map(([query, headers]) =>
+        request({ route: 'reviewActions', method: 'GET', path: `/api/review/actions${query}`, headers, note: 'query' }),
+      ),
+  reviewAssign: () => jsonPost('reviewAssign', 'POST', '/api/review/assign', reviewBody(true)),
+  reviewDismiss: () => jsonPost('reviewDismiss', 'POST', '/api/review/dismiss', reviewBody(false)),
+  reviewUndo: () =>
+    fc
+      .tuple(
+        fc.oneof(
+          fc.stringMatching(/^a-[0-9a-f-]{1,36}$/),
+          fc.string({ maxLength: 20 }).map((t) => encode(t) || 'x'),
+        ),
+        extraHeaders,
+      )
+      .map(([id, headers]) =>
+        request({ route: 'reviewUndo', method: 'POST', path: `/api/review/actions/${id}/undo`, headers, note: 'action id' }),
+      ),
+
+  // #26 audit
+  auditLog: () =>
+    fc
+      .tuple(
+        queryString(
+          ['action', 'actor', 'from', 'to', 'limit', 'cursor'],
+          fc.oneof(queryValue, labelText, fc.constantFrom('enroll', 'template_download', '2024-05-01T12:00:00.000Z', 'YTE')),
+        ),
+        extraHeaders,
+      )
+      .map(([query, headers]) => request({ route: 'auditLog', method: 'GET', path: `/api/audit${query}`, headers, note: 'query' })),
+  updatePerson: () =>
+    labelSegment.chain((label) =>
+      jsonPost(
+        'updatePerson',
+        'PUT',
+        `/api/people/${label}`,
+        fc.oneof(
+          fc.boolean().map((kiosk) => ({ value: { kiosk } as Json, note: `kiosk ${kiosk}` })),
+          fc.constantFrom<Json>({}, { kiosk: 'no' }, { kiosk: null }).map((value) => ({ value, note: 'invalid' })),
+        ),
+      ),
+    ),
+
+  // #26 corrections
+  createCorrection: () =>
+    jsonPost(
+      'createCorrection',
+      'POST',
+      '/api/corrections',
+      fc
+        .tuple(
+          fc.oneof(fc.uuid(), fc.constantFrom('', '../x', 'a'.repeat(101)), fc.string({ maxLength: 12 })),
+          fc.option(labelText, { nil: undefined }),
+        )
+        .map(([id, label]) => ({
+          value: { sighting_id: id, ...(label === undefined ? {} : { label }) } as Json,
+          note: label ? 'with label' : 'sighting',
+        })),
+    ),
+  corrections: () =>
+    fc
+      .tuple(queryString(['label'], fc.oneof(queryValue, labelText)), extraHeaders)
+      .map(([query, headers]) =>
+        request({ route: 'corrections', method: 'GET', path: `/api/corrections${query}`, headers, note: 'query' }),
+      ),
+  deleteCorrection: () =>
+    fc
+      .tuple(sightingId, extraHeaders)
+      .map(([id, headers]) =>
+        request({ route: 'deleteCorrection', method: 'DELETE', path: `/api/corrections/${id}`, headers, note: 'id' }),
+      ),
 
   chat: (ctx) =>
     jsonPost(

@@ -8,13 +8,13 @@ const env = vi.hoisted(() => {
     setItem: (k: string, v: string) => void store.set(k, v),
     removeItem: (k: string) => void store.delete(k),
   };
-  return { store, engineState: 'idle' as 'idle' | 'loading' | 'ready' | 'failed' };
+  return { store, engineState: 'idle' as 'idle' | 'loading' | 'ready' | 'failed', refused: '' };
 });
 
 const engine = { recognize: vi.fn(), detectObjects: vi.fn() };
 const RULES = { lbph: { min: 4, max: 70, sureMax: 60, nearMax: 100, ratioMax: null, verifyMax: 60 } };
 vi.mock('./browser-engine', () => ({
-  browserEngine: { state: () => env.engineState, info: () => null },
+  browserEngine: { state: () => env.engineState, info: () => null, modelsRefused: () => env.refused },
   engineWithModels: vi.fn(async () => engine),
   startBrowserEngine: vi.fn(async () => engine),
   activeRecognitionModel: (m: string | undefined) => m ?? 'lbph',
@@ -95,8 +95,13 @@ describe('where the analysis runs', () => {
   it('the server analyzer sends the frame to the API', async () => {
     choosePlace('recognize', 'server');
     await expect(faceAnalyzer().recognize(canvas())).resolves.toEqual({ via: 'server' });
-    expect(api.recognize).toHaveBeenCalledWith('data:image/png;base64,', undefined);
+    // #26 sightings: a photo is `page`, a live frame `camera`.
+    expect(api.recognize).toHaveBeenCalledWith('data:image/png;base64,', undefined, { source: 'page' });
     expect(engine.recognize).not.toHaveBeenCalled();
+    const live = canvas();
+    markLiveFrame(live);
+    await faceAnalyzer().recognize(live);
+    expect(api.recognize).toHaveBeenLastCalledWith('data:image/jpeg;base64,', undefined, { source: 'camera' });
   });
 
   it('sends a photo losslessly (the pixels the browser analyses), a live frame and an oversized PNG as JPEG', () => {
@@ -128,6 +133,28 @@ describe('the in-browser analyzer', () => {
     vi.mocked(engineWithModels).mockRejectedValueOnce(new Error('cannot reach the server to check the trained models'));
     await expect(browserFaceAnalyzer.recognize(canvas())).rejects.toThrow(/trained models/);
     expect(engine.recognize).not.toHaveBeenCalled();
+  });
+
+  it('recognises on the server when the server refuses the trained models to this account (no biometric-device)', async () => {
+    const { ModelsRefusedError } = await import('../engine/model-sync');
+    vi.mocked(engineWithModels).mockRejectedValueOnce(new ModelsRefusedError(403, 'this endpoint needs the role biometric-device'));
+    await expect(browserFaceAnalyzer.recognize(canvas())).resolves.toEqual({ via: 'server' });
+    expect(api.recognize).toHaveBeenCalledTimes(1);
+    expect(engine.recognize).not.toHaveBeenCalled();
+  });
+
+  it('puts face recognition on the server once the models are refused, whatever was chosen; objects stay', () => {
+    choosePlace('recognize', 'browser');
+    choosePlace('objects', 'browser');
+    env.engineState = 'ready';
+    env.refused = 'this account may not download the trained models';
+    try {
+      expect(placeFor('recognize')).toBe('server');
+      expect(faceAnalyzer().where).toBe('server');
+      expect(placeFor('objects')).toBe('browser');
+    } finally {
+      env.refused = '';
+    }
   });
 
   it('a cancelled analysis ends with an AbortError', async () => {

@@ -7,6 +7,7 @@
 import { createRoot, createSignal } from 'solid-js';
 import type { ObjectDetectionResponse, RecognizeResponse } from '../../../shared/api/index';
 import { canvasPixels } from '../engine/pixels';
+import { ModelsRefusedError } from '../engine/model-sync';
 import { api } from './api';
 import {
   activeRecognitionModel,
@@ -52,7 +53,8 @@ export const MAX_LOSSLESS_CHARS = 8 * 1024 * 1024;
 /** The server's engines: the frame goes up as a data URL (serverImage). */
 export const serverFaceAnalyzer: FaceAnalyzer = {
   where: 'server',
-  recognize: (frame, signal) => api.recognize(serverImage(frame), signal),
+  // #26 sightings: a live frame is `camera` (one sighting per face track per interval), a photo `page`.
+  recognize: (frame, signal) => api.recognize(serverImage(frame), signal, { source: liveFrames.has(frame) ? 'camera' : 'page' }),
 };
 
 export const serverObjectAnalyzer: ObjectAnalyzer = {
@@ -77,6 +79,52 @@ function worthKeeping(page: string, names: string[]): boolean {
   if (last && last.key === key && Date.now() - last.at < 60_000) return false;
   lastKept.set(page, { key, at: Date.now() });
   return true;
+}
+
+/** #26 sightings: faces of a kept in-browser result carry their crop, at most this many per result. */
+const CROPS_MAX = 10;
+const CROP_MAX_SIDE = 160;
+const CROP_MAX_BYTES = 32 * 1024;
+
+/**
+ * A face's crop for the server's sightings, as the server makes them: the box widened by 40% each side (within the
+ * frame), at most 160 px, JPEG of at most 32 KB, as base64; undefined when it cannot be made that small.
+ */
+function faceCrop(frame: HTMLCanvasElement, f: { x: number; y: number; w: number; h: number }): string | undefined {
+  const left = Math.max(0, Math.floor(f.x - f.w * 0.4));
+  const top = Math.max(0, Math.floor(f.y - f.h * 0.4));
+  const width = Math.min(frame.width, Math.ceil(f.x + f.w * 1.4)) - left;
+  const height = Math.min(frame.height, Math.ceil(f.y + f.h * 1.4)) - top;
+  if (width < 1 || height < 1) return undefined;
+  const scale = Math.min(1, CROP_MAX_SIDE / Math.max(width, height));
+  const canvas = document.createElement('canvas');
+  canvas.width = Math.max(1, Math.round(width * scale));
+  canvas.height = Math.max(1, Math.round(height * scale));
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return undefined;
+  ctx.drawImage(frame, left, top, width, height, 0, 0, canvas.width, canvas.height);
+  for (const quality of [0.85, 0.6]) {
+    const url = canvas.toDataURL('image/jpeg', quality);
+    const base64 = url.slice(url.indexOf(',') + 1);
+    if (url.startsWith('data:image/jpeg') && (base64.length * 3) / 4 <= CROP_MAX_BYTES) return base64;
+  }
+  return undefined;
+}
+
+/** The faces of a result to keep, the first CROPS_MAX with their crops (a crop that fails is left out). */
+function withCrops<F extends { x: number; y: number; w: number; h: number }>(
+  frame: HTMLCanvasElement,
+  faces: F[],
+): (F & { crop?: string })[] {
+  return faces.map((f, i) => {
+    if (i >= CROPS_MAX) return f;
+    try {
+      const crop = faceCrop(frame, f);
+      return crop ? { ...f, crop } : f;
+    } catch {
+      return f;
+    }
+  });
 }
 
 function backendName(): string | undefined {
@@ -104,7 +152,13 @@ async function enginePixels(frame: HTMLCanvasElement): Promise<ImageBitmap | Ima
 export const browserFaceAnalyzer: FaceAnalyzer = {
   where: 'browser',
   async recognize(frame, signal) {
-    const engine = await engineWithModels();
+    const engine = await engineWithModels().catch((err: unknown) => {
+      if (err instanceof ModelsRefusedError) return null;
+      throw err;
+    });
+    // The server refuses the templates to this account (they are for kiosks and devices): it recognises instead,
+    // and the page says why (EngineChoice).
+    if (!engine) return serverFaceAnalyzer.recognize(frame, signal);
     throwIfAborted(signal);
     const model = activeRecognitionModel(serverStatus.ready()?.recognition_model);
     const {
@@ -127,7 +181,8 @@ export const browserFaceAnalyzer: FaceAnalyzer = {
         recognition_model: response.recognition_model,
         image_width: frame.width,
         image_height: frame.height,
-        faces: response.faces,
+        // #26 sightings: each face's crop, kept by the server as a sighting (source browser) when it syncs.
+        faces: withCrops(frame, response.faces),
       });
     }
     return response;
@@ -188,6 +243,8 @@ export function decidePlace(chosen: Place | null, engine: BrowserEngineState): P
 
 /** Where a page's analysis runs now. */
 export function placeFor(page: AnalysisPage): Place {
+  // Faces are named in the browser with the trained models, which the server gives only to kiosks and devices.
+  if (page === 'recognize' && browserEngine.modelsRefused()) return 'server';
   return decidePlace(choices[page].get(), browserEngine.state());
 }
 

@@ -19,7 +19,14 @@ export const REASON_WORDS: Record<Reason, string> = {
   ambiguous: 'Looks about as much like two people: Lookout will not guess.',
   given_to_another_face: 'That person is already named on a closer face in this picture.',
   copy_of_training_image: 'This looks like an exact copy of a training photo; Lookout does not accept copies. Show a live face.',
+  corrected: 'Looks like a face someone marked as "not this person", so Lookout does not give it that name.',
 };
+
+/** The name shown for a label: the display name a person typed ("Marie Curie"), set by lib/people.ts; the label until then. */
+let displayName: (label: string) => string = (label) => label;
+export function setDisplayNames(names: (label: string) => string): void {
+  displayName = names;
+}
 
 /** How sure the shown answer is: named and sure, named but unsure, or not named. */
 export type Tone = 'named' | 'unsure' | 'unknown';
@@ -59,13 +66,14 @@ export function percent(confidence: number): string {
 
 /** Who the face is as shown: "alice", "probably alice", or "unknown". */
 export function nameText(face: ShownFace): string {
-  return toneOf(face) === 'unsure' ? `probably ${face.label}` : face.label;
+  if (!isKnown(face)) return face.label;
+  return toneOf(face) === 'unsure' ? `probably ${displayName(face.label)}` : displayName(face.label);
 }
 
 /** "nearest: bob, 48%" for an unknown face that had a nearest person; null otherwise. */
 export function candidateText(face: ShownFace): string | null {
   if (isKnown(face) || !face.candidate) return null;
-  return `nearest: ${face.candidate.label}, ${percent(face.candidate.confidence)}`;
+  return `nearest: ${displayName(face.candidate.label)}, ${percent(face.candidate.confidence)}`;
 }
 
 /**

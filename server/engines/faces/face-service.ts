@@ -21,6 +21,12 @@ import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-chec
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import { type DecisionRule, scoreOf } from '../../../shared/recognition/decision.js';
+import {
+  EMPTY_FACE_NEGATIVES,
+  embeddingFeatureDistance,
+  type FaceNegatives,
+  nearestNegative,
+} from '../../../shared/recognition/corrections.js';
 import { trained } from '../../../shared/recognition/model-files.js';
 import { combineFrames, decideVerify, labelIdOf } from '../../../shared/recognition/verify.js';
 import type { FaceModels, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
@@ -59,7 +65,7 @@ function verdictOf(
     if (f.boxes.length > 1) return { ...none, reason: 'several_faces' };
     if (!f.trained) return { ...none, reason: 'not_trained' };
     if (!f.enrolled || f.distance === null) return { ...none, reason: 'not_enrolled' };
-    const decided = decideVerify(f.distance, rule);
+    const decided = decideVerify(f.distance, rule, f.correction);
     const distance = Number.isFinite(f.distance) ? f.distance : null;
     return { ...decided, distance, confidence: scoreOf(f.distance, rule), ...common };
   });
@@ -341,16 +347,54 @@ export class FaceService {
           if (recognizer === 'lbph') return this.opts.pool.run('verify', { gray, boxes, label }, transferable(gray));
           const found = boxes ?? (await this.opts.pool.run('detect', { gray }, transferable(gray)));
           let distance: number | null = null;
+          let correction: number | null = null;
           if (embedding && embeddingId !== null && found.length === 1 && this.opts.embedding) {
             const [descriptor] = await this.opts.embedding.run('describe', { rgb, boxes: found });
             // No descriptor for the box (the nets found no landmarks): nothing near, never a match.
             distance = descriptor ? labelDistanceEmbedding(embedding.model, descriptor, embeddingId) : Number.POSITIVE_INFINITY;
+            // #26 corrections: a face as near to one of this person's corrections never verifies as them.
+            const nearest = descriptor
+              ? nearestNegative(descriptor, this.negatives.embedding.get(label), embeddingFeatureDistance)
+              : Number.POSITIVE_INFINITY;
+            correction = Number.isFinite(nearest) ? nearest : null;
           }
-          return { boxes: found, trained: embedding !== null, enrolled: embeddingId !== null, distance };
+          return { boxes: found, trained: embedding !== null, enrolled: embeddingId !== null, distance, correction };
         }),
       ),
     );
     return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method });
+  }
+
+  // #26 corrections ("not this person", server/review/corrections.ts): kept by label name in every worker.
+  private negatives: FaceNegatives = EMPTY_FACE_NEGATIVES;
+
+  /** Installs the corrections every recognition and verification applies (replayed to a worker that restarts). */
+  async setNegatives(negatives: FaceNegatives): Promise<void> {
+    await Promise.all([
+      this.opts.pool.broadcast('setNegatives', negatives.lbph),
+      this.opts.embedding?.broadcast('setNegatives', negatives.embedding),
+    ]);
+    this.negatives = negatives;
+  }
+
+  /**
+   * What a correction keeps of a face crop: the LBPH histogram of its face (the local cascade's largest face, else
+   * `fallback`, the box the crop was cut around) and, when the embedding recognizer runs, its descriptor.
+   */
+  async correctionSample(
+    bytes: Uint8Array,
+    fallback: (width: number, height: number) => Rect,
+  ): Promise<{ face: Rect; histogram: Float32Array; descriptor: Float32Array | null; descriptorModel: string | null }> {
+    return this.opts.decoder.use(bytes, async ({ gray, rgb }) => {
+      // Copied, not transferred: the same pixels may be needed again for the fallback box.
+      let sample = await this.opts.pool.run('trainSample', { gray });
+      if (!sample.face || !sample.histogram)
+        sample = await this.opts.pool.run('trainSample', { gray, boxes: [fallback(gray.width, gray.height)] });
+      if (!sample.face || !sample.histogram) throw new ApiError('invalid_image', "no face could be taken from the sighting's crop");
+      const withEmbedding = this.embeddingStatus.available && this.opts.embedding;
+      const descriptor = withEmbedding ? ((await this.opts.embedding!.run('describe', { rgb, boxes: [sample.face] }))[0] ?? null) : null;
+      return { face: sample.face, histogram: sample.histogram, descriptor, descriptorModel: this.embeddingStatus.descriptorModel ?? null };
+    });
   }
 
   trainStatus(): TrainStatusResponse {
