@@ -228,11 +228,9 @@ export const labelDeleteResponse = z
     status: z.literal('ok'),
     label: z.string(),
     deleted: z.number().int().meta({ description: 'Training images deleted (as `removed.images`).' }),
-    retrain_needed: z
-      .boolean()
-      .meta({
-        description: 'Whether a trained model still knows this label; false once its templates are removed (no retraining needed).',
-      }),
+    retrain_needed: z.boolean().meta({
+      description: 'Whether a trained model still knows this label; false once its templates are removed (no retraining needed).',
+    }),
     // #26 deletion
     removed: removedCounts,
   })
