@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { Logger } from '../logger.js';
 import { clientNames } from './clients.js';
+import type { EnrollmentSync } from './enrollment-sync.js';
 import { publicJwk, type SigningKey } from './keys.js';
 import { isEnrolled, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
 import type { AdminUser } from '../../shared/api/idp-admin.js';
@@ -29,6 +30,8 @@ export interface AdminApiDeps {
   users: UserStore;
   /** Origins allowed to call from a browser (the web app's). */
   allowedOrigins: string[];
+  /** #26 deletion: the users' links to their face data, checked against the API's deletions before each list. */
+  enrollmentSync?: Pick<EnrollmentSync, 'checkAll'>;
   log: Logger;
 }
 
@@ -132,7 +135,14 @@ export function adminApi(deps: AdminApiDeps) {
     }
     const admin = await authorise(req);
     if (rest === '') {
-      if (method === 'GET') return send(req, res, 200, { users: (await deps.users.list()).map(view) });
+      if (method === 'GET') {
+        // A user whose face the API deleted shows as not enrolled; an API that cannot answer leaves the list as
+        // stored (listing grants nothing; the face step checks again and fails closed).
+        await deps.enrollmentSync?.checkAll().catch((err: unknown) => {
+          deps.log.warn('enrollments not checked against the face service', { error: err instanceof Error ? err.message : String(err) });
+        });
+        return send(req, res, 200, { users: (await deps.users.list()).map(view) });
+      }
       if (method === 'POST') {
         const body = await readJson(req);
         const { username, temporary_password: password, admin: isAdmin, device: isDevice } = body;

@@ -129,7 +129,7 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   const provider = createProvider({ issuer, settings, keys, users, storeDir, log });
   const providerCallback = provider.callback();
   const localUrl = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
-  const biometric = biometricWiring({ settings, users, url: localUrl, mountPath, real: options.biometrics === true });
+  const biometric = biometricWiring({ settings, users, log, url: localUrl, mountPath, real: options.biometrics === true });
   const interactions = interactionHandler({
     provider,
     users,
@@ -141,6 +141,7 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
     camera: biometric.camera,
     passwordFailures,
     faceFailures,
+    enrollmentSync: biometric.enrollmentSync,
     log,
   });
   const cameraScript = `${mountPath}/assets/camera.js`;
@@ -152,6 +153,7 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
     signingKeys: keys.signing,
     users,
     allowedOrigins: [...new Set(settings.appRedirectUris.map((u) => new URL(u).origin))],
+    enrollmentSync: biometric.enrollmentSync,
     log,
   });
 

@@ -5,6 +5,7 @@
  * denies with: the IdP fails closed, so a backend that is down, slow or answers nonsense never lets anyone in.
  */
 import { createHash } from 'node:crypto';
+import { type DeletedPerson, deletionsResponse } from '../../shared/api/deletions.js';
 import { type VerifyResponse, verifyResponse } from '../../shared/api/verify.js';
 
 export type BackendErrorCode = 'backend_unavailable' | 'backend_timeout' | 'backend_refused' | 'backend_error';
@@ -67,6 +68,12 @@ export interface Backend {
    */
   setKiosk?(label: string, kiosk: boolean): Promise<void>;
   train(): Promise<void>;
+  /**
+   * `GET /api/deletions?since&limit`: people the API deleted at or after `since`, newest first, at most `limit`
+   * (1000). An answer that does not fit the schema is a BackendError. Optional for test doubles (enrollment-sync.ts
+   * treats a backend without it as one that cannot answer).
+   */
+  deletions?(since: Date, limit?: number): Promise<DeletedPerson[]>;
 }
 
 export function createBackend(options: BackendOptions): Backend {
@@ -158,6 +165,12 @@ export function createBackend(options: BackendOptions): Backend {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ kiosk }),
       });
+    },
+    async deletions(since, limit = 1000) {
+      const query = new URLSearchParams({ since: since.toISOString(), limit: String(limit) });
+      const parsed = deletionsResponse.safeParse(await call(`/api/deletions?${query}`));
+      if (!parsed.success) throw new BackendError('backend_error', 'The face service gave a malformed list of deletions.');
+      return parsed.data.deleted;
     },
     async train() {
       // One training at a time on the API: wait out another one (409) for a while.

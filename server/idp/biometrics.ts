@@ -5,21 +5,26 @@
  */
 import { createBackend } from './backend.js';
 import { createEnrollment } from './enrollment.js';
+import { createEnrollmentSync, type EnrollmentSync } from './enrollment-sync.js';
 import { createFaceVerifier } from './face-verifier.js';
 import type { EnrollmentHandler, FaceVerifier } from './flow.js';
 import { createLivenessChecker } from './liveness.js';
 import type { IdpSettings } from './settings.js';
 import type { UserStore } from './users.js';
+import type { Logger } from '../logger.js';
 
 export interface BiometricWiring {
   faceVerifier?: FaceVerifier;
   enrollment?: EnrollmentHandler;
+  /** The users' links to their face data, checked against the API's deletions (enrollment-sync.ts). */
+  enrollmentSync?: EnrollmentSync;
   camera: { width: number; height: number; maxEnrollmentImages: number };
 }
 
 export function biometricWiring(o: {
   settings: IdpSettings;
   users: UserStore;
+  log: Logger;
   /** The URL this process listens on (http://host:port). */
   url: string;
   mountPath: string;
@@ -42,14 +47,17 @@ export function biometricWiring(o: {
     clientId: `${settings.realm}-service`,
     clientSecret: settings.serviceClientSecret,
   });
+  const enrollmentSync = createEnrollmentSync({ backend, users: o.users, log: o.log });
   return {
     ...common,
+    enrollmentSync,
     faceVerifier: createFaceVerifier({
       backend,
       liveness: createLivenessChecker(settings.modelDir),
       confidenceThreshold: settings.confidenceThreshold,
       livenessMin: settings.livenessMin,
       recognitionModel: settings.recognitionModel,
+      enrollment: enrollmentSync,
     }),
     enrollment: createEnrollment({ backend, users: o.users, maxImages: settings.maxEnrollmentImages }),
   };

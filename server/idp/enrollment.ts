@@ -3,7 +3,8 @@
  * backend to hold exactly one face, uploaded under the username as label (`POST /api/images`, multipart), kept out
  * of the kiosk gallery (`PUT /api/people/{label}` `{ kiosk: false }`: the second factor's templates are not for the
  * devices that download the trained models), then `POST /api/train`; only then is the user marked enrolled
- * (attribute `biometric_enrolled=true`, group `biometric-enrolled`). The page checks each capture as it is taken
+ * (attribute `biometric_enrolled=true`, group `biometric-enrolled`, and `biometric_enrolled_at`: when the uploads
+ * began, so a deletion of the label by the API from then on drops the link, enrollment-sync.ts). The page checks each capture as it is taken
  * (`checkCapture`), so a bad one is retaken
  * there; `enroll` checks them all again, since the page is not to be trusted.
  */
@@ -59,6 +60,7 @@ export function createEnrollment(options: { backend: Backend; users: UserStore; 
           reason: `Enrollment takes ${MIN_ENROLLMENT_IMAGES} to ${maxImages} pictures; ${texts.length} were sent.`,
         };
       const captures = texts.map(decodeCapture);
+      let began = new Date();
       try {
         await backend.health();
         for (const [i, capture] of captures.entries()) {
@@ -68,6 +70,7 @@ export function createEnrollment(options: { backend: Backend; users: UserStore; 
             return { ...verdict, retry, reason: retry ? `Picture ${i + 1}: ${verdict.reason} Take it again.` : verdict.reason };
           }
         }
+        began = new Date();
         for (const capture of captures) await backend.upload(user.username, capture!.bytes, capture!.type);
         await backend.setKiosk?.(user.username, false);
         await backend.train();
@@ -82,7 +85,7 @@ export function createEnrollment(options: { backend: Backend; users: UserStore; 
         if (err instanceof BackendError) return backendProblem(err);
         return { ok: false, code: 'enrollment_error', reason: 'The enrollment could not be completed.' };
       }
-      await users.markEnrolled(user.id);
+      await users.markEnrolled(user.id, began);
       return { ok: true };
     },
   };

@@ -10,13 +10,20 @@
  * The verifier asks the API for its recognizer (`recognition_model`), whatever the kiosk uses: the embedding
  * recognizer by default, LBPH only while embedding cannot run or is not trained (#17 item 10: LBPH refuses most
  * genuine users across photos), and it still checks the answer's `recognition_model`.
+ *
+ * With `enrollment` (enrollment-sync.ts, #26 deletion), the API's deletions are checked before the decision: a user
+ * whose label the API deleted after they enrolled is marked not enrolled and denied with `enrollment_removed`
+ * (an API that cannot answer denies too), and so is one the API answers `not_enrolled` for: the face data is gone,
+ * the next sign-in enrolls again.
  */
 import { normalizeLabel } from '../../shared/api/labels.js';
 import type { VerifyFrame, VerifyReason, VerifyResponse } from '../../shared/api/verify.js';
 import { BackendError, type Backend } from './backend.js';
 import { type Capture, decodeCapture } from './captures.js';
+import { ENROLLMENT_REMOVED_REASON, type EnrollmentSync } from './enrollment-sync.js';
 import type { FaceDecision, FaceVerifier } from './flow.js';
 import type { LivenessChecker } from './liveness.js';
+import { isEnrolled } from './users.js';
 
 export interface FaceVerifierOptions {
   backend: Backend;
@@ -24,6 +31,8 @@ export interface FaceVerifierOptions {
   confidenceThreshold: number;
   livenessMin: number;
   recognitionModel: 'embedding' | 'lbph';
+  /** The link to the API's face data, checked against its deletions before each decision (optional for tests). */
+  enrollment?: EnrollmentSync;
 }
 
 /** Frames in a burst: at least one, and few enough that a page cannot make the IdP work for long. */
@@ -45,7 +54,7 @@ const DENIALS: Record<Exclude<VerifyReason, 'match'>, [code: string, reason: str
   no_face: ['no_face', 'No face was found. Look straight at the camera in good light.'],
   several_faces: ['several_faces', 'More than one face was seen. Only you may be in front of the camera.'],
   not_trained: ['not_trained', 'The face recognizer is not trained. Ask an administrator.'],
-  not_enrolled: ['not_enrolled', 'Your face is not enrolled with the face service. Ask an administrator.'],
+  not_enrolled: ['not_enrolled', 'The face service holds no face data of yours (it may have been removed). Ask an administrator.'],
   below_threshold: ['not_recognised', 'Your face was not recognised.'],
   copy_of_training_image: ['copy_of_training_image', 'The camera sent a copy of an enrollment picture. Show your face live.'],
   corrected: ['not_recognised', 'Your face was not recognised.'],
@@ -104,6 +113,10 @@ export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
       if (!label.ok) return deny('not_enrolled', 'Your face is not enrolled with the face service. Ask an administrator.');
       try {
         await options.backend.health();
+        if (options.enrollment) {
+          const current = await options.enrollment.checkUser(user);
+          if (!current || !isEnrolled(current)) return deny('enrollment_removed', ENROLLMENT_REMOVED_REASON);
+        }
         const answer = await verifyWithTrusted(
           options,
           label.label,
@@ -117,6 +130,11 @@ export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
         // An answer about someone else is no answer about this user.
         if (answer.label !== label.label) return deny('verification_error', 'The face could not be verified.');
         const verdict = judge(answer, options.confidenceThreshold);
+        if ('granted' in verdict && verdict.code === 'not_enrolled' && options.enrollment) {
+          // The IdP thought the user enrolled, the API holds none of their face data: the link is dropped.
+          await options.enrollment.drop(user, 'api_not_enrolled');
+          return deny('enrollment_removed', ENROLLMENT_REMOVED_REASON);
+        }
         if ('granted' in verdict) return verdict;
         const { score } = verdict;
         let antispoof = 0;

@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Interaction, Provider } from 'oidc-provider';
 import type { Logger } from '../logger.js';
 import { AttemptLimiter } from './attempts.js';
+import type { EnrollmentSync } from './enrollment-sync.js';
 import type { FileAdapter } from './file-adapter.js';
 import {
   type EnrollmentHandler,
@@ -50,6 +51,8 @@ export interface InteractionDeps {
   passwordFailures?: AttemptLimiter;
   /** Failed face steps per username (default: 5 in 15 minutes, BIOMETRIC_MAX_ATTEMPTS). */
   faceFailures?: AttemptLimiter;
+  /** #26 deletion: after the password, a user whose face data the API deleted since they enrolled goes to enrollment. */
+  enrollmentSync?: Pick<EnrollmentSync, 'checkUser'>;
 }
 
 class HttpProblem extends Error {
@@ -88,7 +91,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** Denials that say nothing about the face shown (the backend or the IdP failed): they do not count as attempts. */
-const notTheUsersFault = (code: string) => code.startsWith('backend_') || code === 'liveness_unavailable' || code === 'verification_error';
+const notTheUsersFault = (code: string) =>
+  code.startsWith('backend_') || code === 'liveness_unavailable' || code === 'verification_error' || code === 'enrollment_removed';
 
 async function readForm(req: IncomingMessage, maxBytes = MAX_FORM_BYTES): Promise<URLSearchParams> {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
@@ -215,7 +219,9 @@ export function interactionHandler(deps: InteractionDeps) {
           return show(res, details, state, 'Unknown username or wrong password.', 401);
         }
         await passwordFailures.succeed(key);
-        return advance(req, res, details, transition(state, { type: 'password-accepted', user: found }));
+        // An API that cannot answer leaves the user as stored: the face step checks again and fails closed.
+        const current = (await deps.enrollmentSync?.checkUser(found).catch(() => found)) ?? found;
+        return advance(req, res, details, transition(state, { type: 'password-accepted', user: current }));
       }
       case 'update-password': {
         const next = form.get('password-new') ?? '';

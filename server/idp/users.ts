@@ -20,6 +20,11 @@ export const ROLE_ADMIN = 'biometric-admin';
 export const ROLE_DEVICE = 'biometric-device';
 export const GROUP_ENROLLED = 'biometric-enrolled';
 export const ATTRIBUTE_ENROLLED = 'biometric_enrolled';
+/**
+ * When the enrollment began (ISO 8601; the first upload): a deletion of the user's label by the API at or after it
+ * (`GET /api/deletions`) removed this enrollment's face data, and the user is marked not enrolled (enrollment-sync.ts).
+ */
+export const ATTRIBUTE_ENROLLED_AT = 'biometric_enrolled_at';
 /** Keycloak's required actions, by the names the spec gives them. */
 export const ACTION_UPDATE_PASSWORD = 'UPDATE_PASSWORD';
 export const ACTION_BIOMETRIC_ENROLLMENT = 'biometric-enrollment';
@@ -60,6 +65,11 @@ export function normaliseUsername(name: string): string {
 
 export function isEnrolled(user: User): boolean {
   return user.attributes[ATTRIBUTE_ENROLLED] === 'true';
+}
+
+/** When the user's enrollment began; an enrollment from before the attribute counts from the user's creation. */
+export function enrolledAt(user: User): string {
+  return user.attributes[ATTRIBUTE_ENROLLED_AT] ?? user.createdAt;
 }
 
 export class UserStore {
@@ -148,13 +158,37 @@ export class UserStore {
     });
   }
 
-  /** Enrollment completed: attribute biometric_enrolled=true, group biometric-enrolled, required action cleared. */
-  async markEnrolled(id: string): Promise<User> {
+  /**
+   * Enrollment completed: attribute biometric_enrolled=true, biometric_enrolled_at=`since` (when it began; default
+   * now), group biometric-enrolled, required action cleared.
+   */
+  async markEnrolled(id: string, since: Date = new Date()): Promise<User> {
     return this.update(id, (u) => {
       u.attributes[ATTRIBUTE_ENROLLED] = 'true';
+      u.attributes[ATTRIBUTE_ENROLLED_AT] = since.toISOString();
       if (!u.groups.includes(GROUP_ENROLLED)) u.groups.push(GROUP_ENROLLED);
       u.requiredActions = u.requiredActions.filter((a) => a !== ACTION_BIOMETRIC_ENROLLMENT);
     });
+  }
+
+  /**
+   * The API no longer holds the user's face data (their label was deleted): biometric_enrolled=false, the group
+   * left, and the enrollment required action set again, so the next sign-in enrolls. Only while the enrollment is
+   * still the one checked (`enrolledSince`): one made meanwhile is kept. Undefined when the user is gone.
+   */
+  async markNotEnrolled(id: string, enrolledSince?: string): Promise<User | undefined> {
+    try {
+      return await this.update(id, (u) => {
+        if (enrolledSince !== undefined && isEnrolled(u) && enrolledAt(u) !== enrolledSince) return;
+        u.attributes[ATTRIBUTE_ENROLLED] = 'false';
+        delete u.attributes[ATTRIBUTE_ENROLLED_AT];
+        u.groups = u.groups.filter((g) => g !== GROUP_ENROLLED);
+        if (!u.requiredActions.includes(ACTION_BIOMETRIC_ENROLLMENT)) u.requiredActions.push(ACTION_BIOMETRIC_ENROLLMENT);
+      });
+    } catch (err) {
+      if (err instanceof UserError && err.code === 'user_not_found') return undefined;
+      throw err;
+    }
   }
 
   private async update(id: string, edit: (user: User) => void): Promise<User> {
