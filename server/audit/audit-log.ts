@@ -8,22 +8,12 @@
  * Never holds an image, a descriptor or a secret: `detail` carries the method, the endpoint, the status and an
  * error code at most.
  */
+import type { AuditActionName } from '../../shared/api/audit.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 
-export const AUDIT_ACTIONS = [
-  'enroll',
-  'delete',
-  'train',
-  'verify',
-  'template_download',
-  'sighting_access',
-  'image_access',
-  'correction',
-  'review',
-  'person_update',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+/** The operations recorded: one list, in the API's schema (shared/api/audit.ts). */
+export type AuditAction = AuditActionName;
 
 /** ok: 2xx or 304; denied: 401/403 (no token, a bad one, a role missing); refused: another 4xx; error: 5xx. */
 export type AuditOutcome = 'ok' | 'denied' | 'refused' | 'error';
