@@ -30,6 +30,23 @@ const cropField = z
       'The face crop (the box widened by 40% each side, JPEG, at most 32 KB) as base64: kept as a sighting (source `browser`) ' +
       'when SIGHTINGS_SOURCES has `browser`; never stored with the result.',
   });
+/**
+ * Text the database cannot hold: U+0000 (PostgreSQL's text and jsonb refuse it) and half of a UTF-16 surrogate pair
+ * on its own (not Unicode text; jsonb refuses its escape). A record or filter holding one is refused (400) rather
+ * than failing in the database (a 500) or being stored altered.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching U+0000 is this pattern's purpose
+const UNSTORABLE_TEXT = /\u0000|[\ud800-\udfff]/u;
+const UNSTORABLE_MESSAGE = 'must not contain U+0000 or half of a surrogate pair (text the results history cannot store)';
+
+/** The paths of the strings in `value` that the database cannot store. */
+function unstorableStrings(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return UNSTORABLE_TEXT.test(value) ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => unstorableStrings(v, [...path, i]));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => unstorableStrings(v, [...path, k]));
+  return [];
+}
+
 export const resultFaceInput = faceResult.extend({ crop: cropField }).meta({ id: 'ResultFaceInput' });
 
 const recordFields = z.object({
@@ -94,6 +111,7 @@ export const resultRecordInput = recordFields
       ctx.addIssue({ code: 'custom', path: ['objects'], message: 'is only for kind "objects"' });
     if (r.kind === 'objects' && r.faces !== undefined)
       ctx.addIssue({ code: 'custom', path: ['faces'], message: 'is only for kind "recognition"' });
+    for (const path of unstorableStrings(r)) ctx.addIssue({ code: 'custom', path, message: UNSTORABLE_MESSAGE });
   })
   .meta({ id: 'ResultRecordInput', example: EXAMPLE_RECORD });
 export type ResultRecordInput = z.infer<typeof resultRecordInput>;
@@ -140,6 +158,7 @@ export const resultsQuery = z.object({
     .trim()
     .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
+    .refine((label) => !UNSTORABLE_TEXT.test(label), UNSTORABLE_MESSAGE)
     .optional()
     .meta({ description: 'Only records with a face of this label.' }),
 });
