@@ -75,6 +75,13 @@ describe.each(DATABASES)('the audit log on %s', (_name, open) => {
     // Outside the purge's transaction, deletes are refused again.
     await expect(t.db.query('DELETE FROM audit_log')).rejects.toThrow(/append-only/);
   });
+
+  it('records a target or detail the database cannot hold as such (U+0000, half a surrogate pair) with U+FFFD', async () => {
+    // From a path such as DELETE /api/images/%00 (the fuzz run's labels): the attempt is kept, not lost.
+    await log.record(entry({ action: 'delete', target: 'a\u0000b', detail: { method: 'DELETE', filename: 'x\ud800.jpg' } }), now);
+    const [latest] = (await log.list({ action: 'delete' })).entries;
+    expect(latest).toMatchObject({ target: 'a\ufffdb', detail: { method: 'DELETE', filename: 'x\ufffd.jpg' } });
+  });
 });
 
 describe('which requests are audited', () => {

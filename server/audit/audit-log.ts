@@ -85,6 +85,18 @@ function decodeCursor(cursor: string): number | null {
 
 export class InvalidCursorError extends Error {}
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching U+0000 is this pattern's purpose
+const UNSTORABLE = /\u0000|[\ud800-\udfff]/gu;
+
+/**
+ * Text as the database can hold it: U+0000 (refused by PostgreSQL's text and jsonb) and half of a surrogate pair
+ * (refused by jsonb) become U+FFFD. They come from the request's path (`DELETE /api/images/%00`), and an entry
+ * that cannot be stored would be lost, so the attempt is recorded with the character replaced.
+ */
+function storable<T extends string | number | boolean | null>(value: T): T {
+  return (typeof value === 'string' ? value.replace(UNSTORABLE, '\ufffd') : value) as T;
+}
+
 export class AuditLog {
   private timer: ReturnType<typeof setInterval> | null = null;
   private purgeAfterFirstRecord = false;
@@ -98,7 +110,16 @@ export class AuditLog {
   async record(entry: AuditEntry, at: Date = new Date()): Promise<void> {
     await this.db.query(
       'INSERT INTO audit_log (at, action, outcome, actor, actor_kind, ip, target, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-      [at, entry.action, entry.outcome, entry.actor, entry.actor_kind, entry.ip, entry.target, JSON.stringify(entry.detail)],
+      [
+        at,
+        entry.action,
+        entry.outcome,
+        storable(entry.actor),
+        entry.actor_kind,
+        entry.ip,
+        storable(entry.target),
+        JSON.stringify(Object.fromEntries(Object.entries(entry.detail).map(([k, v]) => [storable(k), storable(v)]))),
+      ],
     );
     if (this.purgeAfterFirstRecord && this.timer !== null) this.runPurge();
   }
