@@ -10,7 +10,7 @@
  *    or documented in the chart's README as set through extraEnv; the README's table covers every variable.
  * 3. `renderChart` below, a small renderer for the subset of Go templates the chart uses (fields, variables,
  *    if/else if/else, with, range, define/include, and the functions quote, default, toYaml, indent, nindent,
- *    int, printf, eq, ne, gt, lt, not, and, or). It is NOT Helm's engine. It follows Go and Sprig where the chart
+ *    int, printf, eq, ne, gt, lt, not, and, or, fail). It is NOT Helm's engine. It follows Go and Sprig where the chart
  *    depends on them: truthiness, `{{-`/`-}}` trimming, sorted map ranges, Helm's float64 numbers (printed as
  *    1e+06 from a million up, and not comparable with an int literal without `int`), missing values printing
  *    as empty. It is stricter than Go in one way: a field missing from a map is an error (catching typos),
@@ -398,6 +398,9 @@ class Renderer {
         let i = 0;
         return format.replace(/%[sdv]/g, () => toText(rest[i++]));
       }
+      case 'fail':
+        arity(1);
+        throw new TemplateError(`execution error: ${toText(a[0])}`);
       case 'not':
         arity(1);
         return !truthy(a[0]);
@@ -497,6 +500,12 @@ const container = (deployment: Obj, name: string): Obj => {
   return c;
 };
 
+/** What a secretKeyRef stands for in containerEnv, where the server's parser wants a certain form. */
+const SECRET_STAND_INS: Record<string, string> = {
+  MAIL_SMTP_URL: 'smtp://user:secret@smtp.example.com:587',
+  DATABASE_URL: 'postgres://lookout:secret@postgres.example.com:5432/lookout',
+};
+
 /** The environment a container sees: its ConfigMaps (envFrom) then its env; secretKeyRef gives a stand-in. */
 function containerEnv(r: Rendered, c: Obj): { env: Record<string, string>; fromSecret: Record<string, Obj> } {
   const env: Record<string, string> = {};
@@ -509,7 +518,7 @@ function containerEnv(r: Rendered, c: Obj): { env: Record<string, string>; fromS
     if (e.valueFrom) {
       expect(e.value, `${e.name}: value and valueFrom`).toBeUndefined();
       fromSecret[e.name] = e.valueFrom.secretKeyRef;
-      env[e.name] = e.name === 'MAIL_SMTP_URL' ? 'smtp://user:secret@smtp.example.com:587' : 'from-a-secret';
+      env[e.name] = SECRET_STAND_INS[e.name] ?? 'from-a-secret';
     } else {
       env[e.name] = e.value;
     }
@@ -600,11 +609,48 @@ describe('values.schema.json', () => {
     ['a chat token file from a secret that has no token', { chat: { tokenSource: 'secret' } }, '/chat/token'],
     ['a model PVC size that is not a quantity', { modelServing: { storage: { size: 'two gigs' } } }, '/modelServing/storage/size'],
     ['an unknown accessMode', { persistence: { accessMode: 'ReadOnlyMany!' } }, '/persistence/accessMode'],
+    ['two API replicas without a database (the embedded one is one process only)', { replicaCount: 2 }, '/database/url'],
+    ['a database URL that is not postgres(ql)://', { database: { url: 'mysql://u:p@db/lookout' } }, '/database/url'],
+    ['the database URL in extraEnv', { extraEnv: { DATABASE_URL: 'postgres://u:p@db/lookout' } }, '/extraEnv'],
+    ['an unknown sightings source', { sightings: { sources: ['api', 'kiosk'] } }, '/sightings/sources/1'],
+    ['a sightings source twice', { sightings: { sources: ['api', 'api'] } }, '/sightings/sources'],
+    ['sightings as a comma-separated string (a list is wanted)', { sightings: { sources: 'api,page' } }, '/sightings/sources'],
+    ['a sightings retention of 0 days', { sightings: { retentionDays: 0 } }, '/sightings/retentionDays'],
+    ['a fractional sightings maximum', { sightings: { max: 10.5 } }, '/sightings/max'],
+    ['a negative sightings interval', { sightings: { intervalSeconds: -1 } }, '/sightings/intervalSeconds'],
+    ['a fractional audit retention', { audit: { retentionDays: 1.5 } }, '/audit/retentionDays'],
   ];
   it.each(bad)('refuses %s', (_what, override, where) => {
     const errors = errorsOf(mergeValues(defaults, override));
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.some((e) => e.startsWith(`${where} `))).toBe(true);
+  });
+
+  it('accepts more than one API replica with PostgreSQL, from a value or an existing Secret', () => {
+    expect(errorsOf(mergeValues(defaults, { replicaCount: 3, database: { url: 'postgresql://u:p@pg:5432/lookout' } }))).toEqual([]);
+    expect(errorsOf(mergeValues(defaults, { replicaCount: 3, database: { existingSecret: 'pg-app', existingSecretKey: 'uri' } }))).toEqual(
+      [],
+    );
+    expect(errorsOf(mergeValues(defaults, { replicaCount: 0 }))).toEqual([]); // scaled down: no process, no database
+  });
+
+  it('agrees with the server on the range of each sightings and audit value', () => {
+    const cases: [string, string, unknown[]][] = [
+      ['sightings.retentionDays', 'sightingsRetentionDays', [0, 0.001, 0.5, 30, 3650, 3651]],
+      ['sightings.max', 'sightingsMax', [0, 1, 100000, 10000000, 10000001, 2.5]],
+      ['sightings.intervalSeconds', 'sightingsIntervalS', [-1, 0, 2.5, 86400, 86401]],
+      ['audit.retentionDays', 'auditRetentionDays', [0, 1, 365, 36500, 36501, 1.5]],
+    ];
+    for (const [value, setting, samples] of cases) {
+      const [group, key] = value.split('.');
+      for (const sample of samples) {
+        const chart = errorsOf(mergeValues(defaults, { [group]: { [key]: sample } })).length === 0;
+        const server = (SETTINGS as Record<string, { schema: { safeParse(v: unknown): { success: boolean } } }>)[setting].schema.safeParse(
+          String(sample),
+        ).success;
+        expect(chart, `${value}: ${sample}`).toBe(server);
+      }
+    }
   });
 
   it('accepts every persistence size the server accepts, and only Kubernetes quantities', () => {
@@ -728,6 +774,12 @@ describe.each(renders)('rendered with %s', (name, r) => {
       REMOTE_DETECTOR_DEFAULT_METHOD: v.remoteDetector.defaultMethod,
       CHAT_ENABLED: String(v.chat.enabled),
       CHAT_ENDPOINT: v.chat.endpoint,
+      SIGHTINGS_ENABLED: String(v.sightings.enabled),
+      SIGHTINGS_SOURCES: v.sightings.sources.join(','),
+      SIGHTINGS_RETENTION_DAYS: String(v.sightings.retentionDays),
+      SIGHTINGS_MAX: String(v.sightings.max),
+      SIGHTINGS_INTERVAL_S: String(v.sightings.intervalSeconds),
+      AUDIT_RETENTION_DAYS: String(v.audit.retentionDays),
     });
     for (const [key, value] of Object.entries(v.extraEnv ?? {})) expect(apiEnv[key]).toBe(value);
   });
@@ -738,6 +790,10 @@ describe.each(renders)('rendered with %s', (name, r) => {
     expect(settings.remoteDetectorConfidenceThreshold).toBe(v.remoteDetector.confidenceThreshold);
     expect(settings.persistenceSize).toBe(v.persistence.size);
     expect(settings.kafkaSaslMechanism).toBe(v.kafka.sasl.mechanism);
+    expect(settings.sightingsSources).toEqual(v.sightings.sources);
+    expect(settings.sightingsRetentionDays).toBe(v.sightings.retentionDays);
+    expect(settings.auditRetentionDays).toBe(v.audit.retentionDays);
+    expect(settings.databaseUrl === '').toBe(!v.database.url && !v.database.existingSecret);
     const processor = find(r, 'Deployment', full('processor'));
     if (processor) {
       const ps = loadProcessorSettings(containerEnv(r, container(processor, 'processor')).env, ROOT);
@@ -747,11 +803,22 @@ describe.each(renders)('rendered with %s', (name, r) => {
   });
 
   it('keeps secrets in Secrets: referenced by secretKeyRef or mounted, never inlined elsewhere', () => {
-    const secretValues = [v.chat.apiKey, v.chat.token, v.kafka.sasl.password, v.mail.smtpUrl].filter(Boolean);
+    const secretValues = [v.chat.apiKey, v.chat.token, v.kafka.sasl.password, v.mail.smtpUrl, v.database.url].filter(Boolean);
     const outside = JSON.stringify(r.docs.filter((d) => d.kind !== 'Secret'));
     for (const s of secretValues) expect(outside.includes(s), `a secret value outside a Secret`).toBe(false);
-    for (const d of r.docs.filter((x) => x.kind === 'ConfigMap'))
-      expect(Object.keys(d.data)).not.toEqual(expect.arrayContaining(['CHAT_API_KEY']));
+    for (const d of r.docs.filter((x) => x.kind === 'ConfigMap')) {
+      expect(Object.keys(d.data)).not.toContain('CHAT_API_KEY');
+      expect(Object.keys(d.data)).not.toContain('DATABASE_URL');
+    }
+    if (v.database.url || v.database.existingSecret) {
+      expect(fromSecret.DATABASE_URL).toEqual({
+        name: v.database.existingSecret || full('database'),
+        key: v.database.existingSecret ? v.database.existingSecretKey : 'url',
+      });
+    } else {
+      expect(fromSecret.DATABASE_URL).toBeUndefined();
+      expect(v.replicaCount).toBeLessThanOrEqual(1);
+    }
     expect(apiEnv.KAFKA_PASSWORD).toBeUndefined();
     if (v.chat.apiKey || v.chat.existingSecret) {
       const chatSecret = v.chat.existingSecret || full('chat');
@@ -910,6 +977,9 @@ describe.each(renders)('rendered with %s', (name, r) => {
       ).toEqual([full('api'), full('model-server'), full('ppe'), full('processor')].sort());
       expect(apiEnv).toMatchObject({ KAFKA_SSL: 'true', KAFKA_SASL_MECHANISM: 'scram-sha-512' });
       expect(find(r, 'Secret', full('kafka'))).toBeUndefined(); // the existing KafkaUser Secret is used
+      expect(fromSecret.DATABASE_URL).toEqual({ name: 'vision-pg-app', key: 'uri' }); // CloudNativePG's app Secret
+      expect(find(r, 'Secret', full('database'))).toBeUndefined();
+      expect(apiEnv.SIGHTINGS_SOURCES).toBe('api,camera,verify');
     }
     if (name === 'model-serving.yaml') {
       const ms = v.modelServing;
@@ -980,6 +1050,92 @@ describe('switches rendered beyond the examples', () => {
   it('prints large integers as integers (Helm would print 3.6e+06 without `int`)', () => {
     const r = renderChart({ processor: { enabled: true, pollIntervalMs: 3600000 } });
     expect(get(r, 'ConfigMap', full('processor-config')).data.PROCESSOR_POLL_INTERVAL_MS).toBe('3600000');
+  });
+
+  it('stores database.url in the <release>-database Secret, read through secretKeyRef, never in a ConfigMap', () => {
+    const url = 'postgres://lookout:s3cr3t-pw@pg.db.svc:5432/lookout';
+    const r = renderChart({ database: { url }, processor: { enabled: true } });
+    expect(get(r, 'Secret', full('database'))).toMatchObject({ type: 'Opaque', stringData: { url } });
+    const apiC = container(get(r, 'Deployment', full('api')), 'api');
+    expect(apiC.env).toContainEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: full('database'), key: 'url' } } });
+    const outside = r.docs.filter((d) => d.kind !== 'Secret');
+    expect(JSON.stringify(outside)).not.toContain('s3cr3t-pw');
+    for (const d of r.docs.filter((x) => x.kind === 'ConfigMap')) expect(d.data.DATABASE_URL, d.metadata.name).toBeUndefined();
+    // The processor keeps no rows: it gets no DATABASE_URL.
+    const processorEnv = containerEnv(r, container(get(r, 'Deployment', full('processor')), 'processor'));
+    expect(processorEnv.fromSecret.DATABASE_URL).toBeUndefined();
+    expect(loadSettings(containerEnv(r, apiC).env, ROOT).databaseUrl).toMatch(/^postgres:\/\//);
+  });
+
+  it('reads DATABASE_URL from database.existingSecret (its key), which wins over database.url', () => {
+    const r = renderChart({ database: { url: 'postgres://u:ignored-pw@pg/lookout', existingSecret: 'pg-app', existingSecretKey: 'uri' } });
+    expect(find(r, 'Secret', full('database'))).toBeUndefined();
+    expect(JSON.stringify(r.docs)).not.toContain('ignored-pw');
+    const { fromSecret } = containerEnv(r, container(get(r, 'Deployment', full('api')), 'api'));
+    expect(fromSecret.DATABASE_URL).toEqual({ name: 'pg-app', key: 'uri' });
+    const plain = renderChart({ database: { existingSecret: 'pg-app' } });
+    expect(containerEnv(plain, container(get(plain, 'Deployment', full('api')), 'api')).fromSecret.DATABASE_URL).toEqual({
+      name: 'pg-app',
+      key: 'url',
+    });
+  });
+
+  it('refuses replicaCount > 1 without a database, in words (the schema refuses it too)', () => {
+    for (const replicaCount of [2, 3])
+      expect(() => renderChart({ replicaCount })).toThrow(
+        /api-deployment\.yaml: execution error: replicaCount > 1 needs a PostgreSQL server: set database\.url or database\.existingSecret/,
+      );
+    for (const database of [{ url: 'postgres://u:p@pg/lookout' }, { existingSecret: 'pg-app' }]) {
+      const r = renderChart({ replicaCount: 2, database });
+      const api = get(r, 'Deployment', full('api'));
+      expect(api.spec.replicas).toBe(2);
+      expect(api.spec.strategy).toBeUndefined();
+      expect(get(r, 'PersistentVolumeClaim', full('data')).spec.accessModes).toEqual(['ReadWriteMany']);
+    }
+    // One replica keeps the embedded database; Recreate lets the old pod close it before the new one opens it.
+    const one = renderChart();
+    const api = get(one, 'Deployment', full('api'));
+    expect(api.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(containerEnv(one, container(api, 'api')).env.DATABASE_URL).toBeUndefined();
+  });
+
+  it('renders the sightings and audit values into <release>-config, as the server parses them', () => {
+    const defaultsEnv = get(renderChart(), 'ConfigMap', full('config')).data;
+    for (const key of [
+      'sightingsEnabled',
+      'sightingsSources',
+      'sightingsRetentionDays',
+      'sightingsMax',
+      'sightingsIntervalS',
+      'auditRetentionDays',
+    ] as const)
+      expect(defaultsEnv[SETTINGS[key].env], `${SETTINGS[key].env}: the server's default`).toBe(SETTINGS[key].default);
+    const r = renderChart({
+      sightings: { enabled: false, sources: ['camera', 'verify'], retentionDays: 0.5, max: 2000000, intervalSeconds: 2.5 },
+      audit: { retentionDays: 90 },
+    });
+    const data = get(r, 'ConfigMap', full('config')).data;
+    expect(data).toMatchObject({
+      SIGHTINGS_ENABLED: 'false',
+      SIGHTINGS_SOURCES: 'camera,verify',
+      SIGHTINGS_RETENTION_DAYS: '0.5',
+      SIGHTINGS_MAX: '2000000', // not 2e+06
+      SIGHTINGS_INTERVAL_S: '2.5',
+      AUDIT_RETENTION_DAYS: '90',
+    });
+    const settings = loadSettings(containerEnv(r, container(get(r, 'Deployment', full('api')), 'api')).env, ROOT);
+    expect(settings).toMatchObject({
+      sightingsEnabled: false,
+      sightingsSources: ['camera', 'verify'],
+      sightingsRetentionDays: 0.5,
+      sightingsMax: 2000000,
+      sightingsIntervalS: 2.5,
+      auditRetentionDays: 90,
+    });
+    const none = renderChart({ sightings: { sources: [] } });
+    const noneEnv = containerEnv(none, container(get(none, 'Deployment', full('api')), 'api')).env;
+    expect(noneEnv.SIGHTINGS_SOURCES).toBe('');
+    expect(loadSettings(noneEnv, ROOT).sightingsSources).toEqual([]);
   });
 
   it('leaves nothing of the chart unrendered ({{ in the output would be a template the renderer skipped)', () => {

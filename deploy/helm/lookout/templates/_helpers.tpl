@@ -83,6 +83,32 @@ localhost,{{ .Release.Name }}-ppe,{{ .Release.Name }}-ppe.{{ .Release.Namespace 
 {{- range $i, $origin := .Values.security.allowedOrigins }}{{ if $i }},{{ end }}{{ $origin }}{{ end }}
 {{- end }}
 
+{{/* SIGHTINGS_SOURCES: sightings.sources, comma separated. */}}
+{{- define "lookout.sightingsSources" -}}
+{{- range $i, $source := .Values.sightings.sources }}{{ if $i }},{{ end }}{{ $source }}{{ end }}
+{{- end }}
+
+{{/* "true" when DATABASE_URL comes from a Secret (database.url or database.existingSecret): PostgreSQL. */}}
+{{- define "lookout.database" -}}
+{{- if or .Values.database.url .Values.database.existingSecret -}}
+true
+{{- end -}}
+{{- end }}
+
+{{- define "lookout.databaseSecret" -}}
+{{ .Values.database.existingSecret | default (printf "%s-database" .Release.Name) }}
+{{- end }}
+
+{{/*
+Refusals values.schema.json makes too, here with a message in words (and for installs that skip the schema,
+e.g. helm --skip-schema-validation). Included by api-deployment.yaml.
+*/}}
+{{- define "lookout.validate" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (ne (include "lookout.database" .) "true") -}}
+{{- fail "replicaCount > 1 needs a PostgreSQL server: set database.url or database.existingSecret (DATABASE_URL). Without one each API pod would open the embedded database in /data/db, which one process only may open." -}}
+{{- end -}}
+{{- end }}
+
 {{- define "lookout.chatSecret" -}}
 {{ .Values.chat.existingSecret | default (printf "%s-chat" .Release.Name) }}
 {{- end }}
