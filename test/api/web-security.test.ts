@@ -7,12 +7,12 @@
  */
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenModelServer } from '../../server/model-server/app.js';
 import { listenPpeServer } from '../../server/ppe-server/app.js';
 import { errorStatusesOf } from '../../shared/api/route.js';
 import { apiRoutes } from '../../shared/api/routes.js';
+import { sizeTree } from '../helpers/data-dir-files.js';
 import { startProcessor, tempDir } from '../helpers/processor-harness.js';
 import { getJson, readTestImage, startTestServer, uploadImage, type TestServer } from '../helpers/test-server.js';
 
@@ -56,17 +56,6 @@ function send(url: string, method: string, headers: Record<string, string>, body
   });
 }
 
-/** Every file under a directory with its size, to show a refused request changed nothing. */
-async function snapshot(dir: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    out[path.relative(dir, file)] = (await fs.stat(file)).size;
-  }
-  return out;
-}
-
 const resultsBody = JSON.stringify({
   results: [{ id: 'csrf-0001', kind: 'recognition', engine: 'browser', captured_at: new Date().toISOString(), faces: [] }],
 });
@@ -81,7 +70,7 @@ function multipart(label: string, bytes: Uint8Array): FormData {
 describe('Host (DNS rebinding)', () => {
   it('refuses a page whose name is not the server, reading or deleting, with 421 and nothing read or deleted', async () => {
     expect((await uploadImage(server.url, 'grace', await readTestImage('faces/grace_hopper.jpg'))).status).toBe(200);
-    const before = await snapshot(server.dataDir);
+    const before = await sizeTree(server.dataDir);
     const host = `rebind.evil.example:${port}`;
     for (const [method, route] of [
       ['GET', '/api/labels'],
@@ -95,7 +84,7 @@ describe('Host (DNS rebinding)', () => {
       expect(res.json().error.code).toBe('host_not_allowed');
       expect(res.text).not.toContain('grace');
     }
-    expect(await snapshot(server.dataDir)).toEqual(before);
+    expect(await sizeTree(server.dataDir)).toEqual(before);
     expect((await getJson(`${server.url}/api/labels`)).body.labels).toContain('grace');
   });
 
@@ -107,7 +96,7 @@ describe('Host (DNS rebinding)', () => {
 
 describe('Origin (cross-site requests)', () => {
   it('refuses the CSRF forms of another page: text/plain JSON, multipart upload, body-less train and delete', async () => {
-    const before = await snapshot(server.dataDir);
+    const before = await sizeTree(server.dataDir);
     const face = await readTestImage('faces/grace_hopper.jpg');
     for (const origin of ['http://evil.example', `http://127.0.0.1:${port + 1}`, 'null']) {
       const attempts: [string, RequestInit][] = [
@@ -130,7 +119,7 @@ describe('Origin (cross-site requests)', () => {
     const img = await fetch(`${server.url}/api/labels`, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image' } });
     expect(img.status).toBe(403);
     await img.text();
-    expect(await snapshot(server.dataDir)).toEqual(before);
+    expect(await sizeTree(server.dataDir)).toEqual(before);
     expect((await getJson(`${server.url}/api/results`)).body.count).toBe(0);
   });
 
@@ -180,7 +169,7 @@ describe('Origin (cross-site requests)', () => {
 
 describe('body types of state-changing requests', () => {
   it('refuses text/plain, form-encoded and untyped bodies with 415, even from a program, and stores nothing', async () => {
-    const before = await snapshot(server.dataDir);
+    const before = await sizeTree(server.dataDir);
     for (const [route, type] of [
       ['/api/results', 'text/plain;charset=UTF-8'],
       ['/api/recognize', 'text/plain'],
@@ -194,7 +183,7 @@ describe('body types of state-changing requests', () => {
     }
     const untyped = await send(`${server.url}/api/results`, 'POST', { 'content-length': String(resultsBody.length) }, resultsBody);
     expect(untyped.status).toBe(415);
-    expect(await snapshot(server.dataDir)).toEqual(before);
+    expect(await sizeTree(server.dataDir)).toEqual(before);
   });
 
   it('keeps body-less POST and DELETE working for programs', async () => {
