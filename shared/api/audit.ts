@@ -3,7 +3,7 @@
  * (`PUT /api/people/{label}`: whether kiosks get their templates).
  */
 import { z } from 'zod';
-import { isoTime } from './common.js';
+import { isoTime, storableText, UNSTORABLE_MESSAGE } from './common.js';
 
 export const AUDIT_ACTION_NAMES = [
   'enroll',
@@ -34,7 +34,12 @@ export const auditQuery = z.object({
     .enum(AUDIT_ACTION_NAMES, { error: `must be one of ${AUDIT_ACTION_NAMES.join(', ')}` })
     .optional()
     .meta({ description: 'Only this operation.' }),
-  actor: z.string().max(200, 'must be at most 200 characters').optional().meta({ description: "Only this user's name or client's id." }),
+  actor: z
+    .string()
+    .max(200, 'must be at most 200 characters')
+    .refine(storableText, UNSTORABLE_MESSAGE)
+    .optional()
+    .meta({ description: "Only this user's name or client's id." }),
   from: time('Entries at or after this time (ISO 8601).'),
   to: time('Entries before this time (ISO 8601).'),
   limit: z.coerce

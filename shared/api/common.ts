@@ -29,6 +29,19 @@ export const imageField = z.string({ error: 'must be the image as base64 text or
 });
 
 /** ISO 8601 time as the server writes it. */
+/**
+ * Text the database cannot hold: U+0000 (PostgreSQL's text and jsonb refuse it) and half of a UTF-16 surrogate pair
+ * on its own (not Unicode text; jsonb refuses its escape). Free text that reaches the database (a stored record, a
+ * filter) is refused with a 400 naming the field, rather than failing there (a 500) or being stored altered.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching U+0000 is this pattern's purpose
+export const UNSTORABLE_TEXT = /\u0000|[\ud800-\udfff]/u;
+export const UNSTORABLE_MESSAGE = 'must not contain U+0000 or half of a surrogate pair';
+/** Whether the database can hold this text (see UNSTORABLE_TEXT); for `.refine(storableText, UNSTORABLE_MESSAGE)`. */
+export function storableText(text: string): boolean {
+  return !UNSTORABLE_TEXT.test(text);
+}
+
 export const isoTime = z.string().meta({ description: 'ISO 8601 time.', example: '2024-05-01T12:00:00.000Z' });
 
 const CODES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];

@@ -4,7 +4,7 @@
  * face is `unknown` with the reason `corrected` from then on, and never verifies as X.
  */
 import { z } from 'zod';
-import { isoTime, RECOGNITION_MODELS } from './common.js';
+import { isoTime, RECOGNITION_MODELS, storableText, UNSTORABLE_MESSAGE } from './common.js';
 
 const ID_MESSAGE = 'must be an id (1 to 100 letters, digits, "_" or "-")';
 const idText = (what: string) => z.string({ error: `must be ${what}` }).regex(/^[A-Za-z0-9_-]{1,100}$/, ID_MESSAGE);
@@ -58,7 +58,11 @@ export const correctionResponse = z
   .meta({ id: 'CorrectionResponse' });
 
 export const correctionsQuery = z.object({
-  label: z.string({ error: 'must be text' }).optional().meta({ description: "Only this person's corrections (normalised as on upload)." }),
+  label: z
+    .string({ error: 'must be text' })
+    .refine(storableText, UNSTORABLE_MESSAGE)
+    .optional()
+    .meta({ description: "Only this person's corrections (normalised as on upload)." }),
 });
 
 export const correctionsResponse = z

@@ -3,7 +3,7 @@
  * /api/results` reads them newest first.
  */
 import { z } from 'zod';
-import { DETECTION_METHODS, faceResult, RECOGNITION_MODELS } from './common.js';
+import { DETECTION_METHODS, faceResult, RECOGNITION_MODELS, UNSTORABLE_MESSAGE, UNSTORABLE_TEXT, storableText } from './common.js';
 import { detectedObject } from './objects.js';
 
 /** Largest number of faces / objects one stored result may carry (keeps the bounded history bounded in bytes). */
@@ -30,15 +30,6 @@ const cropField = z
       'The face crop (the box widened by 40% each side, JPEG, at most 32 KB) as base64: kept as a sighting (source `browser`) ' +
       'when SIGHTINGS_SOURCES has `browser`; never stored with the result.',
   });
-/**
- * Text the database cannot hold: U+0000 (PostgreSQL's text and jsonb refuse it) and half of a UTF-16 surrogate pair
- * on its own (not Unicode text; jsonb refuses its escape). A record or filter holding one is refused (400) rather
- * than failing in the database (a 500) or being stored altered.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching U+0000 is this pattern's purpose
-const UNSTORABLE_TEXT = /\u0000|[\ud800-\udfff]/u;
-const UNSTORABLE_MESSAGE = 'must not contain U+0000 or half of a surrogate pair (text the results history cannot store)';
-
 /** The paths of the strings in `value` that the database cannot store. */
 function unstorableStrings(value: unknown, path: (string | number)[] = []): (string | number)[][] {
   if (typeof value === 'string') return UNSTORABLE_TEXT.test(value) ? [path] : [];
@@ -158,7 +149,7 @@ export const resultsQuery = z.object({
     .trim()
     .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
-    .refine((label) => !UNSTORABLE_TEXT.test(label), UNSTORABLE_MESSAGE)
+    .refine(storableText, UNSTORABLE_MESSAGE)
     .optional()
     .meta({ description: 'Only records with a face of this label.' }),
 });

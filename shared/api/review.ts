@@ -3,7 +3,7 @@
  * and the reviewer's actions (assign faces to a person as training images, dismiss, undo until the next training).
  */
 import { z } from 'zod';
-import { isoTime } from './common.js';
+import { isoTime, storableText, UNSTORABLE_MESSAGE } from './common.js';
 
 /** Most sightings one assign or dismiss may name. */
 export const REVIEW_MAX_SIGHTINGS = 500;
@@ -89,6 +89,7 @@ export const reviewPeopleQuery = z.object({
     .trim()
     .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
+    .refine(storableText, UNSTORABLE_MESSAGE)
     .optional()
     .meta({ description: 'Only people whose label or display name contains this text (any case).' }),
   limit: limitOf(500, 100),

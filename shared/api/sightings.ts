@@ -3,7 +3,7 @@
  * and the decision made, kept for review (SIGHTINGS_* settings say what is kept and for how long).
  */
 import { z } from 'zod';
-import { isoTime } from './common.js';
+import { isoTime, storableText, UNSTORABLE_MESSAGE } from './common.js';
 
 /** Where a sighting came from. */
 export const SIGHTING_SOURCES = ['api', 'page', 'camera', 'browser', 'verify'] as const;
@@ -91,6 +91,7 @@ export const sightingsQuery = z.object({
     .trim()
     .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
+    .refine(storableText, UNSTORABLE_MESSAGE)
     .optional()
     .meta({ description: 'Only faces given this label.' }),
   unknown: z
@@ -100,9 +101,16 @@ export const sightingsQuery = z.object({
   from: time('Only sightings at or after this time.'),
   to: time('Only sightings before this time.'),
   source: sightingSource.optional().meta({ description: 'Only sightings from this source.' }),
-  group: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').optional().meta({
-    description: 'Only sightings of this group (Faces page).',
-  }),
+  group: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .refine(storableText, UNSTORABLE_MESSAGE)
+    .optional()
+    .meta({
+      description: 'Only sightings of this group (Faces page).',
+    }),
   include_dismissed: z
     .enum(['true', 'false'], { error: 'must be true or false' })
     .optional()
