@@ -120,8 +120,10 @@ export function layoutProblems(dataDir: string, snap: Snapshot): string[] {
     const parts = rel.split(path.sep);
     if (!DATA_LAYOUT.has(parts[0])) problems.push(`unexpected ${rel} in DATA_DIR`);
     if (hash.startsWith('link -> ')) problems.push(`symbolic link ${rel} (${hash})`);
-    // Temporary files and folders being deleted start with a dot; none may be left once no request runs.
-    if (parts[0] === 'images' && parts.slice(1).some((p) => p.startsWith('.'))) problems.push(`left-over temporary ${rel}`);
+    // Temporary files and folders being deleted start with a dot; none may be left once no request runs (and, for
+    // the sightings' crops, once the sighting recorder is idle: the caller waits for it).
+    if ((parts[0] === 'images' || parts[0] === 'sightings') && parts.slice(1).some((p) => p.startsWith('.')))
+      problems.push(`left-over temporary ${rel}`);
     if (parts[0] === 'images' && parts.length === 2 && hash === 'dir' && !parts[1].startsWith('.')) {
       const check = normalizeLabel(parts[1]);
       if (!check.ok || check.label !== parts[1]) {

@@ -146,6 +146,9 @@ export class CaseChecker {
 
   private async storageProblems(req: FuzzRequest, a: Answer): Promise<string[]> {
     const before = this.stored;
+    // A recognition's sightings (crops) are written after its answer, by design: wait for them, so they are counted
+    // with the request that made them, not with the next one.
+    await this.target.service.ctx.sightingRecorder.idle();
     const after = snapshot(this.target.dataDir);
     this.stored = after;
     const problems: string[] = [];
@@ -227,6 +230,7 @@ export class CaseChecker {
     if (outside.length) problems.push(`beside DATA_DIR: ${outside.slice(0, 10).join(', ')}`);
     const leftInTmp = fs.readdirSync(t.tmpDir);
     if (leftInTmp.length) problems.push(`left in TMPDIR: ${leftInTmp.slice(0, 10).join(', ')}`);
+    await t.service.ctx.sightingRecorder.idle();
     this.stored = snapshot(t.dataDir);
     for (const p of layoutProblems(t.dataDir, this.stored)) {
       if (!this.reported.has(p)) problems.push(p);
