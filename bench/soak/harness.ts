@@ -162,15 +162,19 @@ async function drive(
   const start = performance.now();
   const elapsed = () => (performance.now() - start) / 1000;
 
-  const fire = (route: SoakRoute) => {
+  /** Sends the route's next request; false when it has nothing to send yet (its tick stays due). */
+  const fire = (route: SoakRoute): boolean => {
     const s = stats.get(route)!;
-    const n = s.fired++;
     if (s.inFlight >= MAX_IN_FLIGHT) {
+      s.fired++;
       s.dropped++;
-      return;
+      return true;
     }
-    const prepared = route.prepare(base, state, images, n);
-    if (!prepared) return;
+    const prepared = route.prepare(base, state, images, s.fired);
+    // A delete with no label due yet: the tick waits for one (on a slow machine the uploads of two epochs back may
+    // still be in flight at the tick), rather than being lost, so every route is driven even in a short run.
+    if (!prepared) return false;
+    s.fired++;
     s.inFlight++;
     const t0 = performance.now();
     const run = (async () => {
@@ -182,7 +186,7 @@ async function drive(
         if (!route.expected.includes(res.status)) {
           s.unexpected++;
           unexpected.push(`${route.name} -> ${res.status} ${text.slice(0, 200)}`);
-        } else if (res.status < 300) {
+        } else {
           try {
             prepared.after?.(res.status, text);
           } catch (err) {
@@ -192,7 +196,7 @@ async function drive(
       } catch (err) {
         s.statuses.set('error', (s.statuses.get('error') ?? 0) + 1);
         s.unexpected++;
-        unexpected.push(`${route.name}: ${(err as Error).message}`);
+        unexpected.push(`${route.name}: ${failureOf(err)} after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       } finally {
         s.inFlight--;
         prepared.done?.();
@@ -200,6 +204,7 @@ async function drive(
     })();
     pending.add(run);
     void run.finally(() => pending.delete(run));
+    return true;
   };
 
   const sample = async () => {
@@ -219,7 +224,7 @@ async function drive(
       // The first request of each route at t=0, then one every 1/rate seconds.
       const due = Math.floor(t * route.rate * options.rate) + 1;
       const s = stats.get(route)!;
-      while (s.fired < due) fire(route);
+      while (s.fired < due && fire(route)) {}
     }
     if (t >= nextSample) {
       nextSample += options.sampleMs / 1000;
@@ -287,6 +292,13 @@ async function drive(
     seconds,
   };
   return { ...report, text: formatReport(report, options) };
+}
+
+/** A failed fetch in words: undici says only "fetch failed", the cause says why (a reset, a closed socket, a timeout). */
+function failureOf(err: unknown): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = e.cause ? ` (${[e.cause.code, e.cause.message].filter(Boolean).join(': ')})` : '';
+  return `${e.message}${cause}`;
 }
 
 /** Every acknowledged upload of a label not deleted is on disk, with nothing else beside it; deleted labels are gone. */

@@ -44,7 +44,7 @@ export class SoakState {
 export interface Prepared {
   url: string;
   init: RequestInit;
-  /** Called with the body of an answer of an expected 2xx status, to record what it says. */
+  /** Called with the body of an answer of an expected status, to record what it says. */
   after?: (status: number, text: string) => void;
   /** Called once the request is answered or failed (in-flight bookkeeping). */
   done?: () => void;
@@ -138,7 +138,8 @@ export const SOAK_ROUTES: SoakRoute[] = [
   {
     name: 'DELETE /api/images/{label}',
     rate: 0.2,
-    expected: [200],
+    // 409: a training run is in progress (documented: nothing was removed); the label is deleted by a later tick.
+    expected: [200, 409],
     prepare: (base, state) => {
       const label = state.deletable()[0];
       if (!label) return null;
@@ -147,7 +148,11 @@ export const SOAK_ROUTES: SoakRoute[] = [
       return {
         url: `${base}/api/images/${encodeURIComponent(label)}`,
         init: { method: 'DELETE' },
-        after: (_status, text) => {
+        after: (status, text) => {
+          if (status === 409) {
+            state.deleted.delete(label);
+            return;
+          }
           const body = JSON.parse(text) as { deleted: number };
           const expected = state.acknowledged.get(label)?.size ?? 0;
           if (body.deleted !== expected)
