@@ -38,7 +38,7 @@ test('the captioned tour runs headless and leaves its screenshots, video and ind
   expect(fs.readdirSync(outDir).filter((f) => f.endsWith('-failed.png'))).toEqual([]);
 
   // What the tour saw on the pages.
-  expect(result.seen.liveName).toContain('grace-hopper');
+  expect(result.seen.liveName).toContain('Grace Hopper');
   expect(result.seen.liveName).toMatch(/\d+% match/);
   expect(result.seen.faceCards.length).toBeGreaterThanOrEqual(3);
   for (const card of result.seen.faceCards) expect(card).toMatch(/\d+% match \d+ x \d+ px/);

@@ -273,7 +273,7 @@ class Tour {
       'Live recognition',
       `The camera, live: each face gets a box with a name and a confidence. ${PERSON_NAME} is recognised now.`,
       async () => {
-        const face = page.getByTestId('face-result').filter({ hasText: PERSON_LABEL }).first();
+        const face = page.getByTestId('face-result').filter({ hasText: PERSON_NAME }).first();
         await face.waitFor({ timeout: SLOW_MS });
         return `Seen: ${(await face.innerText()).replace(/\s+/g, ' ')}.`;
       },
