@@ -337,8 +337,6 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     store: sightings,
     settings: { enabled: settings.sightingsEnabled, sources: settings.sightingsSources, intervalS: settings.sightingsIntervalS },
     describe: () => (embedding && faces.embeddingAvailability.available ? (rgb, boxes) => embedding.run('describe', { rgb, boxes }) : null),
-    budget,
-    maxPixels: settings.maxImagePixels,
     log,
   });
   if (settings.sightingsEnabled) sightingRecorder.start();

@@ -1,5 +1,7 @@
 /** POST /api/recognize: faces in one image, each with a label and a confidence. */
 import { Hono } from 'hono';
+import type { RecognizeResponse } from '../../shared/api/faces.js';
+import type { RgbImage } from '../../shared/image/types.js';
 import type { AppContext } from '../http/context.js';
 import { timeEngine } from '../http/observability.js';
 import { mountRoute } from '../http/route.js';
@@ -12,10 +14,11 @@ export function recognizeRoutes(ctx: AppContext): Hono {
     // One request may name its recognizer (the identity provider's second factor always asks for embedding).
     const model = body.recognition_model === 'dlib' ? 'embedding' : body.recognition_model;
     const bytes = decodeBase64Image(body.image);
-    const answer = await timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model));
-    // The faces kept as sightings (SIGHTINGS_*): cropped and stored after this answer, never holding it up.
-    keepRecognition(ctx, c, { source: body.source ?? 'api', camera: body.camera ?? null, bytes, answer });
-    return answer;
+    // The faces kept as sightings (SIGHTINGS_*): their crops copied from the decoded image while this request holds
+    // it, encoded and stored after this answer, never holding it up.
+    const keep = (image: RgbImage, answer: RecognizeResponse) =>
+      keepRecognition(ctx, c, { source: body.source ?? 'api', camera: body.camera ?? null, image, answer });
+    return timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model, keep));
   });
   return app;
 }

@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js';
 import { timeEngine } from '../http/observability.js';
 import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
-import { keepVerification } from '../sightings/hooks.js';
+import { keepVerification, verificationPixels } from '../sightings/hooks.js';
 
 export function verifyRoutes(ctx: AppContext): Hono {
   const app = new Hono();
@@ -18,9 +18,12 @@ export function verifyRoutes(ctx: AppContext): Hono {
     // Every frame is read before any work, so one bad frame is a 400 whatever the others hold.
     const images = (body.frames ?? [body.image!]).map((text) => decodeBase64Image(text));
     // Timed as recognition work: the same detectors and recognizers.
-    const { frames, ...verdict } = await timeEngine(c, 'recognize', () => ctx.faces.verify(checked.label, images, model));
-    // #26 sightings: the first image's face, kept after this answer (source verify).
-    keepVerification(ctx, c, { bytes: images[0], verdict, frame: frames[0] });
+    // #26 sightings: the first image's face (its crop copied while the image is decoded), kept after this answer.
+    const sighting = verificationPixels(ctx);
+    const { frames, ...verdict } = await timeEngine(c, 'recognize', () =>
+      ctx.faces.verify(checked.label, images, model, sighting.withPixels),
+    );
+    keepVerification(ctx, c, { pixels: sighting.pixels(), verdict, frame: frames[0] });
     const answer: VerifyResponse = body.frames
       ? { ...verdict, frames }
       : { ...verdict, ...(frames[0]?.face ? { face: frames[0].face } : {}) };

@@ -1,15 +1,18 @@
 /**
  * What the recognition routes hand to the sighting recorder: POST /api/recognize (source api, page or camera),
  * POST /api/verify (source verify) and POST /api/results (a browser's faces with their crops, source browser).
- * Each returns at once; the crops and rows are made after the answer (server/sightings/sighting-recorder.ts).
+ * Each returns at once: the crops' pixels are copied from the request's decoded image while it holds it (small
+ * copies, so the recorder never decodes again nor takes any of the pixel budget), and the crops and rows are made
+ * after the answer (server/sightings/sighting-recorder.ts).
  */
 import type { Context } from 'hono';
 import type { RecognizeResponse } from '../../shared/api/faces.js';
 import { RESULT_CROP_MAX_BYTES, type ResultRecordInput } from '../../shared/api/results.js';
 import type { VerifyResponse } from '../../shared/api/verify.js';
+import type { Rect, RgbImage } from '../../shared/image/types.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
-import { decisionOf } from './sighting-recorder.js';
+import { copyFace, decisionOf, type FacePixels } from './sighting-recorder.js';
 
 /** Who called: the signed-in user (or client) under AUTH_MODE=oidc; null otherwise. */
 export function clientOf(c: Context): string | null {
@@ -18,11 +21,14 @@ export function clientOf(c: Context): string | null {
   return principal.username ?? (principal.subject || null);
 }
 
-/** A recognition's faces, kept as sightings of `source`. */
+/**
+ * A recognition's faces, kept as sightings of `source`: call it with the decoded image while the request holds it
+ * (FaceService.recognize's `withPixels`).
+ */
 export function keepRecognition(
   ctx: AppContext,
   c: Context,
-  r: { source: 'api' | 'page' | 'camera'; camera: string | null; bytes: Uint8Array; answer: RecognizeResponse },
+  r: { source: 'api' | 'page' | 'camera'; camera: string | null; image: RgbImage; answer: RecognizeResponse },
 ): void {
   if (r.answer.faces.length === 0 || !ctx.sightingRecorder.keeps(r.source)) return;
   ctx.sightingRecorder.recordImage({
@@ -31,9 +37,32 @@ export function keepRecognition(
     camera: r.camera,
     recognizer: r.answer.recognition_model,
     model_version: ctx.faces.trainedFiles.version,
-    bytes: r.bytes,
+    image: r.image,
     faces: r.answer.faces.map(decisionOf),
   });
+}
+
+/**
+ * The crop pixels of a verification's first image or frame when it holds one face, copied while the request holds
+ * the image (FaceService.verify's `withPixels`); `pixels()` is the copy once the verification is done.
+ */
+export function verificationPixels(ctx: AppContext): {
+  withPixels: (index: number, rgb: RgbImage, boxes: Rect[]) => void;
+  pixels: () => FacePixels | null;
+} {
+  let copied: FacePixels | null = null;
+  return {
+    withPixels: (index, rgb, boxes) => {
+      if (index !== 0 || boxes.length !== 1 || !ctx.sightingRecorder.keeps('verify')) return;
+      try {
+        const [box] = boxes;
+        copied = copyFace(rgb, { x: box.x, y: box.y, w: box.width, h: box.height });
+      } catch (err) {
+        ctx.log.warn(`sightings: not kept: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    },
+    pixels: () => copied,
+  };
 }
 
 /** A verification's one face (of its first image or frame), kept as a sighting of source `verify`. */
@@ -41,23 +70,24 @@ export function keepVerification(
   ctx: AppContext,
   c: Context,
   r: {
-    bytes: Uint8Array;
+    /** The face's crop pixels (verificationPixels). */
+    pixels: FacePixels | null;
     verdict: Omit<VerifyResponse, 'face' | 'frames'>;
     frame: { face?: VerifyResponse['face']; distance: number | null; confidence: number; reason: string; match: boolean } | undefined;
   },
 ): void {
   const face = r.frame?.face;
-  if (!r.frame || !face || !ctx.sightingRecorder.keeps('verify')) return;
-  const { verdict, frame } = r;
-  ctx.sightingRecorder.recordImage({
+  if (!r.frame || !face || !r.pixels || !ctx.sightingRecorder.keeps('verify')) return;
+  const { verdict, frame, pixels } = r;
+  ctx.sightingRecorder.recordCopies({
     source: 'verify',
     client: clientOf(c),
     camera: null,
     recognizer: verdict.recognition_model,
     model_version: ctx.faces.trainedFiles.version,
-    bytes: r.bytes,
     faces: [
       {
+        pixels,
         box: { x: face.x, y: face.y, w: face.w, h: face.h },
         label: frame.match ? verdict.label : null,
         candidate: frame.match ? null : verdict.label,

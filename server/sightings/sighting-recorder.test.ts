@@ -3,14 +3,18 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DATABASES, type TestDatabase } from '../../test/helpers/databases.js';
 import { createLogger } from '../logger.js';
-import { cropRegion, type FaceDecision, iou, SightingRecorder } from './sighting-recorder.js';
+import type { RgbImage } from '../../shared/image/types.js';
+import { COPY_MAX_SIDE, copyFace, cropRegion, type FaceDecision, iou, SightingRecorder } from './sighting-recorder.js';
 import { SightingStore } from './sighting-store.js';
 
-const IMAGE = new Uint8Array(
-  await sharp({ create: { width: 400, height: 300, channels: 3, background: '#a0a0a0' } })
-    .jpeg()
-    .toBuffer(),
-);
+/** A decoded image, as recognition holds it: flat grey RGB. */
+const grey = (width: number, height: number): RgbImage => ({
+  width,
+  height,
+  channels: 3,
+  data: new Uint8Array(width * height * 3).fill(0xa0),
+});
+const IMAGE = grey(400, 300);
 
 const face = (x: number, y: number, label: string | null = null): FaceDecision => ({
   box: { x, y, w: 60, h: 60 },
@@ -31,6 +35,26 @@ describe('face tracks and crops', () => {
     expect(cropRegion({ x: 0, y: 260, w: 50, h: 50 }, 400, 300)).toEqual({ left: 0, top: 240, width: 70, height: 60 });
     expect(cropRegion({ x: 500, y: 0, w: 50, h: 50 }, 400, 300)).toBeNull();
   });
+
+  it('copies a crop region out of a decoded image: small whatever the face, the face box mapped into it', () => {
+    // A large face in a large image: the copy is at most COPY_MAX_SIDE a side, the stored JPEG at most 160 px.
+    const image = grey(2000, 1500);
+    image.data.fill(0x20, 0, 2000 * 3 * 750); // the upper half darker
+    const big = copyFace(image, { x: 500, y: 500, w: 1000, h: 1000 })!;
+    expect([big.rgb.width, big.rgb.height]).toEqual([COPY_MAX_SIDE, 249]);
+    expect(big.rgb.data.length).toBe(COPY_MAX_SIDE * 249 * 3);
+    expect(big.jpeg).toEqual({ width: 160, height: 124 });
+    const scale = 1800 / COPY_MAX_SIDE;
+    expect(big.box.x).toBeCloseTo(400 / scale);
+    expect(big.box.w).toBeCloseTo(1000 / scale);
+    // The region's rows: 100..1499, dark above row 750, grey below.
+    expect(big.rgb.data[0]).toBe(0x20);
+    expect(big.rgb.data[(248 * COPY_MAX_SIDE + 5) * 3]).toBe(0xa0);
+    // A small face is copied pixel for pixel; one outside the image is nothing.
+    const small = copyFace(IMAGE, { x: 100, y: 100, w: 50, h: 50 })!;
+    expect([small.rgb.width, small.rgb.height, small.box.x, small.box.w]).toEqual([90, 90, 20, 50]);
+    expect(copyFace(IMAGE, { x: 500, y: 0, w: 50, h: 50 })).toBeNull();
+  });
 });
 
 describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, open) => {
@@ -48,12 +72,11 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
       store,
       settings: { enabled: settings.enabled ?? true, sources: settings.sources ?? ['api', 'camera'], intervalS: settings.intervalS ?? 10 },
       describe: null,
-      maxPixels: 10_000_000,
       log: createLogger('silent'),
       now: () => now,
     });
     const frame = (faces: FaceDecision[], source: 'api' | 'camera' = 'camera', camera = 'door') =>
-      recorder.recordImage({ source, client: null, camera, recognizer: 'lbph', model_version: null, bytes: IMAGE, faces });
+      recorder.recordImage({ source, client: null, camera, recognizer: 'lbph', model_version: null, image: IMAGE, faces });
     const kept = async () => {
       await recorder.idle();
       return store.count();
@@ -107,7 +130,7 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
         camera: null,
         recognizer: 'lbph',
         model_version: null,
-        bytes: new Uint8Array([1, 2, 3]),
+        image: { width: 400, height: 300, channels: 3, data: new Uint8Array([1, 2, 3]) },
         faces: [face(1, 1)],
       }),
     ).not.toThrow();
@@ -123,5 +146,26 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
     expect(meta.format).toBe('jpeg');
     // 200 px widened by 80 px each side, cut to 330 x 300 by the image's edges, then at most 160 px.
     expect([meta.width, meta.height]).toEqual([160, 145]);
+  });
+
+  it('copies the crop while it is called: the image may be reused at once (it holds no reference to it)', async () => {
+    const { store, recorder, kept } = await setup();
+    const image = grey(400, 300);
+    recorder.recordImage({
+      source: 'api',
+      client: null,
+      camera: null,
+      recognizer: 'lbph',
+      model_version: null,
+      image,
+      faces: [face(50, 40)],
+    });
+    image.data.fill(0);
+    expect(await kept()).toBe(1);
+    const [s] = (await store.list()).sightings;
+    const { data } = await sharp(Buffer.from((await store.crop(s.id))!))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect(Math.abs(data[0] - 0xa0)).toBeLessThan(8);
   });
 });

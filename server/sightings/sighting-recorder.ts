@@ -5,16 +5,18 @@
  * - `camera` (live frames): one sighting per face track per SIGHTINGS_INTERVAL_S. A track is one source + client +
  *   camera, and the same decided label or, for an unknown face, a box overlapping the track's last box (IoU >= 0.3).
  *   The decision is made at once, in the order frames are answered, so concurrent frames never both keep one.
- * - The crop (the face box widened by 40% each side, longest side at most 160 px, JPEG) and the descriptor (when the
- *   embedding worker runs) are made after the answer was sent, in a bounded queue: a recognition never waits for a
- *   sighting and never fails because of one (errors are logged).
+ * - The crop is the face box widened by 40% each side, longest side at most 160 px, JPEG. Its pixels are copied from
+ *   the recognition's own decoded image while the request still holds it (a small copy, at most 320 px a side, made
+ *   at once), so the recorder never decodes an image again and never holds any of the pixel budget: requests are
+ *   never refused because a sighting is being kept. The JPEG, the descriptor (when the embedding worker runs) and
+ *   the row are made after the answer was sent, in a bounded queue: a recognition never waits for a sighting and
+ *   never fails because of one (errors are logged).
  * - The purge (retention days and count cap) runs at start and every hour.
  */
-import sharp, { type Sharp } from 'sharp';
+import sharp from 'sharp';
 import type { FaceResult } from '../../shared/api/common.js';
 import type { SightingSource } from '../../shared/api/sightings.js';
 import type { Rect, RgbImage } from '../../shared/image/types.js';
-import type { PixelBudget } from '../imaging/pixel-budget.js';
 import type { Logger } from '../logger.js';
 import type { NewSighting, SightingBox, SightingStore } from './sighting-store.js';
 
@@ -22,6 +24,8 @@ import type { NewSighting, SightingBox, SightingStore } from './sighting-store.j
 export const CROP_MARGIN = 0.4;
 /** The crop's longest side, at most. */
 export const CROP_MAX_SIDE = 160;
+/** The copy of a crop's pixels kept until it is stored: longest side at most this (the descriptor wants the face at 150 px or more). */
+export const COPY_MAX_SIDE = 2 * CROP_MAX_SIDE;
 /** A face box overlapping a track's last box by at least this (intersection over union) continues the track. */
 export const TRACK_IOU = 0.3;
 /** Jobs waiting at most, and their images' bytes at most; more are dropped (and logged) rather than held in memory. */
@@ -58,10 +62,28 @@ interface Common {
   seen_at?: Date;
 }
 
-/** A recognition on the server: the image it was given and the faces it found. */
+/**
+ * A recognition on the server: its decoded image (upright RGB, as recognition saw it; only read while
+ * `recordImage` runs) and the faces it found.
+ */
 export interface ImageRecognition extends Common {
-  bytes: Uint8Array;
+  image: RgbImage;
   faces: FaceDecision[];
+}
+
+/** A face's crop pixels, copied out of its decoded image (copyFace). */
+export interface FacePixels {
+  /** The crop region, at most COPY_MAX_SIDE a side (3 channels). */
+  rgb: RgbImage;
+  /** The face box within `rgb`. */
+  box: SightingBox;
+  /** The stored JPEG's size: the crop region's at most CROP_MAX_SIDE a side. */
+  jpeg: { width: number; height: number };
+}
+
+/** Faces whose crop pixels were copied while their image was decoded (POST /api/verify's first frame). */
+export interface CopiedRecognition extends Common {
+  faces: (FaceDecision & { pixels: FacePixels })[];
 }
 
 /** Faces recognised elsewhere (a browser) that came with their own crops. */
@@ -80,9 +102,6 @@ export interface SightingRecorderOptions {
   settings: RecorderSettings;
   /** The embedding worker's descriptors, or null when it is switched off or did not load. */
   describe: (() => Describe | null) | null;
-  /** Decoding an image again takes its pixels from the budget, as every decode does. */
-  budget?: PixelBudget;
-  maxPixels: number;
   log: Logger;
   /** The clock (tests). */
   now?: () => number;
@@ -119,8 +138,64 @@ export function cropRegion(
   return { left, top, width: right - left, height: bottom - top };
 }
 
-const toJpeg = (image: Sharp) =>
-  image.resize({ width: CROP_MAX_SIDE, height: CROP_MAX_SIDE, fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
+/** A width and height within `max` a side, the aspect kept (never enlarged). */
+function fitInside(width: number, height: number, max: number): { width: number; height: number } {
+  const scale = Math.min(1, max / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
+/**
+ * Copies a face's crop region (cropRegion) out of a decoded image, at most COPY_MAX_SIDE a side: each pixel of the
+ * copy the mean of up to 4 x 4 samples of its area. Synchronous and small (at most 300 KB, whatever the image), so
+ * it is made while the request still holds the image, and the image is never needed again. Null when nothing of
+ * the box is inside the image.
+ */
+export function copyFace(image: RgbImage, box: SightingBox): FacePixels | null {
+  const ch = image.channels;
+  if (!(image.width > 0 && image.height > 0) || image.data.length < image.width * image.height * ch) {
+    throw new Error(`the decoded image's pixels do not match its size (${image.width}x${image.height}x${ch})`);
+  }
+  const region = cropRegion(box, image.width, image.height);
+  if (!region) return null;
+  const { width, height } = fitInside(region.width, region.height, COPY_MAX_SIDE);
+  const sx = region.width / width;
+  const sy = region.height / height;
+  const taps = Math.min(4, Math.ceil(Math.max(sx, sy)));
+  const n = taps * taps;
+  const src = image.data;
+  const out = new Uint8Array(width * height * 3);
+  for (let y = 0, o = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, o += 3) {
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (let ty = 0; ty < taps; ty++) {
+        const py = region.top + Math.min(region.height - 1, Math.floor((y + (ty + 0.5) / taps) * sy));
+        for (let tx = 0; tx < taps; tx++) {
+          const px = region.left + Math.min(region.width - 1, Math.floor((x + (tx + 0.5) / taps) * sx));
+          const i = (py * image.width + px) * ch;
+          r += src[i];
+          g += src[i + 1];
+          b += src[i + 2];
+        }
+      }
+      out[o] = Math.round(r / n);
+      out[o + 1] = Math.round(g / n);
+      out[o + 2] = Math.round(b / n);
+    }
+  }
+  return {
+    rgb: { width, height, channels: 3, data: out },
+    box: { x: (box.x - region.left) / sx, y: (box.y - region.top) / sy, w: box.w / sx, h: box.h / sy },
+    jpeg: fitInside(region.width, region.height, CROP_MAX_SIDE),
+  };
+}
+
+const toJpeg = (pixels: FacePixels) =>
+  sharp(pixels.rgb.data, { raw: { width: pixels.rgb.width, height: pixels.rgb.height, channels: 3 } })
+    .resize({ ...pixels.jpeg, fit: 'fill' })
+    .jpeg({ quality: 85 })
+    .toBuffer();
 
 export class SightingRecorder {
   private readonly tracks = new Map<string, Track[]>();
@@ -142,15 +217,39 @@ export class SightingRecorder {
     return !this.stopped && this.opts.settings.enabled && this.opts.settings.sources.includes(source);
   }
 
-  /** A server recognition's faces: those to keep are cropped and stored after this returns. Never throws. */
+  /**
+   * A server recognition's faces: the crop pixels of those to keep are copied from `r.image` now (call it while
+   * the image is still decoded: no reference to it is kept), and stored after this returns. Never throws.
+   */
   recordImage(r: ImageRecognition): void {
     try {
       const faces = this.select(r, r.faces);
       if (faces.length === 0) return;
-      this.enqueue(() => this.storeFromImage({ ...r, faces }), r.bytes.byteLength);
+      const { image, ...common } = r;
+      const copied = faces
+        .map((face) => ({ ...face, pixels: copyFace(image, face.box) }))
+        .filter((f): f is FaceDecision & { pixels: FacePixels } => f.pixels !== null);
+      this.keepCopies({ ...common, faces: copied });
     } catch (err) {
       this.fail(err);
     }
+  }
+
+  /** Faces whose crop pixels were copied already (copyFace): those to keep are stored after this returns. Never throws. */
+  recordCopies(r: CopiedRecognition): void {
+    try {
+      this.keepCopies({ ...r, faces: this.select(r, r.faces) });
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private keepCopies(r: CopiedRecognition): void {
+    if (r.faces.length === 0) return;
+    this.enqueue(
+      () => this.storeCopies(r),
+      r.faces.reduce((n, f) => n + f.pixels.rgb.data.byteLength, 0),
+    );
   }
 
   /** Faces that came with their crops (browser results). Never throws. */
@@ -272,40 +371,17 @@ export class SightingRecorder {
     return this.opts.describe?.() ?? null;
   }
 
-  /** Decodes the image once (upright, as recognition did), crops each face, describes them, stores them. */
-  private async storeFromImage(r: ImageRecognition): Promise<void> {
-    const input = sharp(r.bytes, { failOn: 'truncated', limitInputPixels: this.opts.maxPixels });
-    const meta = await input.metadata();
-    const lease = await this.opts.budget?.acquire((meta.width ?? 0) * (meta.height ?? 0), { wait: 'unbounded' });
-    try {
-      const { data, info } = await input
-        .rotate()
-        .removeAlpha()
-        .toColourspace('srgb')
-        .raw({ depth: 'uchar' })
-        .toBuffer({ resolveWithObject: true });
-      const rgb: RgbImage = {
-        width: info.width,
-        height: info.height,
-        channels: 3,
-        data: new Uint8Array(data.buffer, data.byteOffset, data.length),
-      };
-      const faces = r.faces
-        .map((face) => ({ face, region: cropRegion(face.box, rgb.width, rgb.height) }))
-        .filter((f): f is { face: FaceDecision; region: NonNullable<typeof f.region> } => f.region !== null);
-      const crops = await Promise.all(
-        faces.map(({ region }) => toJpeg(sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).extract(region))),
-      );
-      const descriptors = await this.describeSafely(
-        rgb,
-        faces.map(({ face }) => face.box),
-      );
-      const seenAt = r.seen_at ?? new Date(this.now());
-      for (const [i, { face }] of faces.entries()) {
-        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop: crops[i], descriptor: descriptors[i] ?? null });
+  /** The copied crops: each one encoded, described and stored (no image is decoded, no pixel budget held). */
+  private async storeCopies(r: CopiedRecognition): Promise<void> {
+    const seenAt = r.seen_at ?? new Date(this.now());
+    for (const { pixels, ...face } of r.faces) {
+      try {
+        const crop = await toJpeg(pixels);
+        const [descriptor] = await this.describeSafely(pixels.rgb, [pixels.box]);
+        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop, descriptor: descriptor ?? null });
+      } catch (err) {
+        this.fail(err);
       }
-    } finally {
-      lease?.release();
     }
   }
 
@@ -314,7 +390,11 @@ export class SightingRecorder {
     const seenAt = r.seen_at ?? new Date(this.now());
     for (const face of r.faces) {
       try {
-        const crop = await toJpeg(sharp(face.crop, { failOn: 'truncated', limitInputPixels: 4_000_000 }).rotate());
+        const crop = await sharp(face.crop, { failOn: 'truncated', limitInputPixels: 4_000_000 })
+          .rotate()
+          .resize({ width: CROP_MAX_SIDE, height: CROP_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+          .jpeg({ quality: 85 })
+          .toBuffer();
         let descriptor: Float32Array | null = null;
         if (this.describer()) {
           const { data, info } = await sharp(crop)

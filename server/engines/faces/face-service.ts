@@ -297,13 +297,25 @@ export class FaceService {
     return this.opts.rules.ruleFor(recognizer);
   }
 
-  /** `recognizer`: this request's own choice (409 when it cannot run here); default the active one. */
-  async recognize(bytes: Uint8Array, recognizer?: RecognitionModel): Promise<RecognizeResponse> {
+  /**
+   * `recognizer`: this request's own choice (409 when it cannot run here); default the active one. `withPixels` is
+   * given the decoded image and the answer while the image is still held (the sightings copy their crops from it):
+   * it must be synchronous and keep no reference to the image.
+   */
+  async recognize(
+    bytes: Uint8Array,
+    recognizer?: RecognitionModel,
+    withPixels?: (rgb: RgbImage, answer: RecognizeResponse) => void,
+  ): Promise<RecognizeResponse> {
     if (recognizer) {
       const reason = this.recognitionUnavailable(recognizer);
       if (reason) throw new ApiError('model_unavailable', `recognition model "${recognizer}" is not available: ${reason}`);
     }
-    return this.opts.decoder.use(bytes, (image) => this.recognizeDecoded(image, recognizer));
+    return this.opts.decoder.use(bytes, async (image) => {
+      const answer = await this.recognizeDecoded(image, recognizer);
+      withPixels?.(image.rgb, answer);
+      return answer;
+    });
   }
 
   /** Recognition on an image already decoded (the chat analysis decodes once for faces and objects). */
@@ -327,8 +339,15 @@ export class FaceService {
   /**
    * Verification 1:1 (POST /api/verify): each image's one face against `label`'s own samples only, a match iff
    * within the recognizer's `verifyMax`. `recognizer`: this request's own choice (409 when it cannot run here).
+   * `withPixels` is given each frame's decoded image and the face boxes found in it while the image is still held
+   * (the sightings copy their crops from it): it must be synchronous and keep no reference to the image.
    */
-  async verify(label: string, images: Uint8Array[], requested?: RecognitionModel): Promise<Verification> {
+  async verify(
+    label: string,
+    images: Uint8Array[],
+    requested?: RecognitionModel,
+    withPixels?: (index: number, rgb: RgbImage, boxes: Rect[]) => void,
+  ): Promise<Verification> {
     if (requested) {
       const reason = this.recognitionUnavailable(requested);
       if (reason) throw new ApiError('model_unavailable', `recognition model "${requested}" is not available: ${reason}`);
@@ -341,10 +360,14 @@ export class FaceService {
     const embedding = recognizer === 'embedding' ? this.installed.embedding : null;
     const embeddingId = embedding ? labelIdOf(embedding.names, label) : null;
     const frames = await Promise.all(
-      images.map((bytes) =>
+      images.map((bytes, index) =>
         this.opts.decoder.use(bytes, async ({ gray, rgb }): Promise<FrameVerification> => {
           const boxes = await this.remoteBoxes(method, rgb);
-          if (recognizer === 'lbph') return this.opts.pool.run('verify', { gray, boxes, label }, transferable(gray));
+          if (recognizer === 'lbph') {
+            const frame = await this.opts.pool.run('verify', { gray, boxes, label }, transferable(gray));
+            withPixels?.(index, rgb, frame.boxes);
+            return frame;
+          }
           const found = boxes ?? (await this.opts.pool.run('detect', { gray }, transferable(gray)));
           let distance: number | null = null;
           let correction: number | null = null;
@@ -358,6 +381,7 @@ export class FaceService {
               : Number.POSITIVE_INFINITY;
             correction = Number.isFinite(nearest) ? nearest : null;
           }
+          withPixels?.(index, rgb, found);
           return { boxes: found, trained: embedding !== null, enrolled: embeddingId !== null, distance, correction };
         }),
       ),
