@@ -402,7 +402,8 @@ describe('idempotent training uploads (capture_id)', () => {
     const jpeg = await photo('grace');
     const first = await multipart('Ada', jpeg, 'cap_0001-abcd');
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({
+    // (With the photo check, display name and original name of #26 beside these.)
+    expect(first.body).toMatchObject({
       status: 'ok',
       label: 'ada',
       filename: 'cap_0001-abcd.jpg',
@@ -411,7 +412,7 @@ describe('idempotent training uploads (capture_id)', () => {
     });
     const again = await multipart('ada', jpeg, 'cap_0001-abcd');
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({
+    expect(again.body).toMatchObject({
       status: 'ok',
       label: 'ada',
       filename: 'cap_0001-abcd.jpg',
@@ -430,8 +431,11 @@ describe('idempotent training uploads (capture_id)', () => {
 
   it('an upload without capture_id keeps the original answer', async () => {
     const res = await multipart('ada', await photo('grace'));
-    // The original service's fields (its `path` relative to DATA_DIR), and no `duplicate`.
-    expect(Object.keys(res.body).sort()).toEqual(['filename', 'label', 'path', 'status']);
+    // The original service's fields (its `path` relative to DATA_DIR), and no `duplicate` (#26 adds the photo check,
+    // display name and original name).
+    expect(Object.keys(res.body)).toEqual(expect.arrayContaining(['filename', 'label', 'path', 'status']));
+    expect(res.body).toMatchObject({ status: 'ok', label: 'ada', path: `images/ada/${res.body.filename}` });
+    expect(res.body).not.toHaveProperty('duplicate');
   });
 
   it('stores concurrent uploads of one capture once', async () => {

@@ -65,7 +65,9 @@ afterAll(async () => {
 
 describe('symbolic links inside DATA_DIR', () => {
   it('lists only real images in real label folders', async () => {
-    expect((await getJson(`${server.url}/api/labels`)).body.details).toEqual([{ label: 'ada', images: 1, trained: false }]);
+    expect((await getJson(`${server.url}/api/labels`)).body.details).toEqual([
+      expect.objectContaining({ label: 'ada', images: 1, trained: false }),
+    ]);
     expect((await getJson(`${server.url}/api/images/ada`)).body.files.map((i: { filename: string }) => i.filename)).toEqual([
       '1000-aaaaaaaa.jpg',
     ]);

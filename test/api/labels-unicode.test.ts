@@ -58,9 +58,9 @@ describe('labels: one name, one folder', () => {
     expect((await upload('STRASSE', grace)).body.label).toBe('strasse');
     const { body } = await getJson(`${server!.url}/api/labels`);
     expect(body.details).toEqual([
-      { label: 'anna', images: 3, trained: false },
-      { label: 'strasse', images: 1, trained: false },
-      { label: 'straße', images: 2, trained: false },
+      expect.objectContaining({ label: 'anna', images: 3, trained: false }),
+      expect.objectContaining({ label: 'strasse', images: 1, trained: false }),
+      expect.objectContaining({ label: 'straße', images: 2, trained: false }),
     ]);
   });
 
@@ -110,8 +110,8 @@ describe('folders stored before labels were NFC after lower-casing', () => {
     expect((await fs.readdir(path.join(dataDir, 'images'))).sort()).toEqual(['Not A Label', 'zoë', '\u1e97']);
     const { body } = await getJson(`${server!.url}/api/labels`);
     expect(body.details).toEqual([
-      { label: 'zoë', images: 2, trained: false },
-      { label: '\u1e97', images: 2, trained: false },
+      expect.objectContaining({ label: 'zoë', images: 2, trained: false }),
+      expect.objectContaining({ label: '\u1e97', images: 2, trained: false }),
     ]);
     const trained = await postJson(`${server!.url}/api/train`, {});
     expect(trained.body).toMatchObject({ images_total: 4, total_labels: 2 });
