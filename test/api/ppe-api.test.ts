@@ -610,13 +610,27 @@ describe('PPE off, not configured, bounded and restarted', () => {
   it('keeps PPE_HISTORY_MAX checks across a restart; class indices stay; chat off: no analysis and no dead letter', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-ppe-restart-'));
     const dataset = path.join(dataDir, 'dataset');
-    const env = { ...LIGHT, PPE_ENABLED: 'true', PPE_ENDPOINT: detector.url, PPE_HISTORY_MAX: '3', PPE_DATASET_DIR: dataset };
+    // A detector timeout far beyond the default 10 s: on a loaded machine (a full test run on two cores) a check once
+    // took longer, and its timeout's dead letter is not what this test is about (chat off: no analysis, none).
+    const env = {
+      ...LIGHT,
+      PPE_ENABLED: 'true',
+      PPE_ENDPOINT: detector.url,
+      PPE_TIMEOUT_MS: '60000',
+      PPE_HISTORY_MAX: '3',
+      PPE_DATASET_DIR: dataset,
+    };
     try {
       const first = await startTestServer(env, dataDir);
       const ids: string[] = [];
       try {
-        for (let i = 0; i < 4; i++) ids.push((await check('equipped', EQUIPPED_PHOTO, {}, first)).body.id);
+        for (let i = 0; i < 4; i++) {
+          const res = await check('equipped', EQUIPPED_PHOTO, {}, first);
+          expect(res.status, JSON.stringify(res.body)).toBe(200);
+          ids.push(res.body.id);
+        }
         const violation = await check('two-persons-one-equipped', EQUIPPED_PHOTO, {}, first);
+        expect(violation.status, JSON.stringify(violation.body)).toBe(200);
         expect(violation.body).toMatchObject({ ppe_status: 'violation', llm_analysis: null });
         ids.push(violation.body.id);
         expect(await deadLetters(dataDir)).toEqual([]);
