@@ -34,7 +34,9 @@ test.beforeAll(async () => {
   });
   idp = await startTestIdp({
     port: idpPort,
-    env: { IDP_APP_REDIRECT_URIS: callback(), IDP_BACKEND_URL: lookout.url },
+    // The API's first capture check opens its embedded database, which holds the API's thread for seconds; on a
+    // loaded two-core machine a check then passed the default 10 s (the flow, not the latency, is tested here).
+    env: { IDP_APP_REDIRECT_URIS: callback(), IDP_BACKEND_URL: lookout.url, BIOMETRIC_BACKEND_TIMEOUT_MS: '30000' },
     options: { biometrics: true },
   });
   await idp.users.add('ada', 'temporary-pass-1');
