@@ -24,6 +24,7 @@ import type { Logger } from '../logger.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import type { ImageStore } from '../storage/image-store.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
+import { PeriodicCheck } from '../periodic-check.js';
 
 /** A crop's path relative to DATA_DIR/sightings, as the sightings store writes it (checked before any file is read). */
 const CROP_PATH = /^\d{4}-\d{2}-\d{2}\/[A-Za-z0-9_-]{1,100}\.jpg$/;
@@ -132,7 +133,7 @@ export class CorrectionStore {
   private readonly versionFile: string;
   private readonly sightingsDir: string;
   private seenVersion = '';
-  private watcher: NodeJS.Timeout | null = null;
+  private watcher: PeriodicCheck | null = null;
   /** Loads run one at a time; a change meanwhile asks for one more. */
   private loading: Promise<void> | null = null;
   private again = false;
@@ -148,25 +149,22 @@ export class CorrectionStore {
     if (version) await this.reload(version);
   }
 
-  /** Follows changes made by other replicas: a stat of the version file every `intervalMs`. */
+  /** Follows changes made by other replicas: a stat of the version file every `intervalMs`, one at a time. */
   watch(intervalMs: number): void {
     this.stopWatching();
-    let busy = false;
-    this.watcher = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      void this.version()
-        .then((version) => (version && version !== this.seenVersion ? this.reload(version) : undefined))
-        .catch((err) => this.opts.log.warn(`checking the corrections for changes failed: ${String(err)}`))
-        .finally(() => {
-          busy = false;
-        });
-    }, intervalMs);
-    this.watcher.unref();
+    this.watcher = new PeriodicCheck(intervalMs, async () => {
+      try {
+        const version = await this.version();
+        if (version && version !== this.seenVersion) await this.reload(version);
+      } catch (err) {
+        this.opts.log.warn(`checking the corrections for changes failed: ${String(err)}`);
+      }
+    });
+    void this.watcher.start();
   }
 
   stopWatching(): void {
-    if (this.watcher) clearInterval(this.watcher);
+    this.watcher?.stop();
     this.watcher = null;
   }
 
