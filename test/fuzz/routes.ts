@@ -581,10 +581,11 @@ export const GENERATORS = {
       )
       .map(([query, headers]) => request({ route: 'auditLog', method: 'GET', path: `/api/audit${query}`, headers, note: 'query' })),
   updatePerson: () =>
-    // A bare dot-dot segment is normalised away by the URL (`PUT /api/people/..` is `PUT /api/`), so it is not this
-    // route at all; with a body the API cannot take, that other path's 415 is not this route's to document.
+    // A bare dot or dot-dot segment is normalised away by the URL (`PUT /api/people/..` is `PUT /api/`, and
+    // `PUT /api/people/.` is `PUT /api/people/`), so it is not this route at all; with a body the API cannot take,
+    // that other path's 415 is not this route's to document.
     labelSegment
-      .filter((l) => !/^(?:%2e|\.){2}$/i.test(l))
+      .filter((l) => !/^(?:%2e|\.){1,2}$/i.test(l))
       .chain((label) =>
         jsonPost(
           'updatePerson',

@@ -133,6 +133,8 @@ describe('processor with the embedded defaults (in-process queue, file outbox)',
     );
     await uploadImage(api.url, 'erin', await readTestImage('faces/grace_hopper.jpg'));
     await waitFor('erin announced', async () => (await outbox(data)).length === 1);
+    // The .eml is renamed into the outbox before the send returns and is counted: wait for the count too.
+    await waitFor('the mail counted', async () => (await p.ready()).mail.sent === 1);
     const ready = await p.ready();
     expect(ready.queue.unknown_skipped).toBe(1);
     expect(ready.mail.sent).toBe(1);
