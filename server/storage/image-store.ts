@@ -25,6 +25,7 @@ import type { StoredImage } from '../../shared/api/index.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
 import type { Logger } from '../logger.js';
 import { TEMP_PREFIX, removeStaleTemps, writeFileAtomicExclusive } from './atomic.js';
+import type { FeatureStore, ImageFeatures } from './feature-store.js';
 import { FileLock } from './file-lock.js';
 import { KeyedLock } from './keyed-lock.js';
 import { isRealDirectory, readFileNoFollow } from './no-follow.js';
@@ -72,9 +73,14 @@ const MIGRATION_LOCK_FILE = '.label-names.lock';
 export class ImageStore {
   private readonly lock = new KeyedLock();
 
+  /**
+   * `features`: the training features kept per image (feature-store.ts), removed here with their image or person,
+   * under the label's lock.
+   */
   constructor(
     readonly root: string,
     private readonly log?: Logger,
+    readonly features: FeatureStore | null = null,
   ) {}
 
   async init(): Promise<void> {
@@ -232,6 +238,7 @@ export class ImageStore {
       const images = await this.list(aside);
       // An upload on another replica may still link a file into the renamed folder: retried until empty.
       await fs.rm(path.join(this.root, aside), { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+      await this.features?.removeLabel(label);
       return images?.length ?? 0;
     });
   }
@@ -252,6 +259,7 @@ export class ImageStore {
         if (errCode(err) === 'ENOENT') return null;
         throw err;
       }
+      await this.features?.remove(label, filename);
       const left = (await this.list(label))?.length ?? 0;
       if (left === 0) {
         try {
@@ -262,6 +270,20 @@ export class ImageStore {
         }
       }
       return left;
+    });
+  }
+
+  /**
+   * Keeps a training image's features, under the label's lock and only while the image is still the one they were
+   * made from: a delete here that ran meanwhile took the image, and its features must not come back.
+   */
+  async keepFeatures(ref: ImageRef, features: ImageFeatures): Promise<boolean> {
+    const store = this.features;
+    if (!store) return false;
+    return this.lock.run(ref.label, async () => {
+      if (!(await this.find(ref.label, ref.filename))) return false;
+      await store.write(ref.label, ref.filename, features);
+      return true;
     });
   }
 

@@ -108,7 +108,17 @@ export class OutsideWatch {
 }
 
 /** Top-level entries of DATA_DIR the service may make. */
-const DATA_LAYOUT = new Set(['images', 'models', 'results', 'ppe', 'ppe-dataset', 'settings', 'sightings', 'corrections.version']);
+const DATA_LAYOUT = new Set([
+  'images',
+  'features',
+  'models',
+  'results',
+  'ppe',
+  'ppe-dataset',
+  'settings',
+  'sightings',
+  'corrections.version',
+]);
 
 /**
  * What is wrong with DATA_DIR's shape: an unexpected top-level entry, a symbolic link, or a label folder whose

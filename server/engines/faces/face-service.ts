@@ -34,7 +34,8 @@ import { assembleModels, type TrainingSample } from '../../../shared/recognition
 import { ApiError } from '../../http/errors.js';
 import type { DecodedImage, ImageDecoder } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
-import type { ImageStore } from '../../storage/image-store.js';
+import { cropVersion, featureWork, type FeatureVersions, type ImageFeatures, imageHash } from '../../storage/feature-store.js';
+import type { ImageRef, ImageStore } from '../../storage/image-store.js';
 import type { ModelStore } from '../../storage/model-store.js';
 import { type HeldLock, LockBusyError } from '../../storage/file-lock.js';
 import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../../storage/trained-files.js';
@@ -92,6 +93,23 @@ export interface FaceServiceOptions {
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
   log: Logger;
+  /**
+   * What the training features kept per image (the image store's FeatureStore) are made with now
+   * (feature-store.ts featureVersionsOf); a part made with another version is recomputed.
+   */
+  featureVersions?: FeatureVersions;
+}
+
+/** Without the server's own versions: the cascade and crop by name only (tests that build the service by hand). */
+const DEFAULT_FEATURE_VERSIONS: FeatureVersions = { detector: { local: 'haar', remote: 'remote' }, crop: cropVersion('default') };
+
+/** What a training did with the stored features, so far (progress) or in all (its answer). */
+interface FeatureCounts {
+  reused: number;
+  computed: number;
+  detections: number;
+  histograms: number;
+  descriptors: number;
 }
 
 /** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
@@ -108,7 +126,7 @@ export class FaceService {
   /** The models every worker holds (each worker's copy carries the names, so its answers are already named). */
   private installed: FaceModels = { lbph: null, embedding: null };
   private embeddingStatus: EmbeddingAvailability = { available: false, reason: 'still loading', loadMs: 0 };
-  private training: { processed: number; total: number } | null = null;
+  private training: ({ processed: number; total: number } & FeatureCounts) | null = null;
   private lastTraining: TrainResponse | undefined;
   private lastTrainingError: TrainStatusResponse['last_error'];
   private snapshot: TrainedSnapshot = EMPTY_SNAPSHOT;
@@ -426,6 +444,7 @@ export class FaceService {
       state: this.training ? 'running' : 'idle',
       processed: this.training?.processed ?? 0,
       total: this.training?.total ?? 0,
+      ...(this.training ? { reused: this.training.reused, computed: this.training.computed } : {}),
       ...(this.lastTraining ? { last: this.lastTraining } : {}),
       ...(this.lastTrainingError ? { last_error: this.lastTrainingError } : {}),
     };
@@ -442,7 +461,7 @@ export class FaceService {
         `a training run is already in progress (${this.training.processed} of ${this.training.total} images); try again when it ends`,
       );
     }
-    this.training = { processed: 0, total: 0 };
+    this.training = { processed: 0, total: 0, reused: 0, computed: 0, detections: 0, histograms: 0, descriptors: 0 };
     // One training across every replica sharing DATA_DIR: the lock file in the models folder.
     let lock: HeldLock;
     try {
@@ -481,40 +500,47 @@ export class FaceService {
     }
     const method = this.detectionMethod;
     const withEmbedding = this.embeddingStatus.available;
-    const samples: TrainingSample[] = [];
+    // By the image's place in the snapshot, not by which lane finished first: the same images give the same model.
+    const found: (TrainingSample | undefined)[] = new Array(refs.length);
     const skipped: SkippedImage[] = [];
+    const store = this.opts.images.features;
+    const versions = this.opts.featureVersions ?? DEFAULT_FEATURE_VERSIONS;
+    const detector = versions.detector[method];
+    const descriptorModel = withEmbedding && this.opts.embedding ? this.descriptorVersion() : null;
+    // Feature writes overlap the next images' work; all are done before the run ends (and before the lock goes).
+    const writes: Promise<void>[] = [];
 
     // Keep every worker busy, with a bounded number of decoded images in memory at once.
     let next = 0;
     let failure: unknown = null;
     const lane = async (): Promise<void> => {
       while (next < refs.length && failure === null) {
-        const ref = refs[next++];
+        const index = next++;
+        const ref = refs[index];
         try {
           // Not through a symbolic link (server/storage/no-follow.ts): one planted in a label folder is unreadable.
           const bytes = await this.opts.images.readRef(ref);
-          // Training waits for room in the pixel budget as long as it takes, rather than losing an image.
-          const sample = await this.opts.decoder.use(
-            bytes,
-            async ({ gray, rgb }) => {
-              const boxes = await this.remoteBoxes(method, rgb);
-              const result = await this.opts.pool.run('trainSample', { gray, boxes }, transferable(gray));
-              if (!result.face || !result.histogram) return null;
-              let descriptor: Float32Array | null = null;
-              if (withEmbedding && this.opts.embedding) {
-                descriptor = (await this.opts.embedding.run('describe', { rgb, boxes: [result.face] }))[0] ?? null;
-              }
-              return {
-                label: ref.label,
-                histogram: result.histogram,
-                descriptor,
-                ...(result.faceAlignment ? { faceAlignment: result.faceAlignment } : {}),
-              };
-            },
-            { wait: 'unbounded' },
-          );
-          if (sample) samples.push(sample);
-          else skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
+          const image = imageHash(bytes);
+          const stored = store ? await store.read(ref.label, ref.filename) : null;
+          const work = featureWork(stored, image, detector, versions.crop, descriptorModel);
+          let features: ImageFeatures;
+          if (stored && !work.detect && !work.histogram && !work.descriptor) {
+            features = stored;
+            progress.reused++;
+          } else {
+            features = await this.computeFeatures(bytes, stored, work, { image, detector, crop: versions.crop, method, descriptorModel });
+            progress.computed++;
+            if (store) writes.push(this.keepFeatures(ref, features));
+          }
+          if (features.face && features.histogram) {
+            found[index] = {
+              label: ref.label,
+              histogram: features.histogram,
+              // Only descriptors of the running model: a stored one of another model is never mixed in.
+              descriptor: descriptorModel !== null && features.descriptorModel === descriptorModel ? features.descriptor : null,
+              ...(features.faceAlignment ? { faceAlignment: features.faceAlignment } : {}),
+            };
+          } else skipped.push({ label: ref.label, filename: ref.filename, reason: 'no_face' });
         } catch (err) {
           // The remote engine failing mid-run fails the run (the previous models stay): training on the images
           // it happened to reach would silently drop people.
@@ -531,7 +557,16 @@ export class FaceService {
     };
     // Every lane has stopped before the run ends, so no stray work overlaps the next training.
     await Promise.all(Array.from({ length: this.opts.pool.size * 2 }, lane));
+    await Promise.all(writes);
+    // Features of images gone since (deleted on another replica while a training wrote them): removed.
+    const removed = store
+      ? await store.sweep(new Set(refs.map((r) => `${r.label}/${r.filename}`))).catch((err) => {
+          this.opts.log.warn(`removing the features of deleted images failed: ${String(err)}`);
+          return 0;
+        })
+      : 0;
     if (failure) throw failure;
+    const samples = found.filter((s): s is TrainingSample => s !== undefined);
 
     if (samples.length === 0) {
       throw new ApiError('no_faces_found', `no face was found in any of the ${refs.length} training images; the previous model is kept`, {
@@ -572,7 +607,76 @@ export class FaceService {
       recognizers_trained: embedding?.trainedAt === trainedAt ? ['lbph', 'embedding'] : ['lbph'],
       duration_ms: Date.now() - started,
       trained_at: trainedAt,
+      features: {
+        reused: progress.reused,
+        computed: progress.computed,
+        detections: progress.detections,
+        histograms: progress.histograms,
+        descriptors: progress.descriptors,
+        removed,
+      },
     };
+  }
+
+  /** The running descriptor model's version: its id and the nets' library version (another build may differ). */
+  private descriptorVersion(): string {
+    const { descriptorModel, versions } = this.embeddingStatus;
+    return `${descriptorModel ?? 'unknown'}|face-api ${versions?.faceapi ?? '?'}`;
+  }
+
+  /**
+   * Decodes an image and computes the parts of its features `work` names; the others come from `stored` (the box
+   * stays when only the crop or the descriptor model changed). Counted in the training's progress.
+   */
+  private async computeFeatures(
+    bytes: Uint8Array,
+    stored: ImageFeatures | null,
+    work: { detect: boolean; histogram: boolean; descriptor: boolean },
+    run: { image: string; detector: string; crop: string; method: DetectionMethod; descriptorModel: string | null },
+  ): Promise<ImageFeatures> {
+    const progress = this.training!;
+    // Training waits for room in the pixel budget as long as it takes, rather than losing an image.
+    return this.opts.decoder.use(
+      bytes,
+      async ({ gray, rgb }) => {
+        const base = work.detect || !stored ? null : stored;
+        let features: ImageFeatures = base
+          ? { ...base }
+          : { image: run.image, detector: run.detector, face: null, crop: null, histogram: null, descriptorModel: null, descriptor: null };
+        if (!base) {
+          const boxes = await this.remoteBoxes(run.method, rgb);
+          const result = await this.opts.pool.run('trainSample', { gray, boxes }, transferable(gray));
+          progress.detections++;
+          if (!result.face || !result.histogram) return features;
+          progress.histograms++;
+          features = { ...features, face: result.face, crop: run.crop, histogram: result.histogram };
+          if (result.faceAlignment) features.faceAlignment = result.faceAlignment;
+        } else if (work.histogram && base.face) {
+          // The stored box as the only box: the same crop the detection would have given, without detecting.
+          const result = await this.opts.pool.run('trainSample', { gray, boxes: [base.face] }, transferable(gray));
+          progress.histograms++;
+          const { faceAlignment: _old, ...rest } = features;
+          features = { ...rest, crop: run.crop, histogram: result.histogram };
+          if (result.faceAlignment) features.faceAlignment = result.faceAlignment;
+        }
+        if (features.face && run.descriptorModel !== null && (work.descriptor || !base) && this.opts.embedding) {
+          const descriptor = (await this.opts.embedding.run('describe', { rgb, boxes: [features.face] }))[0] ?? null;
+          progress.descriptors++;
+          features = { ...features, descriptorModel: run.descriptorModel, descriptor };
+        }
+        return features;
+      },
+      { wait: 'unbounded' },
+    );
+  }
+
+  /** Keeps an image's new features; a failed write costs a recomputation next time, not the training. */
+  private async keepFeatures(ref: ImageRef, features: ImageFeatures): Promise<void> {
+    try {
+      await this.opts.images.keepFeatures(ref, features);
+    } catch (err) {
+      this.opts.log.warn(`the training features of ${ref.label}/${ref.filename} were not kept: ${String(err)}`);
+    }
   }
 
   private async install(lbph: Trained<LbphModel> | null, embedding: Trained<EmbeddingModel> | null): Promise<void> {
