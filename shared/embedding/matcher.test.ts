@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { euclideanDistance, predictEmbedding, trainEmbedding, DESCRIPTOR_SIZE } from './matcher.js';
+import { rankEmbeddingBefore } from '../../bench/ranking-before.js';
+import { seededRandom } from '../../test/helpers/seeded-random.js';
+import { euclideanDistance, type EmbeddingModel, predictEmbedding, rankEmbedding, trainEmbedding, DESCRIPTOR_SIZE } from './matcher.js';
 
 function vec(seed: number, dim = DESCRIPTOR_SIZE): Float32Array {
   const v = new Float32Array(dim);
@@ -59,5 +61,89 @@ describe('embedding matcher', () => {
     expect(() => trainEmbedding([{ label: 0, descriptor: vec(1).fill(NaN) }])).toThrow(/non-finite/);
     expect(() => predictEmbedding(trainEmbedding([]), new Float32Array(3))).toThrow(/3 values/);
     expect(() => euclideanDistance([1], [1, 2])).toThrow(/lengths differ/);
+  });
+});
+
+/** A gallery of `people` x `per` samples: random directions of length `scale`, and a few exact copies across people. */
+function gallery(random: () => number, people: number, per: number, dim: number, scale = 1): EmbeddingModel {
+  const n = people * per;
+  const model: EmbeddingModel = { dim, descriptors: new Float32Array(n * dim), labels: new Int32Array(n) };
+  for (let i = 0; i < n; i++) {
+    let norm = 0;
+    for (let k = 0; k < dim; k++) {
+      const v = random() * 2 - 1;
+      model.descriptors[i * dim + k] = v;
+      norm += v * v;
+    }
+    for (let k = 0; k < dim; k++) model.descriptors[i * dim + k] *= scale / Math.sqrt(norm);
+    // Labels out of order, so ties between people are settled by label, not by position.
+    model.labels[i] = (Math.floor(i / per) * 7919) % (people * 3 + 1);
+  }
+  // Sample 5 copied as another person's sample: a query at it ties two people at 0.
+  if (n > 20) model.descriptors.copyWithin(17 * dim, 5 * dim, 6 * dim);
+  return model;
+}
+
+describe('rankEmbedding in one pass', () => {
+  it('gives the ranking of before #27, bit for bit, on random galleries, queries and depths', () => {
+    const random = seededRandom(27);
+    let compared = 0;
+    for (const [people, per, dim, scale] of [
+      [10, 3, 128, 1],
+      [21, 3, 128, 1],
+      [22, 3, 128, 1],
+      [400, 3, 128, 1],
+      [300, 1, 1024, 1],
+      [150, 5, 7, 1],
+      [200, 3, 128, 40],
+      [200, 3, 64, 1e-3],
+    ] as const) {
+      const model = gallery(random, people, per, dim, scale);
+      const n = model.labels.length;
+      const sample = (i: number) => model.descriptors.slice(i * dim, (i + 1) * dim);
+      const queries: ArrayLike<number>[] = [sample(5), sample(n - 1)];
+      for (let q = 0; q < 12; q++) {
+        const at = Math.floor(random() * n);
+        const noise = [0, 1e-7, 0.05, 0.3, 1][q % 5] * scale;
+        // Plain number arrays too: the query's values in double, not float32.
+        const v = Array.from(sample(at), (x) => x + (random() * 2 - 1) * noise);
+        queries.push(q % 2 ? v : Float32Array.from(v));
+      }
+      for (let q = 0; q < 4; q++) queries.push(Array.from({ length: dim }, () => (random() * 2 - 1) * scale));
+      for (const query of queries) {
+        for (const k of [1, 2, 3, 5, 70]) {
+          expect(rankEmbedding(model, query, k)).toEqual(rankEmbeddingBefore(model, query, k));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(500);
+  });
+
+  it('ties at the same distance go to the smaller label, as before', () => {
+    const random = seededRandom(3);
+    const model = gallery(random, 100, 3, 128);
+    const q = model.descriptors.slice(5 * 128, 6 * 128);
+    const ranked = rankEmbedding(model, q);
+    expect(ranked[0].distance).toBe(0);
+    expect(ranked[1].distance).toBe(0);
+    expect(ranked[0].labelId).toBeLessThan(ranked[1].labelId);
+    expect(ranked).toEqual(rankEmbeddingBefore(model, q));
+  });
+
+  it('a query with a non-finite value ranks as before (nobody), and a changed model is noticed', () => {
+    const random = seededRandom(4);
+    const model = gallery(random, 100, 3, 128);
+    const q = Array.from(model.descriptors.slice(0, 128));
+    q[3] = Number.NaN;
+    expect(rankEmbedding(model, q)).toEqual(rankEmbeddingBefore(model, q));
+    q[3] = Number.POSITIVE_INFINITY;
+    expect(rankEmbedding(model, q)).toEqual(rankEmbeddingBefore(model, q));
+    const other = gallery(random, 100, 3, 128);
+    const query = other.descriptors.slice(0, 128);
+    rankEmbedding(model, query);
+    // The same model object given other templates: the prepared lengths follow them.
+    model.descriptors = other.descriptors;
+    expect(rankEmbedding(model, query)[0]).toEqual({ labelId: other.labels[0], distance: 0 });
   });
 });

@@ -10,7 +10,7 @@
  * Sample i is `descriptors[i * dim .. (i + 1) * dim)` with label `labels[i]`; label names live with the
  * caller (and in the model file, see model-file.ts).
  */
-import { type PersonDistance, RANK_DEPTH } from '../recognition/ranking.js';
+import { kthPersonScore, type PersonDistance, RANK_DEPTH, SCREEN_MAX_DEPTH } from '../recognition/ranking.js';
 
 /** Length of a face-api face descriptor. */
 export const DESCRIPTOR_SIZE = 128;
@@ -93,19 +93,98 @@ export function predictEmbedding(model: EmbeddingModel, descriptor: ArrayLike<nu
 }
 
 /**
- * The `k` nearest people (each at their nearest sample), nearest first: the decision rule's input
- * (shared/recognition/decision.ts), where one person's photos count as one template set.
+ * A model's templates as the ranking reads them: the descriptors as they are (one contiguous Float32Array, so a
+ * query is one pass of dot products over them) and each sample's squared length. Built once per model object.
  */
-export function rankEmbedding(model: EmbeddingModel, descriptor: ArrayLike<number>, k: number = RANK_DEPTH): PersonDistance[] {
+interface PreparedEmbedding {
+  descriptors: Float32Array;
+  labels: Int32Array;
+  /** |x_i|^2 per sample, in double. */
+  norms: Float64Array;
+  maxNorm: number;
+  /** False when a value or a squared length is not finite (a hand-made file): such a model is ranked sample by sample. */
+  finite: boolean;
+}
+
+const preparedCache = new WeakMap<EmbeddingModel, PreparedEmbedding>();
+
+/** Below this many samples the sample-by-sample search is as fast, and needs no per-model state. */
+const ONE_PASS_MIN_SAMPLES = 64;
+
+function prepareEmbedding(model: EmbeddingModel): PreparedEmbedding {
+  const cached = preparedCache.get(model);
+  if (cached && cached.descriptors === model.descriptors && cached.labels === model.labels) return cached;
   const { dim, descriptors, labels } = model;
-  if (descriptor.length !== dim) throw new Error(`embedding: descriptor has ${descriptor.length} values, model expects ${dim}`);
-  if (k < 1) return [];
-  // The k nearest distinct people so far (squared distances, nearest first). A sample only matters if it beats
-  // the k-th of them, or its own person's entry: that bound lets most samples stop early, as in predictEmbedding,
-  // so ranking costs about what the nearest-neighbour search does at any gallery size.
+  const norms = new Float64Array(labels.length);
+  let maxNorm = 0;
+  let finite = descriptors.length === labels.length * dim;
+  for (let i = 0, o = 0; finite && i < labels.length; i++, o += dim) {
+    let sum = 0;
+    for (let k = 0; k < dim; k++) sum += descriptors[o + k] * descriptors[o + k];
+    if (!Number.isFinite(sum)) finite = false;
+    norms[i] = sum;
+    if (sum > maxNorm) maxNorm = sum;
+  }
+  const prepared = { descriptors, labels, norms, maxNorm, finite };
+  preparedCache.set(model, prepared);
+  return prepared;
+}
+
+// Scratch for one query (calls are synchronous): the query in double and each sample's estimated squared distance.
+let scratchQuery = new Float64Array(0);
+let scratchScores = new Float64Array(0);
+
+/**
+ * Each sample's squared distance to `query`, estimated in one pass as |q|^2 + |x|^2 - 2 q.x (a matrix-vector product
+ * over the contiguous templates, four running sums). Returns the bound on how far an estimate can be from the
+ * distance the exact loop computes: rounding of dim products in double, on both sides, times a wide safety factor.
+ */
+function estimateAll(prep: PreparedEmbedding, dim: number, descriptor: ArrayLike<number>, out: Float64Array): number {
+  if (scratchQuery.length !== dim) scratchQuery = new Float64Array(dim);
+  const q = scratchQuery;
+  let qq = 0;
+  for (let k = 0; k < dim; k++) {
+    q[k] = descriptor[k];
+    qq += q[k] * q[k];
+  }
+  const { descriptors: d, norms } = prep;
+  const n = norms.length;
+  const tail = dim & ~3;
+  for (let i = 0, o = 0; i < n; i++, o += dim) {
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    let k = 0;
+    for (; k < tail; k += 4) {
+      s0 += d[o + k] * q[k];
+      s1 += d[o + k + 1] * q[k + 1];
+      s2 += d[o + k + 2] * q[k + 2];
+      s3 += d[o + k + 3] * q[k + 3];
+    }
+    for (; k < dim; k++) s0 += d[o + k] * q[k];
+    out[i] = qq + norms[i] - 2 * (s0 + s1 + (s2 + s3));
+  }
+  // Both sides err by at most about (2 dim + 5) 2^-53 (|q|^2 + |x|^2); 2^-48 leaves a factor of 16.
+  return (dim + 8) * 2 ** -48 * (qq + prep.maxNorm);
+}
+
+/**
+ * The old sample-by-sample search over the samples `take` accepts (all when absent), with exact distances: the
+ * k nearest distinct people by their nearest sample's squared distance, ties to the smaller label. A sample only
+ * matters if it beats the k-th person or its own person's entry, so most stop early.
+ */
+function exactTop(
+  model: EmbeddingModel,
+  descriptor: ArrayLike<number>,
+  k: number,
+  take?: (i: number) => boolean,
+): { labels: number[]; sq: number[] } {
+  const { dim, descriptors, labels } = model;
   const topLabels: number[] = [];
   const topSq: number[] = [];
   for (let i = 0, o = 0; i < labels.length; i++, o += dim) {
+    if (take && !take(i)) continue;
     const label = labels[i];
     const at = topLabels.indexOf(label);
     const bound = at >= 0 ? topSq[at] : topLabels.length < k ? Infinity : topSq[k - 1];
@@ -125,12 +204,44 @@ export function rankEmbedding(model: EmbeddingModel, descriptor: ArrayLike<numbe
       topSq.pop();
     }
     let pos = topSq.length;
-    // Ties keep the smaller label first, as nearestPeople orders them.
     while (pos > 0 && (topSq[pos - 1] > sum || (topSq[pos - 1] === sum && topLabels[pos - 1] > label))) pos--;
     topLabels.splice(pos, 0, label);
     topSq.splice(pos, 0, sum);
   }
-  return topLabels.map((labelId, i) => ({ labelId, distance: Math.sqrt(topSq[i]) }));
+  return { labels: topLabels, sq: topSq };
+}
+
+/**
+ * The `k` nearest people (each at their nearest sample), nearest first: the decision rule's input
+ * (shared/recognition/decision.ts), where one person's photos count as one template set.
+ *
+ * One pass estimates every sample's distance from dot products over the contiguous templates; only the samples
+ * that can still be among the k nearest people (estimate within the k-th person's estimate plus twice the error
+ * bound) are measured again with the exact loop. The k people and their distances are therefore the exact loop's,
+ * bit for bit, while the cost is one streaming pass (no per-sample branching) plus a handful of exact distances.
+ */
+export function rankEmbedding(model: EmbeddingModel, descriptor: ArrayLike<number>, k: number = RANK_DEPTH): PersonDistance[] {
+  const { dim, labels } = model;
+  if (descriptor.length !== dim) throw new Error(`embedding: descriptor has ${descriptor.length} values, model expects ${dim}`);
+  if (k < 1) return [];
+  const top = labels.length < ONE_PASS_MIN_SAMPLES ? exactTop(model, descriptor, k) : rankOnePass(model, descriptor, k);
+  return top.labels.map((labelId, i) => ({ labelId, distance: Math.sqrt(top.sq[i]) }));
+}
+
+function rankOnePass(model: EmbeddingModel, descriptor: ArrayLike<number>, k: number): { labels: number[]; sq: number[] } {
+  const prep = prepareEmbedding(model);
+  let finiteQuery = true;
+  for (let j = 0; j < model.dim; j++) if (!Number.isFinite(descriptor[j])) finiteQuery = false;
+  // A non-finite value anywhere: the exact loop, which defines what such a query gives.
+  if (!prep.finite || !finiteQuery || k > SCREEN_MAX_DEPTH) return exactTop(model, descriptor, k);
+  if (scratchScores.length < prep.labels.length) scratchScores = new Float64Array(prep.labels.length);
+  const scores = scratchScores;
+  const error = estimateAll(prep, model.dim, descriptor, scores);
+  // Some k people are within this estimate, so the k-th exact distance is at most it plus one error bound, and a
+  // sample at that exact distance estimates at most one more above it.
+  const limit = kthPersonScore(scores, prep.labels, k) + 2 * error;
+  if (!Number.isFinite(limit)) return exactTop(model, descriptor, k);
+  return exactTop(model, descriptor, k, (i) => scores[i] <= limit);
 }
 
 /** The distance from `descriptor` to the nearest sample of one person (Infinity when the model has none). */

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { predictLbphBefore, rankLbphBefore } from '../../bench/ranking-before.js';
+import { seededRandom } from '../../test/helpers/seeded-random.js';
 import type { GrayImage } from '../image/types.js';
-import { chiSquareAlt, labelDistanceLbph, lbpHistogram, predictLbph, rankLbph, trainLbph, type LbphModel } from './lbph.js';
+import { chiSquareAlt, LBPH_DEFAULTS, labelDistanceLbph, lbpHistogram, predictLbph, rankLbph, trainLbph, type LbphModel } from './lbph.js';
 
 const FIX = join(process.cwd(), 'test/fixtures/opencv/lbph');
 
@@ -209,5 +211,86 @@ describe('rankLbph', () => {
     }
     expect(rankLbph(model, query, 1)).toHaveLength(1);
     expect(labelDistanceLbph(model, query, 9)).toBe(Infinity);
+  });
+});
+
+/** A crop shifted by up to 3 px with +-amp grey levels of noise: another capture of the same face. */
+function jitter(img: GrayImage, random: () => number, amp: number): GrayImage {
+  const { width, height, data } = img;
+  const dx = Math.floor(random() * 7) - 3;
+  const dy = Math.floor(random() * 7) - 3;
+  const out = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const sx = Math.min(width - 1, Math.max(0, x + dx));
+      const sy = Math.min(height - 1, Math.max(0, y + dy));
+      out[y * width + x] = Math.min(255, Math.max(0, data[sy * width + sx] + Math.round((random() * 2 - 1) * amp)));
+    }
+  }
+  return { width, height, data: out };
+}
+
+describe('LBPH ranking in one pass', () => {
+  it('gives the rankings and predictions of before #27, bit for bit, on galleries of the real crops', async () => {
+    const crops = await Promise.all(expected.train.map((t) => loadGray(t.file)));
+    const queries = await Promise.all(expected.queries.map((q) => loadGray(q.file)));
+    const random = seededRandom(27);
+    // 60 people x 3 captures: each person one of the fixture's crops, jittered; people share faces, as in a big gallery.
+    const images = Array.from({ length: 180 }, (_, i) => jitter(crops[Math.floor(i / 3) % crops.length], random, 4 + (i % 5)));
+    const labels = Array.from({ length: 180 }, (_, i) => ((Math.floor(i / 3) * 37) % 61) + 1);
+    const model = trainLbph(images, labels);
+    // An exact copy of sample 4 under another person: a query at it ties two people.
+    model.histograms[100] = model.histograms[4];
+    const histograms = [
+      ...queries.map((q) => lbpHistogram(q)),
+      model.histograms[4],
+      ...Array.from({ length: 8 }, (_, i) => lbpHistogram(jitter(crops[i % crops.length], random, 8))),
+    ];
+    const limited = [0, 50, 70].map((threshold) => ({ ...model, threshold }));
+    for (const h of histograms) {
+      for (const k of [1, 3, 80]) expect(rankLbph(model, h, k)).toEqual(rankLbphBefore(model, h, k));
+      expect(predictLbph(model, h)).toEqual(predictLbphBefore(model, h));
+      for (const m of limited) expect(predictLbph(m, h)).toEqual(predictLbphBefore(m, h));
+      const own = model.labels[7];
+      const literal = Math.min(...model.histograms.flatMap((m, i) => (model.labels[i] === own ? [chiSquareAlt(m, h)] : [])));
+      expect(labelDistanceLbph(model, h, own)).toBe(literal);
+    }
+    // Image queries go through the same path as their histograms.
+    for (const q of queries) {
+      expect(rankLbph(model, q)).toEqual(rankLbphBefore(model, lbpHistogram(q)));
+      expect(predictLbph(model, q)).toEqual(predictLbphBefore(model, lbpHistogram(q)));
+    }
+    const tie = rankLbph(model, model.histograms[4]);
+    expect(tie[0].distance).toBe(0);
+    expect(tie[1].distance).toBe(0);
+    expect(tie[0].labelId).toBeLessThan(tie[1].labelId);
+  });
+
+  it('gives the rankings of before on random sparse histograms, and on odd values', () => {
+    const random = seededRandom(28);
+    const size = 4 * 256;
+    const sparse = () => {
+      const h = new Float32Array(size);
+      for (let j = 0; j < size; j++) if (random() < 0.2) h[j] = Math.fround(Math.ceil(random() * 9) / 40);
+      return h;
+    };
+    const histograms = Array.from({ length: 200 }, sparse);
+    const model: LbphModel = { ...LBPH_DEFAULTS, gridX: 2, gridY: 2, histograms, labels: Int32Array.from(histograms, (_, i) => i % 50) };
+    for (let q = 0; q < 20; q++) {
+      const h = q % 4 === 0 ? histograms[q * 3].slice() : sparse();
+      if (q % 4 === 0) h[q] = Math.fround(h[q] + 0.025);
+      expect(rankLbph(model, h)).toEqual(rankLbphBefore(model, h));
+      expect(predictLbph(model, h)).toEqual(predictLbphBefore(model, h));
+    }
+    // A stored negative value (only from a hand-made file): the literal formula for every sample, as before.
+    const odd: LbphModel = { ...model, histograms: histograms.map((h) => h.slice()) };
+    odd.histograms[9][3] = -0.5;
+    const h = sparse();
+    expect(rankLbph(odd, h)).toEqual(rankLbphBefore(odd, h));
+    expect(predictLbph(odd, h)).toEqual(predictLbphBefore(odd, h));
+    // A query with a tiny value: the literal formula too.
+    const tiny = sparse();
+    tiny[7] = 1e-300 as number;
+    expect(rankLbph(model, tiny)).toEqual(rankLbphBefore(model, tiny));
   });
 });

@@ -26,3 +26,36 @@ export function nearestPeople(nearest: ReadonlyMap<number, number>, k: number = 
     .sort((a, b) => a.distance - b.distance || a.labelId - b.labelId)
     .slice(0, Math.max(0, k));
 }
+
+/** Deeper rankings than this (the open-set bench asks for every person) skip the one-pass estimate. */
+export const SCREEN_MAX_DEPTH = 64;
+
+/**
+ * The k-th smallest per-person minimum of `scores` (score i is sample i's, of person `labels[i]`; Infinity when
+ * there are fewer than k people): the bound the one-pass rankings (matcher.ts, lbph.ts) keep exact candidates under.
+ */
+export function kthPersonScore(scores: Float64Array, labels: Int32Array, k: number): number {
+  const topLabels: number[] = [];
+  const topScore: number[] = [];
+  let kth = Infinity;
+  for (let i = 0; i < labels.length; i++) {
+    const s = scores[i];
+    if (!(s < kth)) continue;
+    const label = labels[i];
+    const at = topLabels.indexOf(label);
+    if (at >= 0) {
+      if (s >= topScore[at]) continue;
+      topLabels.splice(at, 1);
+      topScore.splice(at, 1);
+    } else if (topLabels.length === k) {
+      topLabels.pop();
+      topScore.pop();
+    }
+    let pos = topScore.length;
+    while (pos > 0 && topScore[pos - 1] > s) pos--;
+    topLabels.splice(pos, 0, label);
+    topScore.splice(pos, 0, s);
+    if (topLabels.length === k) kth = topScore[k - 1];
+  }
+  return kth;
+}
