@@ -38,6 +38,7 @@ export function auditActionOf(name: string, method: string, path: string): Audit
     case 'trainedModels':
     case 'trainedLbph':
     case 'trainedEmbedding':
+    case 'trainedCorrections':
       return 'template_download';
     case 'labelImages':
     case 'imageFile':

@@ -189,14 +189,26 @@ export type TrainedModelFile = z.infer<typeof trainedModelFile>;
 
 export const trainedModelsResponse = z
   .object({
-    version: z
-      .string()
-      .nullable()
-      .meta({ description: 'Content hash of the model files (also their ETag); null when nothing was trained.' }),
+    version: z.string().nullable().meta({
+      description:
+        'Content hash of the model files and their corrections (also the ETag); null when nothing was trained. A new or deleted correction changes it.',
+    }),
     trained_at: isoTime.nullable(),
     labels: z.array(z.string()).meta({ description: 'Every label either model knows, sorted.' }),
     lbph: trainedModelFile,
     embedding: trainedModelFile,
+    // #26 corrections: absent before any training.
+    models_version: z.string().optional().meta({
+      description:
+        "The model files' own version (their ETag): equal to `version` without corrections; a device whose files have it downloads only the corrections.",
+    }),
+    corrections: trainedModelFile
+      .extend({ count: z.number().int().meta({ description: 'How many correction templates (one per correction and recognizer).' }) })
+      .optional()
+      .meta({
+        description:
+          'The corrections ("not this person") of the people in these models, for the engine to apply offline; not available when there are none.',
+      }),
   })
   .meta({
     id: 'TrainedModelsResponse',
@@ -209,6 +221,21 @@ export const trainedModelsResponse = z
     },
   });
 export type TrainedModelsResponse = z.infer<typeof trainedModelsResponse>;
+
+/** `GET /api/models/trained/corrections` (shared/recognition/correction-file.ts writes and reads it). */
+const correctionFileEntry = z.object({
+  label: z.string().meta({ description: 'The person the face is not.' }),
+  feature: z.string().meta({ description: "base64 of the face's feature, little-endian float32 (an LBPH histogram or a descriptor)." }),
+});
+export const trainedCorrectionsFile = z
+  .object({
+    format: z.literal('lookout-corrections'),
+    version: z.string().meta({ description: 'The version of `GET /api/models/trained` these corrections belong to.' }),
+    descriptor_model: z.string().nullable().meta({ description: 'The descriptor model of the embedding corrections (null: none).' }),
+    lbph: z.array(correctionFileEntry),
+    embedding: z.array(correctionFileEntry),
+  })
+  .meta({ id: 'TrainedCorrectionsFile' });
 
 /** Headers of the trained-model answers: the ETag is the models' version (send it back in If-None-Match). */
 export const trainedModelHeaders = z.object({

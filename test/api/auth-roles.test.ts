@@ -53,7 +53,7 @@ describe('the role table', () => {
   });
 
   it("asks biometric-device (kiosks, devices) for the trained models: they hold everyone's templates", () => {
-    for (const name of ['trainedModels', 'trainedLbph', 'trainedEmbedding'] as const)
+    for (const name of ['trainedModels', 'trainedLbph', 'trainedEmbedding', 'trainedCorrections'] as const)
       expect(ROUTE_ACCESS[name], name).toBe('biometric-device');
     expect(roleAllows('biometric-device', ['biometric-user'])).toBe(false);
     expect(roleAllows('biometric-device', ['biometric-device'])).toBe(true);

@@ -40,6 +40,7 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   trainedModels: 200,
   trainedLbph: 200,
   trainedEmbedding: 200,
+  trainedCorrections: 200,
   deleteImage: 250,
   deleteLabel: 250,
   setModelsConfig: 500,

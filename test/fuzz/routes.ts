@@ -236,6 +236,7 @@ export const GENERATORS = {
   trainedModels: plainGet('trainedModels', '/models/trained'),
   trainedLbph: plainGet('trainedLbph', '/models/trained/lbph'),
   trainedEmbedding: plainGet('trainedEmbedding', '/models/trained/embedding'),
+  trainedCorrections: plainGet('trainedCorrections', '/models/trained/corrections'),
   objectClasses: plainGet('objectClasses', '/objects/classes'),
   objectStatus: plainGet('objectStatus', '/objects/status'),
   chatStatus: plainGet('chatStatus', '/chat/status'),

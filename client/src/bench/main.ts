@@ -22,6 +22,7 @@ import {
 } from '../engine/client';
 import { defaultLanePlan, type LanePlan } from '../engine/object-pool';
 import { fetchTrainedModels } from '../engine/models';
+import { ModelSync } from '../engine/model-sync';
 import { decodeImageFile } from '../engine/pixels';
 import type { ModelTexts } from '../engine/protocol';
 import { createCamera, CAMERA_MESSAGES, type Camera } from '../lib/camera';
@@ -69,6 +70,14 @@ function base64ToBytes(b64: string): Uint8Array {
 /** What the e2e tests call through page.evaluate: images travel as base64 text. */
 function harness(engine: EngineClient) {
   const decode = (b64: string, type: string) => decodeImageFile(new Blob([base64ToBytes(b64) as BlobPart], { type }));
+  // The pages' model check (model-sync.ts), run when asked rather than on a timer; what it installed last is kept.
+  let installed: Awaited<ReturnType<EngineClient['setModel']>> | null = null;
+  const sync = new ModelSync({
+    install: async (models) => {
+      installed = await engine.setModel(models);
+    },
+    base: document.baseURI,
+  });
   return {
     init: (options: EngineInitOptions) => engine.init(options),
     setModel: (models: ModelTexts) => engine.setModel(models),
@@ -76,6 +85,11 @@ function harness(engine: EngineClient) {
     loadServerModels: async (indexUrl?: string) => {
       const { version, ...texts } = await fetchTrainedModels(indexUrl);
       return { version, ...(await engine.setModel(texts)) };
+    },
+    /** One check of the pages' model sync (If-None-Match, then only what changed): the version, and what is installed. */
+    checkServerModels: async () => {
+      await sync.check();
+      return { version: sync.version ?? null, installed };
     },
     /** An image file, decoded by this browser as the app decodes uploads. */
     recognizeFile: async (b64: string, type: string, options: RecognizeOptions) => engine.recognize(await decode(b64, type), options),

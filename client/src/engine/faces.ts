@@ -12,6 +12,7 @@ import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
 import { decodeEmbeddingsFile, decodeLbphFile, trained, trainedSet } from '../../../shared/recognition/model-files';
 import type { DecisionRule } from '../../../shared/recognition/decision';
 import { detectOptionsOf, FacePipeline, type Trained } from '../../../shared/recognition/pipeline';
+import { type FaceNegatives, negativeCount } from '../../../shared/recognition/corrections';
 import { assembleModels, type TrainingSample } from '../../../shared/recognition/training';
 import { parseHaarCascade, type HaarCascade } from '../../../shared/vision/haar-cascade';
 import { haarScanFor } from '../../../shared/vision/haar-wasm';
@@ -147,6 +148,17 @@ export class FaceEngine {
     this.pipeline.setModels({ ...(lbph !== undefined ? { lbph } : {}), ...(embedding !== undefined ? { embedding } : {}) });
     const { models } = this.pipeline;
     return [summary(models.lbph), summary(models.embedding)];
+  }
+
+  /** Replaces the corrections ("not this person") of both recognizers; by label name, so they outlive a model swap. */
+  setCorrections(negatives: FaceNegatives): void {
+    this.pipeline.setNegatives(negatives);
+  }
+
+  /** The corrections installed now (templates per recognizer). */
+  get correctionCounts(): { lbph: number; embedding: number } {
+    const { lbph, embedding } = this.pipeline.corrections;
+    return { lbph: negativeCount(lbph), embedding: negativeCount(embedding) };
   }
 
   /** The rule of a recognition (rule-sync.ts); with a trained embedding model its nets load first, to know which runs. */

@@ -2,7 +2,19 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LocalModel, LocalModelStore } from '../pwa/local-model';
 import { ModelSync, ModelsRefusedError, replacesLocal } from './model-sync';
 
-type Served = { version: string | null; lbph?: string; embedding?: string; labels?: string[]; trained_at?: string } | 'down';
+type Served =
+  | {
+      version: string | null;
+      lbph?: string;
+      embedding?: string;
+      labels?: string[];
+      trained_at?: string;
+      /** The files' own version (a server with corrections sends it); absent: an older server. */
+      models_version?: string;
+      /** The corrections file; absent: none. */
+      corrections?: string;
+    }
+  | 'down';
 
 /** A server for GET /api/models/trained and its files, answering 304 to the current version's ETag. */
 function fakeServer(initial: Served) {
@@ -26,9 +38,12 @@ function fakeServer(initial: Served) {
           labels: s.labels ?? [],
           lbph: entry('lbph'),
           embedding: entry('embedding'),
+          ...(s.models_version !== undefined ? { models_version: s.models_version } : {}),
+          ...(s.models_version !== undefined ? { corrections: { ...entry('corrections' as 'lbph'), count: s.corrections ? 1 : 0 } } : {}),
         }),
       );
     }
+    if (url.endsWith('/corrections')) return new Response(s.corrections);
     if (url.endsWith('/lbph')) return new Response(s.lbph);
     if (url.endsWith('/embedding')) return new Response(s.embedding);
     return new Response('no', { status: 404 });
@@ -97,7 +112,7 @@ describe('ModelSync', () => {
     const server = fakeServer({ version: 'v1', lbph: 'yaml-1' });
     const { s, installed, versions } = sync(server);
     await s.ensureLoaded();
-    expect(installed).toEqual([{ lbphYaml: 'yaml-1', embeddingsJson: null }]);
+    expect(installed).toEqual([{ lbphYaml: 'yaml-1', embeddingsJson: null, corrections: null }]);
     expect(versions).toEqual(['v1']);
     expect(server.requests.map((r) => new URL(r.url, 'http://x').pathname)).toEqual(['/api/models/trained', '/api/models/trained/lbph']);
 
@@ -108,8 +123,62 @@ describe('ModelSync', () => {
 
     server.set({ version: 'v2', lbph: 'yaml-2', embedding: 'json-2' });
     await s.check();
-    expect(installed.at(-1)).toEqual({ lbphYaml: 'yaml-2', embeddingsJson: 'json-2' });
+    expect(installed.at(-1)).toEqual({ lbphYaml: 'yaml-2', embeddingsJson: 'json-2', corrections: null });
     expect(s.version).toBe('v2');
+  });
+
+  it('a new or deleted correction reaches the engine at the next check without downloading the model files again', async () => {
+    const server = fakeServer({ version: 'v1', models_version: 'v1', lbph: 'yaml-1' });
+    const { s, installed, versions } = sync(server);
+    await s.ensureLoaded();
+    expect(installed).toEqual([{ lbphYaml: 'yaml-1', embeddingsJson: null, corrections: null }]);
+    const paths = () => server.requests.map((r) => new URL(r.url, 'http://x').pathname);
+
+    // A correction: a new version over the same files; only the corrections come down.
+    server.set({ version: 'v1+c1', models_version: 'v1', lbph: 'yaml-1', corrections: 'corrections-1' });
+    const before = server.requests.length;
+    await s.check();
+    expect(paths().slice(before)).toEqual(['/api/models/trained', '/api/models/trained/corrections']);
+    expect(server.requests[before].ifNoneMatch).toBe('"v1"');
+    expect(installed.at(-1)).toEqual({ corrections: 'corrections-1' });
+    expect(versions).toEqual(['v1', 'v1+c1']);
+
+    // Unchanged: a 304, nothing installed.
+    await s.check();
+    expect(installed).toHaveLength(2);
+
+    // Deleted: the version goes back to the files' and the engine clears its corrections, still without a download.
+    server.set({ version: 'v1', models_version: 'v1', lbph: 'yaml-1' });
+    const mark = server.requests.length;
+    await s.check();
+    expect(paths().slice(mark)).toEqual(['/api/models/trained']);
+    expect(installed.at(-1)).toEqual({ corrections: null });
+    expect(s.version).toBe('v1');
+
+    // A training with a correction: the files and the corrections, installed together.
+    server.set({ version: 'v2+c2', models_version: 'v2', lbph: 'yaml-2', corrections: 'corrections-2' });
+    await s.check();
+    expect(installed.at(-1)).toEqual({ lbphYaml: 'yaml-2', embeddingsJson: null, corrections: 'corrections-2' });
+    expect(s.version).toBe('v2+c2');
+  });
+
+  it('downloads the files again after a failed install, even when only the corrections changed since', async () => {
+    const server = fakeServer({ version: 'v1', models_version: 'v1', lbph: 'yaml-1' });
+    let fail = true;
+    const installed: unknown[] = [];
+    const s = new ModelSync({
+      install: async (m) => {
+        if (fail) throw new Error('bad file');
+        installed.push(m);
+      },
+      fetch: server.fetch,
+      base: 'http://lookout.test/recognize',
+    });
+    await expect(s.ensureLoaded()).rejects.toThrow('bad file');
+    fail = false;
+    server.set({ version: 'v1+c1', models_version: 'v1', lbph: 'yaml-1', corrections: 'corrections-1' });
+    await s.ensureLoaded();
+    expect(installed).toEqual([{ lbphYaml: 'yaml-1', embeddingsJson: null, corrections: 'corrections-1' }]);
   });
 
   it('fails the first check with the reason, but keeps installed models when the server goes away', async () => {
@@ -118,7 +187,7 @@ describe('ModelSync', () => {
     await expect(s.ensureLoaded()).rejects.toThrow(/cannot reach the server/);
     server.set({ version: null });
     await s.ensureLoaded();
-    expect(installed).toEqual([{ lbphYaml: null, embeddingsJson: null }]);
+    expect(installed).toEqual([{ lbphYaml: null, embeddingsJson: null, corrections: null }]);
     server.set('down');
     await expect(s.check()).resolves.toBeUndefined();
     expect(s.version).toBeNull();
@@ -169,7 +238,7 @@ describe('ModelSync', () => {
     // The server trained with her photos: its model replaces the local one, which leaves the device.
     server.set({ version: 'v3', lbph: 'server-3', labels: ['grace', 'kiosk'], trained_at: '2020-01-03T00:00:00.000Z' });
     await s.check();
-    expect(installed.at(-1)).toEqual({ lbphYaml: 'server-3', embeddingsJson: null });
+    expect(installed.at(-1)).toEqual({ lbphYaml: 'server-3', embeddingsJson: null, corrections: null });
     expect(s.version).toBe('v3');
     expect(store.model).toBeNull();
   });

@@ -7,10 +7,14 @@
  * A model trained in this browser (offline) is kept on the device (pwa/local-model.ts) and read at every
  * check, so it survives a reload and every tab installs it. It stays until the server has a model that
  * replaces it (replacesLocal): one trained after it, or one that knows all its people.
+ *
+ * The corrections ("not this person") come with the server's models: the list's version changes with them, and when
+ * only they changed (`models_version` is the files' version, unchanged) only they are downloaded and installed. A
+ * model trained in this browser keeps the server's corrections the engine has (they are by name).
  */
 import type { TrainedModelsResponse } from '../../../shared/api/index';
 import type { LocalModel, LocalModelStore } from '../pwa/local-model';
-import { downloadModels, parseModelIndex, TRAINED_MODELS_URL } from './models';
+import { downloadCorrections, downloadModels, parseModelIndex, TRAINED_MODELS_URL } from './models';
 import type { ModelTexts } from './protocol';
 
 /**
@@ -64,6 +68,8 @@ export function replacesLocal(index: Pick<TrainedModelsResponse, 'version' | 'tr
 export class ModelSync {
   /** The version installed (a server version, null, or a local model's id); undefined until something is. */
   private installed: string | null | undefined;
+  /** The version of the server's model files in the engine (a list's `models_version`); undefined: none of the server's. */
+  private installedFiles: string | null | undefined;
   /** The server's last list of models (or the service worker's copy of it). */
   private index: TrainedModelsResponse | null = null;
   private localInUse: LocalModel | null = null;
@@ -151,6 +157,7 @@ export class ModelSync {
     const { index, problem } = await this.fetchIndex();
     if (local && !(index && replacesLocal(index, local))) {
       if (this.installed !== local.id) {
+        this.installedFiles = undefined;
         await this.options.install({
           lbphYaml: local.lbphYaml,
           // No embedding model trained with it: the engine keeps the one it has.
@@ -167,10 +174,21 @@ export class ModelSync {
       return;
     }
     const indexUrl = this.options.indexUrl ?? TRAINED_MODELS_URL;
-    const { version, ...texts } = await downloadModels(index, indexUrl, this.options.base, this.options.fetch ?? fetch);
-    await this.options.install(texts);
-    this.installed = version;
-    this.options.onVersion?.(version);
+    const fetchFn = this.options.fetch ?? fetch;
+    // A server before corrections has no models_version: its version is the files'.
+    const filesVersion = index.models_version ?? index.version;
+    if (this.installedFiles !== undefined && filesVersion === this.installedFiles) {
+      // Only the corrections changed: the model files stay.
+      await this.options.install({ corrections: await downloadCorrections(index, indexUrl, this.options.base, fetchFn) });
+    } else {
+      const { version: _v, ...texts } = await downloadModels(index, indexUrl, this.options.base, fetchFn);
+      // Unknown until installed: a failed install downloads the files again at the next check.
+      this.installedFiles = undefined;
+      await this.options.install(texts);
+      this.installedFiles = filesVersion;
+    }
+    this.installed = index.version;
+    this.options.onVersion?.(index.version);
     this.use(null);
   }
 

@@ -1,7 +1,9 @@
 /**
  * The server's trained models, for the in-browser engine: `GET /api/models/trained` says which exist and
  * where (`{ version, lbph: { available, url }, embedding: { available, url } }`); the LBPH one is
- * training.yml, the embedding one embeddings.json, the same files the server recognizes with.
+ * training.yml, the embedding one embeddings.json, the same files the server recognizes with. The corrections
+ * ("not this person") of their people come with them (`corrections: { available, url }`), so that offline the
+ * engine does not give a corrected stranger the name again; a server without corrections answers none.
  */
 import type { TrainedModelsResponse } from '../../../shared/api/index';
 import type { DescriptorModelId } from '../../../shared/embedding/descriptor-models';
@@ -38,18 +40,41 @@ export function parseModelIndex(raw: string, indexUrl: string): TrainedModelsRes
   }
 }
 
-/** Downloads the files a list names; an untrained recognizer comes back as null (which clears it in the engine). */
+type Entry = TrainedModelsResponse['lbph'] | undefined;
+
+function getter(indexUrl: string, base: string, fetchFn: Fetch) {
+  const from = new URL(indexUrl, base);
+  return (entry: Entry, what: string) =>
+    entry?.available && entry.url ? text(fetchFn, new URL(entry.url, from).href, what) : Promise.resolve(null);
+}
+
+/** The corrections file a list names, or null when it has none (which clears them in the engine). */
+export function downloadCorrections(
+  index: TrainedModelsResponse,
+  indexUrl: string,
+  base: string,
+  fetchFn: Fetch = fetch,
+): Promise<string | null> {
+  return getter(indexUrl, base, fetchFn)(index.corrections, 'corrections');
+}
+
+/**
+ * Downloads the files a list names; an untrained recognizer comes back as null (which clears it in the engine), and
+ * so do the corrections when there are none.
+ */
 export async function downloadModels(
   index: TrainedModelsResponse,
   indexUrl: string,
   base: string,
   fetchFn: Fetch = fetch,
 ): Promise<TrainedModels> {
-  const from = new URL(indexUrl, base);
-  const get = (entry: TrainedModelsResponse['lbph'] | undefined, what: string) =>
-    entry?.available && entry.url ? text(fetchFn, new URL(entry.url, from).href, what) : Promise.resolve(null);
-  const [lbphYaml, embeddingsJson] = await Promise.all([get(index.lbph, 'LBPH model'), get(index.embedding, 'embedding model')]);
-  return { version: index.version, lbphYaml, embeddingsJson };
+  const get = getter(indexUrl, base, fetchFn);
+  const [lbphYaml, embeddingsJson, corrections] = await Promise.all([
+    get(index.lbph, 'LBPH model'),
+    get(index.embedding, 'embedding model'),
+    get(index.corrections, 'corrections'),
+  ]);
+  return { version: index.version, lbphYaml, embeddingsJson, corrections };
 }
 
 /** The list and its files in one go (the bench and the e2e harness). */

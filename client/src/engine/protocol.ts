@@ -79,11 +79,18 @@ export interface ModelTexts {
   lbphYaml?: string | null;
   /** embeddings.json; null clears the embedding model. */
   embeddingsJson?: string | null;
+  /**
+   * The corrections ("not this person") of GET /api/models/trained/corrections (shared/recognition/correction-file.ts),
+   * applied to whichever models are installed; null clears them.
+   */
+  corrections?: string | null;
 }
 
 export interface SetModelResult {
   lbph: { labels: string[]; samples: number } | null;
   embedding: { labels: string[]; samples: number } | null;
+  /** The corrections installed now, per recognizer (templates). */
+  corrections: { lbph: number; embedding: number };
   timing: { totalMs: number };
 }
 

@@ -5,6 +5,8 @@
  * arrival order, so a model swap never interleaves with a recognition. Started by client.ts.
  */
 import { CASCADE_DEFAULTS } from '../../../shared/recognition/pipeline';
+import { EMPTY_FACE_NEGATIVES } from '../../../shared/recognition/corrections';
+import { decodeCorrectionsFile } from '../../../shared/recognition/correction-file';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { startBackend } from './backend';
 import { FaceEngine, frameFromRgba, type Frame } from './faces';
@@ -100,10 +102,15 @@ serveOps<EngineOps>(
   self,
   {
     init,
-    setModel(models) {
+    setModel({ corrections, ...models }) {
       const t0 = now();
-      const [lbph, embedding] = requireFaces().setModels(models);
-      return { lbph, embedding, timing: { totalMs: now() - t0 } };
+      const engine = requireFaces();
+      // Read before anything is installed: a bad corrections file changes nothing.
+      const negatives =
+        corrections === undefined ? undefined : corrections === null ? EMPTY_FACE_NEGATIVES : decodeCorrectionsFile(corrections).negatives;
+      const [lbph, embedding] = engine.setModels(models);
+      if (negatives) engine.setCorrections(negatives);
+      return { lbph, embedding, corrections: engine.correctionCounts, timing: { totalMs: now() - t0 } };
     },
     async recognize({ frame: pixels, options }) {
       const t0 = now();

@@ -158,7 +158,7 @@ class TrainedModel extends Strategy {
 const TRAINED_INDEX = '/api/models/trained';
 
 /**
- * Stores the server's current trained model (its index and the files it lists) at install. The page loads it
+ * Stores the server's current trained model (its index and the files it lists, corrections included) at install. The page loads it
  * as soon as it starts, usually before this worker controls the page, and asks again only when the version
  * changes: without this, a first visit followed by the server going away would leave nothing to recognise with.
  */
@@ -168,9 +168,10 @@ async function keepTrainedModel(token?: string): Promise<void> {
   const index = await fetch(TRAINED_INDEX, { cache: 'no-store', headers });
   if (index.status !== 200) return;
   type Entry = { available?: boolean; url?: string } | undefined;
-  const body = (await index.clone().json()) as { lbph?: Entry; embedding?: Entry };
+  const body = (await index.clone().json()) as { lbph?: Entry; embedding?: Entry; corrections?: Entry };
   const base = new URL(TRAINED_INDEX, self.location.href);
-  const urls = [body.lbph, body.embedding].filter((e) => e?.available && e.url).map((e) => new URL(e!.url!, base).href);
+  // The corrections too: offline, a first visit must not name a corrected stranger again.
+  const urls = [body.lbph, body.embedding, body.corrections].filter((e) => e?.available && e.url).map((e) => new URL(e!.url!, base).href);
   const files = await Promise.all(urls.map(async (url) => [url, await fetch(url, { cache: 'no-store', headers })] as const));
   if (files.some(([, res]) => res.status !== 200)) return; // a training changed it meanwhile: the page's next fetch keeps it
   const cache = await caches.open(TRAINED_CACHE);
