@@ -52,13 +52,6 @@ try {
       `Lookout ${service.ctx.version} listening on http://${settings.host}:${info.port} (data: ${settings.dataDir}, ${service.ctx.workers} vision workers)`,
     );
   });
-  // Kept-alive connections stay open a minute (Node's default is 5 s). The embedded database runs on this thread
-  // (PGlite, WebAssembly): opening it stalls the event loop for seconds, and when the loop resumes Node runs an
-  // expired keep-alive timer before reading the request that arrived meanwhile, so it reset a connection a client
-  // had just reused (the soak run's 'fetch failed (ECONNRESET)'). Clients close idle connections before this.
-  const http = server as Server;
-  http.keepAliveTimeout = 65_000;
-  http.headersTimeout = 66_000;
   // `Expect: 100-continue` with a body over MAX_BODY_BYTES: the 413 goes out before the client sends the body.
   answerExpectContinue(server as Server, settings.maxBodyBytes);
   server.on('error', (err: NodeJS.ErrnoException) => {

@@ -2,8 +2,9 @@
  * The database: rows that are filtered, paged and purged by time (sightings, review actions and corrections,
  * recognition results, the audit log, people's display names and image metadata), shared by API replicas.
  *
- * - Embedded by default: PGlite (PostgreSQL compiled to WebAssembly) in `DATA_DIR/db`, no service to start. It is
- *   one process's database: a lock file keeps a second process off it, and replicas share `DATABASE_URL`.
+ * - Embedded by default: PGlite (PostgreSQL compiled to WebAssembly) in `DATA_DIR/db`, no service to start, run in
+ *   a worker thread so that it never stalls requests. It is one process's database: a lock file keeps a second
+ *   process off it, and replicas share `DATABASE_URL`.
  * - `DATABASE_URL=postgres://...`: a PostgreSQL server, for replicas that share state.
  * - One SQL dialect (PostgreSQL's) for both, and one set of versioned migrations (migrations/index.ts).
  *

@@ -46,11 +46,11 @@ interface Slot {
 }
 
 /**
- * Starts a worker running `<script>`, a path under server/engines/ without extension (`faces/vision-worker`):
- * the compiled .js normally; when running from the TypeScript sources (tests, dev), a bootstrap that registers
- * tsx's loader in the worker first.
+ * Starts a worker running `<script>`, a path under server/engines/ without extension (`faces/vision-worker`;
+ * `../db/pglite-worker` outside it): the compiled .js normally; when running from the TypeScript sources (tests,
+ * dev), a bootstrap that registers tsx's loader in the worker first.
  */
-function startWorker(script: string, workerData: unknown): Worker {
+export function startWorker(script: string, workerData: unknown): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`../${script}.js`, import.meta.url), { workerData });
   const entry = new URL(`../${script}.ts`, import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;

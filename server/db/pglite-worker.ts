@@ -1,0 +1,149 @@
+/**
+ * The embedded database's own thread (the other end is pglite-driver.ts). PGlite is PostgreSQL compiled to
+ * WebAssembly and runs synchronously on whatever thread holds it: on the server's main thread its first open
+ * (initdb, seconds) and its long queries stopped every request and timer. Here they stop only this thread.
+ *
+ * One PGlite, one statement at a time: PGlite's own lock orders the requests, and a transaction holds it from
+ * BEGIN to its end, so statements outside it wait (as they did on the main thread).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+
+/** What the driver asks. `tx` names a transaction begun by `begin` (its statements go to it, not after it). */
+export type DbRequest =
+  | { id: number; op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
+  | { id: number; op: 'exec'; sql: string; tx?: number }
+  | { id: number; op: 'begin' }
+  | { id: number; op: 'end'; tx: number; commit: boolean }
+  | { id: number; op: 'close' };
+
+/** An error as it crosses threads: structured clone keeps only message and stack, so PostgreSQL's fields travel by name. */
+export interface DbErrorData {
+  name: string;
+  message: string;
+  fields: Record<string, string | number>;
+}
+
+export type DbReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: DbErrorData };
+
+/** The first message: the database is open, or why it could not be. */
+export type DbReady = { ready: true } | { ready: false; error: DbErrorData };
+
+export interface DbWorkerData {
+  dir: string;
+}
+
+/** PostgreSQL's error fields (pg-protocol's DatabaseError, which PGlite and pg both throw), plus the statement. */
+const ERROR_FIELDS = [
+  'code',
+  'severity',
+  'detail',
+  'hint',
+  'position',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'routine',
+  'query',
+] as const;
+
+export function toErrorData(err: unknown): DbErrorData {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err), fields: {} };
+  const fields: Record<string, string | number> = {};
+  const record = err as unknown as Record<string, unknown>;
+  for (const key of ERROR_FIELDS) {
+    const value = record[key];
+    if (typeof value === 'string' || typeof value === 'number') fields[key] = value;
+  }
+  return { name: err.name, message: err.message, fields };
+}
+
+/** Thrown into PGlite's transaction callback to make it roll back (the caller's own error stays on its side). */
+const ROLLBACK = Symbol('rollback');
+
+interface OpenTx {
+  tx: Transaction;
+  finish(commit: boolean): void;
+  /** PGlite's transaction promise: settles after COMMIT or ROLLBACK ran. */
+  done: Promise<unknown>;
+}
+
+async function main(port: NonNullable<typeof parentPort>, data: DbWorkerData): Promise<void> {
+  let db: PGlite;
+  try {
+    db = await PGlite.create(data.dir);
+  } catch (err) {
+    port.postMessage({ ready: false, error: toErrorData(err) } satisfies DbReady);
+    return;
+  }
+  const txs = new Map<number, OpenTx>();
+  let nextTx = 1;
+
+  const target = (tx: number | undefined) => {
+    if (tx === undefined) return db;
+    const open = txs.get(tx);
+    if (!open) throw new Error('the transaction has already ended');
+    return open.tx;
+  };
+
+  const begin = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const id = nextTx++;
+      let begun = false;
+      const done = db.transaction(
+        (tx) =>
+          new Promise<void>((commit, rollback) => {
+            begun = true;
+            txs.set(id, { tx, finish: (ok) => (ok ? commit() : rollback(ROLLBACK)), done });
+            resolve(id);
+          }),
+      );
+      // BEGIN itself failed: the callback never ran.
+      done.catch((err) => {
+        if (!begun) reject(err);
+      });
+    });
+
+  const end = async (id: number, commit: boolean): Promise<void> => {
+    const open = txs.get(id);
+    if (!open) throw new Error('the transaction has already ended');
+    txs.delete(id);
+    open.finish(commit);
+    try {
+      await open.done;
+    } catch (err) {
+      if (err !== ROLLBACK) throw err;
+    }
+  };
+
+  const handle = async (req: DbRequest): Promise<unknown> => {
+    switch (req.op) {
+      case 'query':
+        return (await target(req.tx).query(req.sql, req.params as unknown[])).rows;
+      case 'exec':
+        await target(req.tx).exec(req.sql);
+        return undefined;
+      case 'begin':
+        return begin();
+      case 'end':
+        return end(req.tx, req.commit);
+      case 'close':
+        // The driver ends this thread once it has the answer.
+        await db.close();
+        return undefined;
+    }
+  };
+
+  port.on('message', (req: DbRequest) => {
+    handle(req).then(
+      (result) => port.postMessage({ id: req.id, ok: true, result } satisfies DbReply),
+      (err) => port.postMessage({ id: req.id, ok: false, error: toErrorData(err) } satisfies DbReply),
+    );
+  });
+  port.postMessage({ ready: true } satisfies DbReady);
+}
+
+if (parentPort) void main(parentPort, workerData as DbWorkerData);
