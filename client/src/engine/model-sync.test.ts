@@ -162,6 +162,20 @@ describe('ModelSync', () => {
     expect(s.version).toBe('v2+c2');
   });
 
+  it('downloads the server files again when they replace a model trained in this browser, corrections alone changed or not', async () => {
+    const server = fakeServer({ version: 'v1', models_version: 'v1', lbph: 'server-1', labels: ['grace'] });
+    const store = memoryStore();
+    const { s, installed } = sync(server, store);
+    await s.ensureLoaded();
+    await s.trainLocally(async () => ({ result: 'ok', model: { labels: ['grace'], lbphYaml: 'local-1', embeddingsJson: null } }));
+    // A correction on the server: a new version over the same files, knowing every person the local model knows.
+    server.set({ version: 'v1+c1', models_version: 'v1', lbph: 'server-1', labels: ['grace'], corrections: 'corrections-1' });
+    await s.check();
+    expect(installed.at(-1)).toEqual({ lbphYaml: 'server-1', embeddingsJson: null, corrections: 'corrections-1' });
+    expect(store.model).toBeNull();
+    expect(s.version).toBe('v1+c1');
+  });
+
   it('downloads the files again after a failed install, even when only the corrections changed since', async () => {
     const server = fakeServer({ version: 'v1', models_version: 'v1', lbph: 'yaml-1' });
     let fail = true;

@@ -144,6 +144,8 @@ export class ModelSync {
   }
 
   private use(local: LocalModel | null): void {
+    // The engine holds this browser's model now: the server's files are downloaded again when they replace it.
+    if (local) this.installedFiles = undefined;
     if (local && this.installed !== local.id) {
       this.installed = local.id;
       this.options.onVersion?.(local.id);
@@ -157,7 +159,6 @@ export class ModelSync {
     const { index, problem } = await this.fetchIndex();
     if (local && !(index && replacesLocal(index, local))) {
       if (this.installed !== local.id) {
-        this.installedFiles = undefined;
         await this.options.install({
           lbphYaml: local.lbphYaml,
           // No embedding model trained with it: the engine keeps the one it has.
