@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { DetectionMethod } from '../../shared/api/index.js';
 import type { Rect } from '../../shared/image/types.js';
@@ -115,6 +116,8 @@ export function featureWork(
 // little-endian float32, then the SHA-256 of everything before it.
 const MAGIC = Buffer.from('LKFEAT1\n', 'latin1');
 const DIGEST = 32;
+// Float32 bytes are copied whole on a little-endian host (every host Node runs on here), one by one elsewhere.
+const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 interface Header {
   image: string;
@@ -149,9 +152,15 @@ export function encodeFeatures(f: ImageFeatures): Uint8Array {
   json.copy(out, MAGIC.length + 4);
   let at = floatsAt;
   for (const values of [f.histogram, f.descriptor]) {
-    for (const v of values ?? []) {
-      out.writeFloatLE(v, at);
-      at += 4;
+    if (!values) continue;
+    if (LITTLE_ENDIAN) {
+      out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at);
+      at += values.byteLength;
+    } else {
+      for (const v of values) {
+        out.writeFloatLE(v, at);
+        at += 4;
+      }
     }
   }
   createHash('sha256').update(out.subarray(0, at)).digest().copy(out, at);
@@ -175,7 +184,10 @@ export function decodeFeatures(bytes: Uint8Array): ImageFeatures {
   const read = (n: number): Float32Array | null => {
     if (n < 0) return null;
     const values = new Float32Array(n);
-    for (let i = 0; i < n; i++, at += 4) values[i] = buf.readFloatLE(at);
+    if (LITTLE_ENDIAN) {
+      new Uint8Array(values.buffer).set(buf.subarray(at, at + n * 4));
+      at += n * 4;
+    } else for (let i = 0; i < n; i++, at += 4) values[i] = buf.readFloatLE(at);
     return values;
   };
   const histogram = read(header.histogram);

@@ -5,6 +5,7 @@
  * concurrent uploads, deletes and trainings, and two replicas on one DATA_DIR, leave exactly one valid feature
  * file per image.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -13,8 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRAINING_FILE } from '../../server/storage/model-store.js';
 import { decodeFeatures } from '../../server/storage/feature-store.js';
 import { freshPostgresDatabase } from '../helpers/databases.js';
+import { freePort } from '../helpers/server-process.js';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
-import { getJson, postJson, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
+import { getJson, postJson, REPO_ROOT, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
 
 const ENV = { EMBEDDING_ENABLED: 'false', OBJECT_DETECTION_ENABLED: 'false', WORKERS: '2' };
 
@@ -41,16 +43,17 @@ async function train(url: string): Promise<any> {
  * consistency a training leaves behind (label/filename keys of both).
  */
 async function checkConsistent(dataDir: string): Promise<number> {
-  const list = async (dir: string) => {
+  // Hidden names in the image folders are not images; in the feature folders they would be left-over temporary files.
+  const list = async (dir: string, hidden: boolean) => {
     const out: string[] = [];
     for (const label of await fs.readdir(dir).catch(() => [] as string[])) {
-      if (label.startsWith('.')) continue;
-      for (const name of await fs.readdir(path.join(dir, label))) if (!name.startsWith('.')) out.push(`${label}/${name}`);
+      if (label.startsWith('.') && !hidden) continue;
+      for (const name of await fs.readdir(path.join(dir, label))) if (hidden || !name.startsWith('.')) out.push(`${label}/${name}`);
     }
     return out.sort();
   };
-  const images = await list(path.join(dataDir, 'images'));
-  const features = await list(path.join(dataDir, 'features'));
+  const images = await list(path.join(dataDir, 'images'), false);
+  const features = await list(path.join(dataDir, 'features'), true);
   expect(features).toEqual(images.map((i) => `${i}.feat`));
   for (const image of images) {
     const record = decodeFeatures(await fs.readFile(path.join(dataDir, 'features', `${image}.feat`)));
@@ -249,4 +252,60 @@ describe('the embedding recognizer: descriptors kept and recomputed only for ano
     url = await restart({ ...EMBEDDING, EMBEDDING_DESCRIPTOR: 'faceres-1024' });
     expect((await train(url)).features).toMatchObject({ reused: 4, computed: 0, descriptors: 0 });
   }, 300_000);
+});
+
+describe('kill -9 in the middle of a training', () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+
+  /** The server from its sources as its own process (tsx), so it can be killed while it writes features. */
+  async function spawnSources(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...ENV },
+      stdio: 'ignore',
+    });
+    children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    for (const deadline = Date.now() + 60_000; ; ) {
+      if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
+      if (
+        await fetch(`${url}/api/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return { child, url };
+      if (Date.now() > deadline) throw new Error('server did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('leaves only whole feature files: the next training reuses them, recomputes the rest, and is consistent', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-features-kill-'));
+    try {
+      let server = await spawnSources(dataDir);
+      for (const person of ['grace', 'eileen', 'lionel'] as const) {
+        const captures = await trainingCaptures(person);
+        for (let copy = 0; copy < 2; copy++) await upload(server.url, `${person}-${copy}`, captures);
+      }
+      for (const delayMs of [400, 1500]) {
+        await fs.rm(path.join(dataDir, 'features'), { recursive: true, force: true });
+        void fetch(`${server.url}/api/train`, { method: 'POST' }).catch(() => {});
+        await new Promise((r) => setTimeout(r, delayMs));
+        server.child.kill('SIGKILL');
+        await new Promise((r) => server.child.once('exit', r));
+        server = await spawnSources(dataDir);
+        const body = await train(server.url);
+        expect(body.features.reused + body.features.computed).toBe(24);
+        expect(await checkConsistent(dataDir)).toBe(24);
+      }
+      server.child.kill('SIGKILL');
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
