@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rankEmbeddingBefore } from '../../bench/ranking-before.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
+import { simdDots } from './simd-dots.js';
 import { euclideanDistance, type EmbeddingModel, predictEmbedding, rankEmbedding, trainEmbedding, DESCRIPTOR_SIZE } from './matcher.js';
 
 function vec(seed: number, dim = DESCRIPTOR_SIZE): Float32Array {
@@ -85,6 +86,21 @@ function gallery(random: () => number, people: number, per: number, dim: number,
 }
 
 describe('rankEmbedding in one pass', () => {
+  it('has WebAssembly SIMD dot products in Node, equal to the plain sums within float32 rounding', () => {
+    const engine = simdDots();
+    expect(engine).not.toBeNull();
+    const random = seededRandom(9);
+    const templates = Float32Array.from({ length: 70 * 16 }, () => random() * 2 - 1);
+    const query = Array.from({ length: 16 }, () => random() * 2 - 1);
+    const out = new Float64Array(70);
+    expect(engine?.dots(templates, 16, query, out)).toBe(true);
+    for (let i = 0; i < 70; i++) {
+      let sum = 0;
+      for (let k = 0; k < 16; k++) sum += templates[i * 16 + k] * query[k];
+      expect(Math.abs(out[i] - sum)).toBeLessThan(1e-5);
+    }
+  });
+
   it('gives the ranking of before #27, bit for bit, on random galleries, queries and depths', () => {
     const random = seededRandom(27);
     let compared = 0;
@@ -97,6 +113,9 @@ describe('rankEmbedding in one pass', () => {
       [150, 5, 7, 1],
       [200, 3, 128, 40],
       [200, 3, 64, 1e-3],
+      // float32 products underflow here (below 1e-38) and overflow there: the estimate must still not drop anyone.
+      [100, 3, 128, 1e-22],
+      [100, 3, 128, 1e20],
     ] as const) {
       const model = gallery(random, people, per, dim, scale);
       const n = model.labels.length;

@@ -391,39 +391,49 @@ function prepare(model: LbphModel): Prepared {
   }
   const size = hs[0].length;
   const start = new Int32Array(hs.length + 1);
+  const totals = new Float64Array(hs.length);
+  // One pass over the dense histograms (the cost at 10,000 people is reading them): the lists grow as they fill,
+  // sized from the counts so far, so they are reallocated a few times at most.
+  let capacity = 0;
+  let bins: Uint16Array | Uint32Array = size <= 0x10000 ? new Uint16Array(0) : new Uint32Array(0);
+  let values = new Float32Array(0);
   let plain = true;
-  let count = 0;
+  let at = 0;
+  let maxTotal = 0;
   hs.forEach((h, i) => {
     if (!(h instanceof Float32Array)) throw new Error(`LBPH: histogram ${i} is not a Float32Array`);
     if (h.length !== size) throw new Error(`LBPH: histogram ${i} has ${h.length} bins, histogram 0 has ${size}`);
+    if (!plain) return;
+    if (capacity - at < size) {
+      capacity = Math.max(at + size, Math.ceil(capacity * 1.25), i === 0 ? 0 : Math.ceil((at / i) * hs.length * 1.05) + size);
+      const grown = size <= 0x10000 ? new Uint16Array(capacity) : new Uint32Array(capacity);
+      grown.set(bins.subarray(0, at));
+      bins = grown;
+      const grownValues = new Float32Array(capacity);
+      grownValues.set(values.subarray(0, at));
+      values = grownValues;
+    }
+    let total = 0;
     for (let j = 0; j < size; j++) {
       const v = h[j];
       if (v !== 0) {
-        count++;
         if (!plainValue(v)) plain = false;
+        bins[at] = j;
+        values[at++] = v;
+        total += v;
       }
     }
-    start[i + 1] = count;
+    start[i + 1] = at;
+    totals[i] = total;
+    if (total > maxTotal) maxTotal = total;
   });
-  const bins = size <= 0x10000 ? new Uint16Array(plain ? count : 0) : new Uint32Array(plain ? count : 0);
-  const values = new Float32Array(plain ? count : 0);
-  const totals = new Float64Array(plain ? hs.length : 0);
-  let maxTotal = 0;
   if (plain) {
-    hs.forEach((h, i) => {
-      let at = start[i];
-      let total = 0;
-      for (let j = 0; j < size; j++) {
-        const v = h[j];
-        if (v !== 0) {
-          bins[at] = j;
-          values[at++] = v;
-          total += v;
-        }
-      }
-      totals[i] = total;
-      if (total > maxTotal) maxTotal = total;
-    });
+    // A copy only when much is unused (the copy briefly holds both).
+    bins = at < capacity * 0.9 ? bins.slice(0, at) : bins.subarray(0, at);
+    values = at < capacity * 0.9 ? values.slice(0, at) : values.subarray(0, at);
+  } else {
+    bins = bins.subarray(0, 0);
+    values = new Float32Array(0);
   }
   const p: Prepared = { histograms: hs, labels: model.labels, size, plain, start, bins, values, totals, maxTotal };
   preparedCache.set(model, p);
