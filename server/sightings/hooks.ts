@@ -138,7 +138,7 @@ export function takeCrops(ctx: AppContext, c: Context, records: ResultRecordInpu
           client,
           camera: record.source ?? null,
           recognizer: record.recognition_model ?? 'unknown',
-          model_version: null,
+          model_version: record.model_version ?? null,
           seen_at: new Date(record.captured_at),
           // A re-sent record keeps no second sighting: the ids come from the record's.
           faces: faces.map((f) => ({ ...decisionOf(record.faces![f.index]), crop: f.crop, id: `${record.id}-${f.index}` })),

@@ -4,7 +4,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DATABASES, type TestDatabase } from '../../test/helpers/databases.js';
 import { createLogger } from '../logger.js';
 import type { RgbImage } from '../../shared/image/types.js';
-import { COPY_MAX_SIDE, copyFace, cropRegion, type FaceDecision, iou, SightingRecorder } from './sighting-recorder.js';
+import type { Rect } from '../../shared/image/types.js';
+import {
+  COPY_MAX_SIDE,
+  copyFace,
+  cropRegion,
+  type Describe,
+  descriptorDistance,
+  type FaceDecision,
+  iou,
+  SightingRecorder,
+} from './sighting-recorder.js';
 import { SightingStore } from './sighting-store.js';
 
 /** A decoded image, as recognition holds it: flat grey RGB. */
@@ -15,6 +25,39 @@ const grey = (width: number, height: number): RgbImage => ({
   data: new Uint8Array(width * height * 3).fill(0xa0),
 });
 const IMAGE = grey(400, 300);
+
+/** A 400 x 300 grey picture with a 60 x 60 square of each colour where its face is (the faces' boxes of `face`). */
+function scene(...faces: { x: number; y: number; rgb: [number, number, number] }[]): RgbImage {
+  const image = grey(400, 300);
+  for (const { x, y, rgb } of faces) {
+    for (let row = y; row < y + 60; row++) {
+      for (let col = x; col < x + 60; col++) image.data.set(rgb, (row * 400 + col) * 3);
+    }
+  }
+  return image;
+}
+const RED: [number, number, number] = [200, 30, 30];
+const BLUE: [number, number, number] = [30, 30, 200];
+
+/**
+ * A stand-in for the embedding worker: a face's descriptor is the mean colour of its box (0..1), so faces of one
+ * colour are one person wherever they are, and two colours two people.
+ */
+function colourDescriber(calls: { n: number }): Describe {
+  return async (rgb, boxes: Rect[]) =>
+    boxes.map((b) => {
+      calls.n++;
+      const sum = [0, 0, 0];
+      let n = 0;
+      for (let y = b.y + 2; y < b.y + b.height - 2; y++) {
+        for (let x = b.x + 2; x < b.x + b.width - 2; x++) {
+          for (let c = 0; c < 3; c++) sum[c] += rgb.data[(y * rgb.width + x) * 3 + c];
+          n++;
+        }
+      }
+      return Float32Array.from(sum, (v) => v / n / 255);
+    });
+}
 
 const face = (x: number, y: number, label: string | null = null): FaceDecision => ({
   box: { x, y, w: 60, h: 60 },
@@ -63,7 +106,9 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
     await Promise.all(opened.splice(0).map((t) => t.dispose()));
   });
 
-  async function setup(settings: { enabled?: boolean; sources?: string[]; intervalS?: number } = {}) {
+  async function setup(
+    settings: { enabled?: boolean; sources?: string[]; intervalS?: number; describe?: Describe; trackMax?: number } = {},
+  ) {
     const t = await open();
     opened.push(t);
     const store = new SightingStore({ db: t.db, dir: path.join(t.dataDir, 'sightings'), retentionDays: 30, max: 1000 });
@@ -71,12 +116,13 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
     const recorder = new SightingRecorder({
       store,
       settings: { enabled: settings.enabled ?? true, sources: settings.sources ?? ['api', 'camera'], intervalS: settings.intervalS ?? 10 },
-      describe: null,
+      describe: settings.describe ? () => settings.describe! : null,
+      ...(settings.trackMax !== undefined ? { trackMax: () => settings.trackMax! } : {}),
       log: createLogger('silent'),
       now: () => now,
     });
-    const frame = (faces: FaceDecision[], source: 'api' | 'camera' = 'camera', camera = 'door') =>
-      recorder.recordImage({ source, client: null, camera, recognizer: 'lbph', model_version: null, image: IMAGE, faces });
+    const frame = (faces: FaceDecision[], source: 'api' | 'camera' = 'camera', camera = 'door', image = IMAGE) =>
+      recorder.recordImage({ source, client: null, camera, recognizer: 'lbph', model_version: null, image, faces });
     const kept = async () => {
       await recorder.idle();
       return store.count();
@@ -168,4 +214,171 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
       .toBuffer({ resolveWithObject: true });
     expect(Math.abs(data[0] - 0xa0)).toBeLessThan(8);
   });
+});
+
+describe.each(DATABASES.slice(0, 1))('camera face tracks by descriptor (store on %s)', (_name, open) => {
+  const opened: TestDatabase[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.dispose()));
+  });
+
+  /** A recorder of camera frames whose faces are described by colour (colourDescriber), or not at all. */
+  async function setup(describe: Describe | null, intervalS = 10) {
+    const t = await open();
+    opened.push(t);
+    const store = new SightingStore({ db: t.db, dir: path.join(t.dataDir, 'sightings'), retentionDays: 30, max: 1000 });
+    let now = Date.parse('2026-03-01T10:00:00.000Z');
+    const recorder = new SightingRecorder({
+      store,
+      settings: { enabled: true, sources: ['camera'], intervalS },
+      describe: describe ? () => describe : null,
+      // Colours as descriptors: RED and BLUE are about 0.93 apart, one colour seen anywhere about 0.
+      trackMax: () => 0.1,
+      log: createLogger('silent'),
+      now: () => now,
+    });
+    /**
+     * One frame: each face a coloured square at (x, y), unknown unless given a label. `frameNow` hands it over and
+     * returns; `frame` also waits until it is decided (a camera whose frames come slower than they are described).
+     */
+    const frameNow = (...faces: { x: number; y: number; rgb: [number, number, number]; label?: string }[]) =>
+      recorder.recordImage({
+        source: 'camera',
+        client: null,
+        camera: 'door',
+        recognizer: 'embedding',
+        model_version: null,
+        image: scene(...faces),
+        faces: faces.map((f) => face(f.x, f.y, f.label ?? null)),
+      });
+    const frame = async (...faces: Parameters<typeof frameNow>) => {
+      frameNow(...faces);
+      await recorder.idle();
+    };
+    const kept = async () => {
+      await recorder.idle();
+      return store.count();
+    };
+    return { store, recorder, frame, frameNow, kept, tick: (s: number) => (now += s * 1000) };
+  }
+
+  it('keeps one sighting per interval of a face that moves farther between frames than the overlap gate', async () => {
+    const calls = { n: 0 };
+    const { frame, kept, tick } = await setup(colourDescriber(calls));
+    await frame({ x: 10, y: 10, rgb: RED });
+    expect(await kept()).toBe(1);
+    // Across the picture within a second or two (no overlap at all with where it was): the same track.
+    for (const [x, y] of [
+      [300, 200],
+      [150, 10],
+      [10, 220],
+    ]) {
+      tick(2);
+      await frame({ x, y, rgb: RED });
+      expect(await kept()).toBe(1);
+    }
+    // The interval since its sighting is over: one more, wherever it is now.
+    tick(5);
+    await frame({ x: 320, y: 20, rgb: RED });
+    expect(await kept()).toBe(2);
+    // Each face of each frame was described once, for the tracks and the sighting alike.
+    expect(calls.n).toBe(5);
+
+    // Without descriptors the same moves are new tracks each time (the overlap gate): one sighting per frame.
+    const plain = await setup(null);
+    await plain.frame({ x: 10, y: 10, rgb: RED });
+    for (const [x, y] of [
+      [300, 200],
+      [150, 10],
+    ]) {
+      plain.tick(2);
+      await plain.frame({ x, y, rgb: RED });
+    }
+    expect(await plain.kept()).toBe(3);
+  });
+
+  it('makes two different strangers at the same place two tracks, and follows each where they go', async () => {
+    const { store, frame, kept, tick } = await setup(colourDescriber({ n: 0 }));
+    await frame({ x: 100, y: 100, rgb: RED });
+    tick(1);
+    // Someone else where the first stranger stood a second ago: a new track, kept at once.
+    await frame({ x: 100, y: 100, rgb: BLUE });
+    expect(await kept()).toBe(2);
+    tick(1);
+    // Both together, having changed places, then the first one alone back at the start: the same two tracks.
+    await frame({ x: 100, y: 100, rgb: RED }, { x: 250, y: 150, rgb: BLUE });
+    tick(1);
+    await frame({ x: 250, y: 150, rgb: RED }, { x: 100, y: 100, rgb: BLUE });
+    tick(1);
+    await frame({ x: 100, y: 100, rgb: RED });
+    expect(await kept()).toBe(2);
+    // Each sighting keeps the descriptor it was tracked with (the Faces page groups by it): one red, one blue.
+    const described = await store.unknownWithDescriptors();
+    expect(described.map((s) => Math.round((s.descriptor?.[0] ?? 0) * 255))).toEqual([200, 30]);
+    // Without descriptors the second stranger continued the first one's track (same box): one sighting.
+    const plain = await setup(null);
+    await plain.frame({ x: 100, y: 100, rgb: RED });
+    plain.tick(1);
+    await plain.frame({ x: 100, y: 100, rgb: BLUE });
+    expect(await plain.kept()).toBe(1);
+  });
+
+  it('tracks named faces by name and descriptor: a stranger given the same name beside her is a track of their own', async () => {
+    const { frame, kept, tick } = await setup(colourDescriber({ n: 0 }));
+    await frame({ x: 10, y: 10, rgb: RED, label: 'ada' }, { x: 200, y: 100, rgb: BLUE, label: 'ada' });
+    expect(await kept()).toBe(2);
+    tick(2);
+    await frame({ x: 300, y: 200, rgb: RED, label: 'ada' }, { x: 20, y: 20, rgb: BLUE, label: 'ada' });
+    expect(await kept()).toBe(2);
+    // The same face decided unknown is a track of that decision (its sightings say what was decided).
+    await frame({ x: 300, y: 200, rgb: RED });
+    expect(await kept()).toBe(3);
+  });
+
+  it('falls back to the overlap for a face the nets cannot describe', async () => {
+    const colour = colourDescriber({ n: 0 });
+    // The first frame is described, the next ones not (no landmarks found, say).
+    let describable = true;
+    const { frame, kept, tick } = await setup(async (rgb, boxes) => (describable ? colour(rgb, boxes) : boxes.map(() => null)));
+    await frame({ x: 100, y: 100, rgb: RED });
+    describable = false;
+    tick(1);
+    await frame({ x: 110, y: 105, rgb: RED });
+    expect(await kept()).toBe(1);
+    tick(1);
+    await frame({ x: 300, y: 200, rgb: RED });
+    expect(await kept()).toBe(2);
+  });
+
+  it('describes at most one waiting frame a camera: newer frames replace it while the worker is busy', async () => {
+    const colour = colourDescriber({ n: 0 });
+    const described: number[] = [];
+    let release: () => void = () => undefined;
+    let busy: Promise<void> = new Promise((r) => (release = r));
+    const { frameNow, kept, tick } = await setup(async (rgb, boxes) => {
+      described.push(boxes.length);
+      await busy;
+      return colour(rgb, boxes);
+    });
+    frameNow({ x: 10, y: 10, rgb: RED });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(described).toEqual([1]);
+    // While the first frame is being described, three more come: only the newest waits, then is described.
+    for (const x of [60, 120, 180]) {
+      tick(1);
+      frameNow({ x, y: 10, rgb: RED }, { x, y: 200, rgb: BLUE });
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    expect(described).toEqual([1]);
+    busy = Promise.resolve();
+    release();
+    expect(await kept()).toBe(2);
+    // Frame 1 (red), then the last frame's two faces: red continued its track, blue is new.
+    expect(described).toEqual([1, 1, 1]);
+  });
+});
+
+it('measures the distance between descriptors of one model, and none between two models', () => {
+  expect(descriptorDistance(Float32Array.of(0, 0), Float32Array.of(3, 4))).toBe(5);
+  expect(descriptorDistance(Float32Array.of(0, 0), Float32Array.of(0, 0, 0))).toBe(Number.POSITIVE_INFINITY);
 });

@@ -3,8 +3,16 @@
  *
  * - Nothing with SIGHTINGS_ENABLED=false, nothing from a source not in SIGHTINGS_SOURCES.
  * - `camera` (live frames): one sighting per face track per SIGHTINGS_INTERVAL_S. A track is one source + client +
- *   camera, and the same decided label or, for an unknown face, a box overlapping the track's last box (IoU >= 0.3).
- *   The decision is made at once, in the order frames are answered, so concurrent frames never both keep one.
+ *   camera and one decided label (null for unknown faces). When the embedding worker runs, a face continues the
+ *   track whose last descriptor is nearest, within `trackMax` (the embedding rule's limit): a face that moved far
+ *   between frames is still the same track, and a second stranger where the first one stood is a new one. Without
+ *   a descriptor, a named face continues its label's track and an unknown one the track whose last box it overlaps
+ *   most (IoU >= 0.3). Each track takes at most one face of a frame. The decisions are made in the order frames are
+ *   answered (at once without descriptors, in the queue with them), so concurrent frames never both keep one.
+ * - Describing every face of every frame costs the embedding worker one descriptor a face: a camera has at most
+ *   one frame waiting to be described, a newer frame replaces it (the newest is the one that counts for its
+ *   tracks), so a busy worker makes the recorder skip frames instead of falling behind. The descriptors of the
+ *   faces kept are the sightings' own (not computed twice).
  * - The crop is the face box widened by 40% each side, longest side at most 160 px, JPEG. Its pixels are copied from
  *   the recognition's own decoded image while the request still holds it (a small copy, at most 320 px a side, made
  *   at once), so the recorder never decodes an image again and never holds any of the pixel budget: requests are
@@ -17,6 +25,7 @@ import sharp from 'sharp';
 import type { FaceResult } from '../../shared/api/common.js';
 import type { SightingSource } from '../../shared/api/sightings.js';
 import type { Rect, RgbImage } from '../../shared/image/types.js';
+import { embeddingFeatureDistance } from '../../shared/recognition/corrections.js';
 import type { Logger } from '../logger.js';
 import type { NewSighting, SightingBox, SightingStore } from './sighting-store.js';
 
@@ -83,7 +92,8 @@ export interface FacePixels {
 
 /** Faces whose crop pixels were copied while their image was decoded (POST /api/verify's first frame). */
 export interface CopiedRecognition extends Common {
-  faces: (FaceDecision & { pixels: FacePixels })[];
+  /** `descriptor`: already computed (null: none could be); absent: described when stored. */
+  faces: (FaceDecision & { pixels: FacePixels; descriptor?: Float32Array | null })[];
 }
 
 /** Faces recognised elsewhere (a browser) that came with their own crops. */
@@ -102,6 +112,11 @@ export interface SightingRecorderOptions {
   settings: RecorderSettings;
   /** The embedding worker's descriptors, or null when it is switched off or did not load. */
   describe: (() => Describe | null) | null;
+  /**
+   * The largest descriptor distance at which a camera face continues a track (the embedding rule's `max`, the
+   * distance at which it would name someone). Absent: camera tracks are never matched by descriptor.
+   */
+  trackMax?: () => number;
   log: Logger;
   /** The clock (tests). */
   now?: () => number;
@@ -110,8 +125,58 @@ export interface SightingRecorderOptions {
 interface Track {
   label: string | null;
   box: SightingBox;
+  /** The last descriptor of its face, when it had one. */
+  descriptor: Float32Array | null;
   keptAt: number;
   seenAt: number;
+}
+
+/** A face as the tracks see it: its decision and, when the embedding worker described it, its descriptor. */
+type Tracked = FaceDecision & { descriptor?: Float32Array | null };
+
+/** A camera frame waiting for its descriptors: its faces' copies (and their bytes, held until it is decided). */
+interface WaitingFrame {
+  r: CopiedRecognition;
+  size: { bytes: number };
+}
+
+/** A camera's tracks: one source, caller and camera. */
+const trackKey = (r: Common) => JSON.stringify([r.source, r.client, r.camera]);
+
+const copiedBytes = (r: CopiedRecognition) => r.faces.reduce((n, f) => n + f.pixels.rgb.data.byteLength, 0);
+
+/**
+ * The track a face continues, among `free` (those of its label no other face of the frame took): with a descriptor,
+ * the track whose last descriptor is nearest within `max` (one farther away is someone else, wherever they stand);
+ * otherwise, or against tracks without a comparable descriptor, a named face continues its label's track and an
+ * unknown face the one whose last box it overlaps most (IoU >= TRACK_IOU).
+ */
+function matchTrack(free: Track[], face: Tracked, descriptor: Float32Array | null, max: number | null): Track | undefined {
+  let others = free;
+  if (descriptor && max !== null) {
+    let best: Track | undefined;
+    let bestDistance = Number.POSITIVE_INFINITY;
+    for (const t of free) {
+      if (!t.descriptor) continue;
+      const d = descriptorDistance(descriptor, t.descriptor);
+      if (d <= max && d < bestDistance) {
+        best = t;
+        bestDistance = d;
+      }
+    }
+    if (best) return best;
+    others = free.filter((t) => !t.descriptor || t.descriptor.length !== descriptor.length);
+  }
+  if (face.label !== null) return others[0];
+  return others
+    .map((t) => ({ t, overlap: iou(t.box, face.box) }))
+    .filter((m) => m.overlap >= TRACK_IOU)
+    .sort((a, b) => b.overlap - a.overlap)[0]?.t;
+}
+
+/** The distance between two descriptors; infinite between different descriptor models (lengths). */
+export function descriptorDistance(a: Float32Array, b: Float32Array): number {
+  return a.length === b.length ? embeddingFeatureDistance(a, b) : Number.POSITIVE_INFINITY;
 }
 
 export function iou(a: SightingBox, b: SightingBox): number {
@@ -199,6 +264,8 @@ const toJpeg = (pixels: FacePixels) =>
 
 export class SightingRecorder {
   private readonly tracks = new Map<string, Track[]>();
+  /** Per camera (track key), the newest frame waiting in the queue for its descriptors. */
+  private readonly waiting = new Map<string, WaitingFrame>();
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
   private pendingBytes = 0;
@@ -223,9 +290,17 @@ export class SightingRecorder {
    */
   recordImage(r: ImageRecognition): void {
     try {
+      const { image, ...common } = r;
+      if (this.tracksByDescriptor(r)) {
+        // Which faces are kept is decided once they are described: every face is copied now.
+        const faces = r.faces
+          .map((face) => ({ ...face, pixels: copyFace(image, face.box) }))
+          .filter((f): f is FaceDecision & { pixels: FacePixels } => f.pixels !== null);
+        this.waitForDescriptors({ ...common, seen_at: r.seen_at ?? new Date(this.now()), faces });
+        return;
+      }
       const faces = this.select(r, r.faces);
       if (faces.length === 0) return;
-      const { image, ...common } = r;
       const copied = faces
         .map((face) => ({ ...face, pixels: copyFace(image, face.box) }))
         .filter((f): f is FaceDecision & { pixels: FacePixels } => f.pixels !== null);
@@ -246,10 +321,52 @@ export class SightingRecorder {
 
   private keepCopies(r: CopiedRecognition): void {
     if (r.faces.length === 0) return;
-    this.enqueue(
-      () => this.storeCopies(r),
-      r.faces.reduce((n, f) => n + f.pixels.rgb.data.byteLength, 0),
+    this.enqueue(() => this.storeCopies(r), { bytes: copiedBytes(r) });
+  }
+
+  /** Camera frames are tracked by descriptor when the embedding worker runs and a limit is known. */
+  private tracksByDescriptor(r: Common & { faces: unknown[] }): boolean {
+    return (
+      r.source === 'camera' &&
+      r.faces.length > 0 &&
+      this.keeps(r.source) &&
+      this.opts.settings.intervalS > 0 &&
+      this.opts.trackMax !== undefined &&
+      this.describer() !== null
     );
+  }
+
+  /**
+   * A camera frame to describe, then track: queued, or in place of the camera's frame that still waits (the newer
+   * one counts), so the embedding worker describes at most one frame a camera at a time for the sightings.
+   */
+  private waitForDescriptors(r: CopiedRecognition): void {
+    const key = trackKey(r);
+    const waiting = this.waiting.get(key);
+    const bytes = copiedBytes(r);
+    if (waiting) {
+      this.pendingBytes += bytes - waiting.size.bytes;
+      waiting.size.bytes = bytes;
+      waiting.r = r;
+      return;
+    }
+    const frame: WaitingFrame = { r, size: { bytes } };
+    const queued = this.enqueue(async () => {
+      if (this.waiting.get(key) === frame) this.waiting.delete(key);
+      await this.describeAndKeep(frame.r);
+    }, frame.size);
+    if (queued) this.waiting.set(key, frame);
+  }
+
+  /** A camera frame's faces described (one descriptor each), tracked with them, and the ones to keep stored. */
+  private async describeAndKeep(r: CopiedRecognition): Promise<void> {
+    const faces: CopiedRecognition['faces'] = [];
+    for (const face of r.faces) {
+      const [descriptor] = await this.describeSafely(face.pixels.rgb, [face.pixels.box]);
+      faces.push({ ...face, descriptor: descriptor ?? null });
+    }
+    const kept = this.select(r, faces);
+    if (kept.length > 0) await this.storeCopies({ ...r, faces: kept });
   }
 
   /** Faces that came with their crops (browser results). Never throws. */
@@ -257,10 +374,7 @@ export class SightingRecorder {
     try {
       const faces = this.select(r, r.faces);
       if (faces.length === 0) return;
-      this.enqueue(
-        () => this.storeCrops({ ...r, faces }),
-        faces.reduce((n, f) => n + f.crop.byteLength, 0),
-      );
+      this.enqueue(() => this.storeCrops({ ...r, faces }), { bytes: faces.reduce((n, f) => n + f.crop.byteLength, 0) });
     } catch (err) {
       this.fail(err);
     }
@@ -309,32 +423,36 @@ export class SightingRecorder {
     await this.purging;
   }
 
-  /** The faces to keep: all of them, or for `camera` the first of each track per interval. */
-  private select<F extends FaceDecision>(r: Common, faces: F[]): F[] {
+  /**
+   * The faces to keep: all of them, or for `camera` the first of each track per interval. A face continues the
+   * track of its label (null: unknown) that matchTrack finds among those no other face of the frame took.
+   */
+  private select<F extends Tracked>(r: Common, faces: F[]): F[] {
     if (faces.length === 0 || !this.keeps(r.source)) return [];
     const intervalMs = this.opts.settings.intervalS * 1000;
     if (r.source !== 'camera' || intervalMs <= 0) return faces;
     const now = r.seen_at?.getTime() ?? this.now();
-    const key = JSON.stringify([r.source, r.client, r.camera]);
+    const key = trackKey(r);
+    const max = this.opts.trackMax?.() ?? null;
     // Tracks not seen for longer than the interval have ended: a face seen again starts a new one.
     const tracks = (this.tracks.get(key) ?? []).filter((t) => now - t.seenAt <= intervalMs);
+    const taken = new Set<Track>();
     const kept: F[] = [];
     for (const face of faces) {
-      const track =
-        face.label !== null
-          ? tracks.find((t) => t.label === face.label)
-          : tracks
-              .filter((t) => t.label === null)
-              .map((t) => ({ t, overlap: iou(t.box, face.box) }))
-              .filter((m) => m.overlap >= TRACK_IOU)
-              .sort((a, b) => b.overlap - a.overlap)[0]?.t;
+      const descriptor = max !== null ? (face.descriptor ?? null) : null;
+      const free = tracks.filter((t) => !taken.has(t) && t.label === face.label);
+      const track = matchTrack(free, face, descriptor, max);
       if (!track) {
-        tracks.push({ label: face.label, box: face.box, keptAt: now, seenAt: now });
+        const started: Track = { label: face.label, box: face.box, descriptor, keptAt: now, seenAt: now };
+        tracks.push(started);
+        taken.add(started);
         kept.push(face);
         continue;
       }
+      taken.add(track);
       track.box = face.box;
       track.seenAt = now;
+      if (descriptor) track.descriptor = descriptor;
       if (now - track.keptAt >= intervalMs) {
         track.keptAt = now;
         kept.push(face);
@@ -347,20 +465,22 @@ export class SightingRecorder {
     return kept;
   }
 
-  private enqueue(job: () => Promise<void>, bytes: number): void {
-    if (this.pending >= QUEUE_MAX || (this.pending > 0 && this.pendingBytes + bytes > QUEUE_MAX_BYTES)) {
+  /** Queues a job holding `size.bytes` (which may change while it waits); false when dropped. */
+  private enqueue(job: () => Promise<void>, size: { bytes: number }): boolean {
+    if (this.pending >= QUEUE_MAX || (this.pending > 0 && this.pendingBytes + size.bytes > QUEUE_MAX_BYTES)) {
       if (this.dropped++ % 100 === 0) this.opts.log.warn(`sightings: ${this.dropped} dropped, the queue of ${QUEUE_MAX} is full`);
-      return;
+      return false;
     }
     this.pending++;
-    this.pendingBytes += bytes;
+    this.pendingBytes += size.bytes;
     this.queue = this.queue
       .then(job)
       .catch((err) => this.fail(err))
       .finally(() => {
         this.pending--;
-        this.pendingBytes -= bytes;
+        this.pendingBytes -= size.bytes;
       });
+    return true;
   }
 
   private fail(err: unknown): void {
@@ -374,11 +494,11 @@ export class SightingRecorder {
   /** The copied crops: each one encoded, described and stored (no image is decoded, no pixel budget held). */
   private async storeCopies(r: CopiedRecognition): Promise<void> {
     const seenAt = r.seen_at ?? new Date(this.now());
-    for (const { pixels, ...face } of r.faces) {
+    for (const { pixels, descriptor: described, ...face } of r.faces) {
       try {
         const crop = await toJpeg(pixels);
-        const [descriptor] = await this.describeSafely(pixels.rgb, [pixels.box]);
-        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop, descriptor: descriptor ?? null });
+        const descriptor = described !== undefined ? described : ((await this.describeSafely(pixels.rgb, [pixels.box]))[0] ?? null);
+        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop, descriptor });
       } catch (err) {
         this.fail(err);
       }

@@ -62,6 +62,15 @@ const recordFields = z.object({
     .meta({ description: 'webgpu, webgl, wasm, cpu, ...' }),
   detection_method: z.enum(DETECTION_METHODS, { error: 'must be "local" or "remote"' }).optional(),
   recognition_model: z.enum(RECOGNITION_MODELS, { error: 'must be "lbph" or "embedding"' }).optional(),
+  model_version: z
+    .string({ error: 'must be text' })
+    .max(128, 'must be at most 128 characters')
+    .optional()
+    .meta({
+      description:
+        'For kind `recognition`: the trained models version the device recognised with (the `version` of GET /api/models/trained, ' +
+        'or its own for a model trained on the device); its sightings keep it.',
+    }),
   image_width: imageSide.optional(),
   image_height: imageSide.optional(),
   faces: z

@@ -47,6 +47,7 @@ async function browserResult(capturedAt: Date, label: string, crop: Buffer) {
     source: 'kiosk-1',
     engine: 'browser',
     recognition_model: 'embedding',
+    model_version: 'v-kiosk-1',
     faces: [
       {
         x: 10,
@@ -161,7 +162,13 @@ describe('sightings with the defaults (an interval of 5 s for camera tracks)', (
     await postJson(`${server.url}/api/results`, { results: [record] });
     const page = await list(server, '?source=browser');
     expect(page.sightings).toHaveLength(1);
-    expect(page.sightings[0]).toMatchObject({ id: `${record.id}-0`, label: 'ada', camera: 'kiosk-1', recognizer: 'embedding' });
+    expect(page.sightings[0]).toMatchObject({
+      id: `${record.id}-0`,
+      label: 'ada',
+      camera: 'kiosk-1',
+      recognizer: 'embedding',
+      model_version: 'v-kiosk-1',
+    });
     const crop = await fetch(`${server.url}${page.sightings[0].crop_url}`);
     expect((await sharp(Buffer.from(await crop.arrayBuffer())).metadata()).format).toBe('jpeg');
     const stored = await getJson(`${server.url}/api/results?limit=1`);
@@ -232,6 +239,72 @@ describe('sightings with the defaults (an interval of 5 s for camera tracks)', (
     expect((await list(server, '?label=carol')).total_matched).toBe(0);
     expect((await list(server)).total_matched).toBe(before - 1);
     expect(await exists(file)).toBe(false);
+  });
+});
+
+describe('camera face tracks by descriptor (the embedding worker runs)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // Nobody trained: every face is unknown, so only the tracks decide what is kept. An interval no test outlasts.
+    server = await startTestServer({ SIGHTINGS_INTERVAL_S: '600' });
+    const deadline = Date.now() + 120_000;
+    while (!server.service.ctx.faces.embeddingAvailability.available) {
+      if (Date.now() > deadline) throw new Error('the embedding worker did not load within 2 minutes');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  type Box = { x: number; y: number; w: number; h: number };
+  const FACE_SIDE = 140;
+  /** A person's photo scaled so that their face is about FACE_SIDE wide, and where the face is in it. */
+  async function portrait(person: 'grace' | 'eileen'): Promise<{ image: Buffer; face: Box }> {
+    const [found] = (await recognize(server, await photo(person))).faces as Box[];
+    const image = await sharp(await photo(person))
+      .resize({ width: Math.round((512 * FACE_SIDE) / found.w) })
+      .png()
+      .toBuffer();
+    const [face] = (await recognize(server, image)).faces as Box[];
+    return { image, face };
+  }
+  /** A 1400 x 900 camera frame with the portrait placed so that its face's top left corner is at (x, y). */
+  async function frameWith(p: { image: Buffer; face: Box }, x: number, y: number): Promise<Box> {
+    const frame = await sharp({ create: { width: 1400, height: 900, channels: 3, background: { r: 90, g: 90, b: 90 } } })
+      .composite([{ input: p.image, left: x - p.face.x, top: y - p.face.y }])
+      .jpeg({ quality: 92 })
+      .toBuffer();
+    const answer = await recognize(server, frame, { source: 'camera', camera: 'hall' });
+    expect(answer.faces.map((f: { label: string }) => f.label)).toEqual(['unknown']);
+    // One frame at a time, as a live page sends them: each decided before the next.
+    await settled(server);
+    return answer.faces[0];
+  }
+  const iou = (a: Box, b: Box) => {
+    const w = Math.max(0, Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x));
+    const h = Math.max(0, Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y));
+    return (w * h) / (a.w * a.h + b.w * b.h - w * h);
+  };
+
+  it('keeps one sighting of a stranger who moves farther than the overlap gate, and a second stranger where the first stood is another', async () => {
+    const [grace, eileen] = [await portrait('grace'), await portrait('eileen')];
+    const kept = async () => (await list(server, '?source=camera')).total_matched;
+    const left = await frameWith(grace, 250, 300);
+    expect(await kept()).toBe(1);
+    // Across the room between two frames: no overlap with where she was, still her track.
+    const right = await frameWith(grace, 1000, 300);
+    expect(iou(left, right)).toBe(0);
+    expect(await kept()).toBe(1);
+    // Someone else where she stood a frame ago (the boxes overlap past the gate): a new track, kept.
+    const other = await frameWith(eileen, 1000, 300);
+    expect(iou(right, other)).toBeGreaterThanOrEqual(0.3);
+    expect(await kept()).toBe(2);
+    // She comes back to the left: her own track still, nothing new within the interval.
+    await frameWith(grace, 250, 300);
+    expect(await kept()).toBe(2);
+    const { sightings } = await list(server, '?source=camera');
+    expect(sightings.map((s) => s.box.x < 700)).toEqual([false, true]);
   });
 });
 

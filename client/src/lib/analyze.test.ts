@@ -14,7 +14,7 @@ const env = vi.hoisted(() => {
 const engine = { recognize: vi.fn(), detectObjects: vi.fn() };
 const RULES = { lbph: { min: 4, max: 70, sureMax: 60, nearMax: 100, ratioMax: null, verifyMax: 60 } };
 vi.mock('./browser-engine', () => ({
-  browserEngine: { state: () => env.engineState, info: () => null, modelsRefused: () => env.refused },
+  browserEngine: { state: () => env.engineState, info: () => null, modelsRefused: () => env.refused, modelVersion: () => 'v-7' },
   engineWithModels: vi.fn(async () => engine),
   startBrowserEngine: vi.fn(async () => engine),
   activeRecognitionModel: (m: string | undefined) => m ?? 'lbph',
@@ -171,6 +171,8 @@ describe('the in-browser analyzer', () => {
       await browserFaceAnalyzer.recognize(canvas());
       await browserFaceAnalyzer.recognize(canvas());
       expect(recordResult).toHaveBeenCalledTimes(1);
+      // With the version of the trained models it was made with (its sightings keep it).
+      expect(recordResult).toHaveBeenCalledWith(expect.objectContaining({ engine: 'browser', model_version: 'v-7' }));
       engine.recognize.mockResolvedValueOnce({ ...response, faces: [], count: 0, timing: {}, roundTripMs: 0 });
       await browserFaceAnalyzer.recognize(canvas()); // nobody: nothing to keep
       expect(recordResult).toHaveBeenCalledTimes(1);

@@ -179,6 +179,8 @@ export const browserFaceAnalyzer: FaceAnalyzer = {
         backend: backendName(),
         detection_method: response.detection_method,
         recognition_model: response.recognition_model,
+        // #26 sightings: the models the decision was made with, as the server's own sightings say.
+        model_version: browserEngine.modelVersion() ?? undefined,
         image_width: frame.width,
         image_height: frame.height,
         // #26 sightings: each face's crop, kept by the server as a sighting (source browser) when it syncs.
