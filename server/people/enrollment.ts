@@ -83,7 +83,7 @@ export async function storeTrainingImage(
   // Decoded whole (a truncated image is refused), checked, and the pixels let go: only bytes are stored.
   const prepared = await ctx.decoder.use(upload.bytes, async (image) => {
     const { rgb, format } = image;
-    const { check } = await ctx.photoChecks.check(image.gray, extras.face);
+    const { check } = await ctx.photoChecks.check(image, extras.face);
     if (!extras.face || !check.face) return { bytes: upload.bytes, format, check };
     return { bytes: await ctx.photoChecks.pickedImage(rgb, toRect(check.face)), format: 'jpeg', check };
   });

@@ -3,14 +3,21 @@
  * in a vision worker (`checkPhoto`), so the cascades never block the event loop; and the training image of a face
  * picked among several: that face's region, widened, so training (which takes the largest face of an image) takes
  * that face.
+ *
+ * The faces come from the active detection engine, as training will find them: the remote model server when `remote`
+ * is selected (PUT /api/models/detection), else the local cascade. A check says which it used; with `remote`
+ * selected but down (or failing on this image) it checks with the local cascade and says so in `detection_note`,
+ * rather than failing an upload whose check is only advice.
  */
 import sharp from 'sharp';
+import type { DetectionMethod } from '../../shared/api/common.js';
 import type { FaceBoxBody } from '../../shared/api/enrollment.js';
 import { rgbToGray } from '../../shared/image/ops.js';
 import type { GrayImage, Rect, RgbImage } from '../../shared/image/types.js';
 import { type PhotoCheck, toFaceBox, toRect } from '../../shared/recognition/photo-check.js';
 import { largestBox } from '../../shared/vision/face-region.js';
 import type { VisionPool } from '../engines/faces/vision-protocol.js';
+import type { RemoteEngine } from '../engines/remote/remote-engine.js';
 import { ApiError } from '../http/errors.js';
 
 /**
@@ -43,11 +50,48 @@ function cropRgb(rgb: RgbImage, r: Rect): RgbImage {
   return { width: r.width, height: r.height, channels: rgb.channels, data: out };
 }
 
-export class PhotoChecker {
-  constructor(private readonly pool: VisionPool) {}
+/** The detection engine a check uses: the method selected now and the remote engine. */
+export interface DetectionEngine {
+  method(): DetectionMethod;
+  remote: Pick<RemoteEngine, 'unavailableReason' | 'detect'>;
+}
 
-  /** The faces and the check of a decoded image (its gray pixels travel to the worker and are gone here after). */
-  async check(gray: GrayImage, pick?: FaceBoxBody): Promise<{ boxes: Rect[]; check: PhotoCheck }> {
+/** Faces found by the active engine (undefined: the worker runs the local cascade), which one, and why not remote. */
+interface EngineBoxes {
+  boxes?: Rect[];
+  method: DetectionMethod;
+  note?: string;
+}
+
+const LOCAL_INSTEAD = 'checked with the local detector instead (training will use remote detection once it is back)';
+
+export class PhotoChecker {
+  /** Without an engine every check is local (tests, tools). */
+  constructor(
+    private readonly pool: VisionPool,
+    private readonly engine?: DetectionEngine,
+  ) {}
+
+  /** The faces of an upright colour image by the active engine; the local cascade (with a note) when remote cannot. */
+  private async engineBoxes(rgb: RgbImage): Promise<EngineBoxes> {
+    // Read once: a switch while this check runs applies from the next check on.
+    if (this.engine?.method() !== 'remote') return { method: 'local' };
+    const down = this.engine.remote.unavailableReason;
+    if (down) return { method: 'local', note: `remote detection is selected but unavailable (${down}); ${LOCAL_INSTEAD}` };
+    try {
+      return { boxes: await this.engine.remote.detect(rgb), method: 'remote' };
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return { method: 'local', note: `remote detection failed (${why}); ${LOCAL_INSTEAD}` };
+    }
+  }
+
+  /**
+   * The faces and the check of a decoded image, by the active detection engine (its gray pixels travel to the
+   * worker and are gone here after; the colour ones stay).
+   */
+  async check(image: { gray: GrayImage; rgb: RgbImage }, pick?: FaceBoxBody): Promise<{ boxes: Rect[]; check: PhotoCheck }> {
+    const { gray } = image;
     if (pick && (pick.x + pick.w > gray.width || pick.y + pick.h > gray.height)) {
       throw new ApiError(
         'bad_request',
@@ -55,7 +99,13 @@ export class PhotoChecker {
       );
     }
     const { width, height } = gray;
-    const result = await this.pool.run('checkPhoto', { gray, ...(pick ? { pick: toRect(pick) } : {}) }, transferable(gray));
+    const engine = await this.engineBoxes(image.rgb);
+    const result = await this.pool.run(
+      'checkPhoto',
+      { gray, ...(pick ? { pick: toRect(pick) } : {}), ...(engine.boxes ? { boxes: engine.boxes } : {}) },
+      transferable(gray),
+    );
+    result.check = { ...result.check, detection_method: engine.method, ...(engine.note ? { detection_note: engine.note } : {}) };
     if (pick && !result.check.picked) {
       const found = result.boxes.map((b) => JSON.stringify(toFaceBox(b))).join(', ');
       throw new ApiError(
@@ -69,7 +119,7 @@ export class PhotoChecker {
 
   /**
    * The training image of a picked face: its widened region of the upright pixels, as JPEG (quality 95), with the
-   * widest margin in which that face is the largest the detector finds (so training takes it).
+   * widest margin in which that face is the largest the active detector finds (so training takes it).
    */
   async pickedImage(rgb: RgbImage, face: Rect): Promise<Uint8Array> {
     let last: RgbImage | null = null;
@@ -77,8 +127,9 @@ export class PhotoChecker {
       const region = widenedRegion(face, rgb.width, rgb.height, margin);
       const crop = cropRgb(rgb, region);
       last = crop;
+      const found = await this.engineBoxes(crop);
       const gray = rgbToGray(crop);
-      const boxes = await this.pool.run('detect', { gray }, transferable(gray));
+      const boxes = found.boxes ?? (await this.pool.run('detect', { gray }, transferable(gray)));
       const largest = largestBox(boxes);
       // The picked face's centre, in the crop.
       const cx = face.x + face.width / 2 - region.x;

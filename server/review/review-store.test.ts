@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DATABASES, type TestDatabase } from '../../test/helpers/databases.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
 import type { Database } from '../db/database.js';
+import { checkPhoto } from '../../shared/recognition/photo-check.js';
 import { ApiError } from '../http/errors.js';
 import { createLogger } from '../logger.js';
 import { descriptorBytes } from '../sightings/sighting-store.js';
@@ -179,6 +180,33 @@ describe.each(DATABASES)('review on %s', (_name, open) => {
     expect((await f.store.groups({ limit: 50, max: MAX })).groups[0]).toMatchObject({ id: big.id, count: 10 });
     expect(await apiError(f.store.undo(out.action_id))).toBe('already_undone');
     expect((await f.store.actions(10))[0]).toMatchObject({ undoable: false, not_undoable_because: 'undone' });
+  });
+
+  it('checks each crop before storing it: the check answered and kept with the image; a failing checker leaves it unchecked', async () => {
+    const s = await scene();
+    const seen: number[] = [];
+    // The real check of a crop with no face found (the server's route runs the detector first).
+    const check = async (bytes: Uint8Array) => {
+      seen.push(bytes.length);
+      if (seen.length === 2) throw new Error('the vision worker stopped');
+      const { data, info } = await sharp(bytes).grayscale().raw().toBuffer({ resolveWithObject: true });
+      return checkPhoto({ gray: { width: info.width, height: info.height, data: new Uint8Array(data) }, faces: [] });
+    };
+    const ids = s.strangerIds.slice(0, 3);
+    const out = await f.store.assign({ sighting_ids: ids, display_name: 'Checked' }, null, check);
+    expect(seen).toEqual([crop.length, crop.length, crop.length]);
+    expect(out.added).toHaveLength(3);
+    // In the faces' order (checked a few at a time, so which one met the failing checker may vary).
+    expect(out.checks?.map((c) => [c.sighting_id, c.filename])).toEqual(ids.map((id, i) => [id, out.added[i]]));
+    const verdicts = out.checks?.map((c) => c.check?.verdict ?? null) ?? [];
+    expect([...verdicts].sort()).toEqual(['no_face', 'no_face', null]);
+    const meta = await t.db.query<{ sighting_id: string; verdict: string | null }>(
+      `SELECT sighting_id, photo_check->>'verdict' AS verdict FROM image_meta WHERE label = 'checked' ORDER BY sighting_id`,
+    );
+    expect(meta).toEqual(ids.map((id, i) => ({ sighting_id: id, verdict: verdicts[i] })));
+    // Without a checker (as before checks existed) the images are stored unchecked.
+    const plain = await f.store.assign({ sighting_ids: s.otherIds, display_name: 'Plain' }, null);
+    expect(plain.checks?.map((c) => c.check)).toEqual([null, null]);
   });
 
   it('refuses to undo an assign once a training ran since (or while one runs)', async () => {

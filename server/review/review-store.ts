@@ -9,6 +9,10 @@
  * correction can always be undone.
  *
  * Crops are read from `DATA_DIR/sightings/<crop>` (the row's relative path, as the sighting store writes it).
+ *
+ * An assigned crop gets the photo check an upload gets (POST /api/images): run before it is stored, kept with the
+ * image (`image_meta.photo_check`, so the person's summary counts it) and answered per face; a bad verdict is
+ * advice, never a refusal, as for an upload.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -25,6 +29,7 @@ import type {
 import type { Database, Queryable } from '../db/database.js';
 import type { FaceService } from '../engines/faces/face-service.js';
 import { ApiError } from '../http/errors.js';
+import type { PhotoCheck } from '../../shared/recognition/photo-check.js';
 import type { Logger } from '../logger.js';
 import { descriptorFrom } from '../sightings/sighting-store.js';
 import type { ImageStore } from '../storage/image-store.js';
@@ -41,6 +46,9 @@ const GROUPING_WINDOW = 20_000;
 const REVIEWABLE = 'label IS NULL AND dismissed_at IS NULL AND assigned_label IS NULL';
 
 export type ReviewTarget = { sighting_ids: string[]; group_id?: undefined } | { group_id: string; sighting_ids?: undefined };
+
+/** The photo check of a crop's JPEG bytes (server/people/photo-checker.ts through the image decoder). */
+export type CropCheck = (bytes: Uint8Array) => Promise<PhotoCheck>;
 
 export interface ReviewStoreOptions {
   db: Database;
@@ -264,8 +272,16 @@ export class ReviewStore {
     return { label: check.label, displayName: row?.display_name ?? displayName ?? check.label, isNew: !exists };
   }
 
-  /** Stores the crops of the target's faces as training images of a person; one action, undoable until training. */
-  async assign(req: ReviewTarget & { label?: string; display_name?: string }, actor: string | null): Promise<ReviewAssignResponse> {
+  /**
+   * Stores the crops of the target's faces as training images of a person; one action, undoable until training.
+   * With `check`, each crop is checked before it is stored; a check that fails (not the verdict: the checker) leaves
+   * that image unchecked, as images stored before checks existed are, rather than failing the assign.
+   */
+  async assign(
+    req: ReviewTarget & { label?: string; display_name?: string },
+    actor: string | null,
+    check?: CropCheck,
+  ): Promise<ReviewAssignResponse> {
     const person = await this.person(req.label, req.display_name);
     const rows = await this.targets(req);
     const taken = rows.filter((r) => r.assigned_label !== null);
@@ -275,9 +291,14 @@ export class ReviewStore {
     const files: Record<string, string> = {};
     const skipped: ReviewAssignResponse['skipped'] = [];
     const added: string[] = [];
+    const checks: NonNullable<ReviewAssignResponse['checks']> = [];
+    // Every crop read and checked before anything is stored (a few at a time: a group may hold hundreds).
+    const read = await mapLimited(rows, CHECK_CONCURRENCY, async (row) => {
+      const bytes = await this.crop(row.crop);
+      return { row, bytes, verdict: bytes && check ? await this.checkCrop(check, row.id, bytes) : null };
+    });
     try {
-      for (const row of rows) {
-        const bytes = await this.crop(row.crop);
+      for (const { row, bytes, verdict } of read) {
         if (!bytes) {
           skipped.push({ sighting_id: row.id, reason: 'crop_missing' });
           continue;
@@ -285,6 +306,7 @@ export class ReviewStore {
         const filename = await this.opts.images.save(person.label, bytes, 'jpeg');
         files[row.id] = filename;
         added.push(filename);
+        checks.push({ sighting_id: row.id, filename, check: verdict });
       }
       if (added.length === 0) throw new ApiError('not_found', "the faces' crops are gone (purged): nothing to assign");
       const actionId = `a-${randomUUID()}`;
@@ -311,10 +333,11 @@ export class ReviewStore {
           person.displayName,
         ]);
         await tx.query(
-          `INSERT INTO image_meta (label, filename, original_name, source, sighting_id)
-           SELECT $1, v.f, 'sighting-' || v.id || '.jpg', 'sighting', v.id FROM (SELECT unnest($2::text[]) AS id, unnest($3::text[]) AS f) AS v
+          `INSERT INTO image_meta (label, filename, original_name, source, sighting_id, photo_check)
+           SELECT $1, v.f, 'sighting-' || v.id || '.jpg', 'sighting', v.id, v.c::jsonb
+           FROM (SELECT unnest($2::text[]) AS id, unnest($3::text[]) AS f, unnest($4::text[]) AS c) AS v
            ON CONFLICT (label, filename) DO NOTHING`,
-          [person.label, ids, ids.map((id) => files[id])],
+          [person.label, ids, ids.map((id) => files[id]), checks.map((c) => (c.check ? JSON.stringify(c.check) : null))],
         );
       });
       return {
@@ -325,11 +348,22 @@ export class ReviewStore {
         added,
         skipped,
         retrain_needed: true,
+        checks,
       };
     } catch (err) {
       // Nothing of a failed assign stays: the images it stored go again.
       for (const filename of added) await this.opts.images.removeOne(person.label, filename).catch(() => null);
       throw err;
+    }
+  }
+
+  /** A crop's check, or null (logged) when the checker itself failed: the image is then stored unchecked. */
+  private async checkCrop(check: CropCheck, sightingId: string, bytes: Uint8Array): Promise<PhotoCheck | null> {
+    try {
+      return await check(bytes);
+    } catch (err) {
+      this.opts.log.warn(`review: the crop of sighting ${sightingId} was not checked: ${err instanceof Error ? err.message : String(err)}`);
+      return null;
     }
   }
 
@@ -447,6 +481,23 @@ export class ReviewStore {
   async forgetPerson(label: string): Promise<number> {
     return (await this.db.query('DELETE FROM review_actions WHERE label = $1 RETURNING id', [label])).length;
   }
+}
+
+/** Crops checked at once by one assign (the vision workers run them; more would only queue). */
+const CHECK_CONCURRENCY = 4;
+
+/** `work` over `items`, at most `limit` at a time, the results in the items' order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
 }
 
 async function insertAction(

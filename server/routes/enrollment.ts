@@ -11,7 +11,7 @@ export function enrollmentRoutes(ctx: AppContext): Hono {
     const bytes = decodeBase64Image(body.image);
     return ctx.decoder.use(bytes, async (image) => {
       const { width, height } = image.rgb;
-      const { boxes, check } = await ctx.photoChecks.check(image.gray, body.face);
+      const { boxes, check } = await ctx.photoChecks.check(image, body.face);
       return { check, faces: boxes.map(toFaceBox), width, height };
     });
   });

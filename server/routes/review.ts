@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { AppContext } from '../http/context.js';
 import { mountRoute } from '../http/route.js';
-import type { ReviewTarget } from '../review/review-store.js';
+import type { CropCheck, ReviewTarget } from '../review/review-store.js';
 
 /** Who acts: the signed-in user or client under AUTH_MODE=oidc, else nobody known. */
 function actorOf(c: Context): string | null {
@@ -21,6 +21,8 @@ function targetOf(body: { sighting_ids?: string[]; group_id?: string }): ReviewT
 export function reviewRoutes(ctx: AppContext): Hono {
   const app = new Hono();
   const store = ctx.review;
+  // An assigned crop is checked as an uploaded photo is (decoded within the pixel budget, the active detector).
+  const checkCrop: CropCheck = (bytes) => ctx.decoder.use(bytes, async (image) => (await ctx.photoChecks.check(image)).check);
 
   mountRoute(app, 'reviewGroups', async (_c, { query }) =>
     store.groups({
@@ -41,8 +43,11 @@ export function reviewRoutes(ctx: AppContext): Hono {
   );
 
   mountRoute(app, 'reviewAssign', async (c, { body }) => {
-    const out = await store.assign({ ...targetOf(body), label: body.label, display_name: body.display_name }, actorOf(c));
-    ctx.log.info(`review: ${out.added.length} face(s) assigned to ${out.label} (action ${out.action_id})`);
+    const out = await store.assign({ ...targetOf(body), label: body.label, display_name: body.display_name }, actorOf(c), checkCrop);
+    const bad = (out.checks ?? []).filter((x) => x.check && x.check.verdict !== 'ok').length;
+    ctx.log.info(
+      `review: ${out.added.length} face(s) assigned to ${out.label} (action ${out.action_id}${bad ? `, ${bad} with a photo problem` : ''})`,
+    );
     return out;
   });
 

@@ -66,6 +66,12 @@ export const photoCheck = z
       .meta({ description: 'The face measured: the picked one, else the largest (the one training takes).' }),
     picked: z.boolean().meta({ description: 'Whether `face` is the one picked with `face` among several.' }),
     measures: photoMeasures.nullable(),
+    detection_method: z.enum(['local', 'remote']).optional().meta({
+      description: 'The detection engine that found the faces: the active one (`PUT /api/models/detection`), as training will.',
+    }),
+    detection_note: z.string().optional().meta({
+      description: 'Present when the selected engine was not used: `remote` selected but unavailable, so the local detector checked.',
+    }),
   })
   .meta({
     id: 'PhotoCheck',

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { isoTime, storableText, UNSTORABLE_MESSAGE } from './common.js';
+import { photoCheck } from './enrollment.js';
 
 /** Most sightings one assign or dismiss may name. */
 export const REVIEW_MAX_SIGHTINGS = 500;
@@ -170,6 +171,19 @@ export const reviewAssignResponse = z
       .array(z.object({ sighting_id: z.string(), reason: z.enum(['crop_missing']) }))
       .meta({ description: 'Sightings not added: their crop file is gone (purged).' }),
     retrain_needed: z.literal(true).meta({ description: 'The new images count once the models are trained again (`POST /api/train`).' }),
+    checks: z
+      .array(
+        z.object({
+          sighting_id: z.string(),
+          filename: z.string(),
+          check: photoCheck.nullable().meta({ description: 'null: the checker failed; the image is stored unchecked.' }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          "Each added image's photo check, as `POST /api/images` answers it (kept with the image: `GET /api/images/{label}`); a bad verdict is advice, the image is added.",
+      }),
   })
   .meta({
     id: 'ReviewAssignResponse',

@@ -97,6 +97,10 @@ export interface PhotoCheck {
   /** True when `face` is the one the uploader picked among several. */
   picked: boolean;
   measures: PhotoMeasures | null;
+  /** The detection engine that found the faces (set by the server's check; absent in the browser's). */
+  detection_method?: 'local' | 'remote';
+  /** Why the check did not use the selected engine (remote selected but down: the local detector checked). */
+  detection_note?: string;
 }
 
 export interface PhotoCheckInput {

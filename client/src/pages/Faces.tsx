@@ -6,10 +6,11 @@
  */
 import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
 import { Notice, type NoticeKind } from '../components/Notice';
+import { AssignChecks } from '../components/faces/AssignChecks';
 import { GroupCard } from '../components/faces/GroupCard';
 import { KnownSightings } from '../components/faces/KnownSightings';
 import { RecentActions } from '../components/faces/RecentActions';
-import { actionText, facesText } from '../components/faces/words';
+import { type AssignedCheck, actionText, checksText, facesText } from '../components/faces/words';
 import '../components/faces/faces.css';
 import { TrainPanel } from '../components/training/TrainPanel';
 import { ApiFailure } from '../lib/api';
@@ -25,6 +26,8 @@ interface Outcome {
   text: string;
   /** The action this message is about, to undo it from here, and what it did in words. */
   undo?: { id: string; text: string };
+  /** An assign's photo checks, to show the photos with a problem. */
+  checks?: { label: string; name: string; list: readonly AssignedCheck[] };
 }
 
 export default function Faces() {
@@ -80,11 +83,15 @@ export default function Faces() {
       const n = r.added.length;
       const who = r.display_name || words;
       const skipped = r.skipped.length > 0 ? ` ${facesText(r.skipped.length)} could not be used: their crops are gone.` : '';
+      // The crops were checked like uploaded photos: a bad verdict is said (and the photo shown), not refused.
+      const checks = r.checks ?? [];
+      const problems = checksText(checks);
       return {
-        kind: 'ok',
+        kind: problems ? 'warn' : 'ok',
         title: `Assigned to ${who}`,
-        text: `${facesText(n)} became training photos of ${who}.${skipped} Train now so Lookout recognises them.`,
+        text: `${facesText(n)} became training photos of ${who}.${skipped}${problems ? ` ${problems}` : ''} Train now so Lookout recognises them.`,
         undo: { id: r.action_id, text: actionText({ kind: 'assign', count: n || count, name: who }) },
+        ...(problems ? { checks: { label: r.label, name: who, list: checks } } : {}),
       };
     });
 
@@ -144,6 +151,7 @@ export default function Faces() {
           {(o) => (
             <Notice kind={o().kind} title={o().title}>
               <p class="faces-line">{o().text}</p>
+              <Show when={o().checks}>{(c) => <AssignChecks label={c().label} name={c().name} checks={c().list} />}</Show>
               <Show when={o().undo}>
                 {(u) => (
                   <button type="button" class="secondary small" disabled={busy()} onClick={() => void undo(u().id, u().text)}>

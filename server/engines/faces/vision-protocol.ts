@@ -45,7 +45,7 @@ export interface VisionOps {
   verify: { args: { gray: GrayImage; boxes?: Rect[]; label: string }; result: FrameVerification };
   // #26 enrollment
   /** The photo check of a training image (shared/recognition/photo-check.ts): detects, measures the picked or largest face. */
-  checkPhoto: { args: { gray: GrayImage; pick?: Rect }; result: { boxes: Rect[]; check: PhotoCheck } };
+  checkPhoto: { args: { gray: GrayImage; pick?: Rect; boxes?: Rect[] }; result: { boxes: Rect[]; check: PhotoCheck } };
   /** Eyes, smile and eyeglasses of each face (shared/vision/facial-features.ts), in order. */
   features: { args: { faces: FaceCrop[] }; result: FacialFeatures[] };
 }

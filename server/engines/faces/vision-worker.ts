@@ -65,9 +65,10 @@ serveOps<VisionOps>({
     };
   },
   features: ({ faces }) => faces.map((f) => facialFeaturesOfFace(features(), f.gray, f.origin)),
-  // #26 enrollment: the faces, and the picked (else largest) one measured, with its eyes where the cascade is here.
-  checkPhoto: async ({ gray, pick }) => {
-    const boxes = await pipeline.detect(gray);
+  // #26 enrollment: the faces (the remote engine's when given), and the picked (else largest) one measured, with
+  // its eyes where the cascade is here.
+  checkPhoto: async ({ gray, pick, boxes: found }) => {
+    const boxes = await pipeline.detect(gray, found);
     const face = measuredFace(boxes, pick);
     const eyes = face && eyeCascade ? eyeCandidates(eyeCascade, gray, face) : undefined;
     return { boxes, check: checkPhoto({ gray, faces: boxes, ...(pick ? { pick } : {}), ...(eyes ? { eyes } : {}) }) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { actionText, rangeOf, seenText, sourcesText, timeText } from './words';
+import { actionText, checksText, rangeOf, seenText, sourcesText, timeText } from './words';
 
 // Local times: the page shows the viewer's clock.
 const now = new Date(2025, 4, 3, 18, 30);
@@ -24,6 +24,19 @@ describe('Faces page words', () => {
     expect(actionText({ kind: 'assign', name: 'Ada Lovelace', count: 3 })).toBe('Assigned 3 faces to Ada Lovelace');
     expect(actionText({ kind: 'dismiss', count: 1 })).toBe('Dismissed 1 face');
     expect(actionText({ kind: 'correct', name: 'grace-hopper', count: 1 })).toBe('Marked a face as not grace-hopper');
+  });
+
+  it("says when assigned faces' photo checks found problems, and nothing when all are good", () => {
+    const c = (verdict: string | null) => ({ filename: 'f.jpg', check: verdict ? { verdict, message: '' } : null });
+    expect(checksText([c('ok'), c('ok')])).toBe('');
+    expect(checksText([c(null), c(null)])).toBe('');
+    expect(checksText([c('ok'), c('blurred'), c('ok')])).toBe(
+      '1 of 3 photos has a problem (below): it teaches Lookout little. Delete it on the Training page, or add better photos.',
+    );
+    expect(checksText([c('no_face'), c('too_small'), c(null)])).toBe(
+      'Both photos have a problem (below): they teach Lookout little. Delete them on the Training page, or add better photos.',
+    );
+    expect(checksText([c('no_face')])).toMatch(/^The photo has a problem/);
   });
 
   it('turns a time range into from/to', () => {

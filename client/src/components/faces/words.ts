@@ -92,3 +92,24 @@ export function rangeOf(key: RangeKey, now: Date, custom: { from: string; to: st
   const ms = RANGES.find((r) => r.key === key)?.ms;
   return ms ? { from: new Date(now.getTime() - ms).toISOString() } : {};
 }
+
+/** An assigned face's photo check, as `POST /api/review/assign` answers it (null: not checked). */
+export interface AssignedCheck {
+  filename: string;
+  check: { verdict: string; message: string; detection_note?: string } | null;
+}
+
+/**
+ * What the photo check said of the faces just assigned, in a sentence: nothing when every checked one is good (or
+ * none was checked: an older server), else how many have a problem and what to do (they are kept either way).
+ */
+export function checksText(checks: readonly AssignedCheck[]): string {
+  const checked = checks.filter((c) => c.check);
+  const bad = checked.filter((c) => c.check!.verdict !== 'ok').length;
+  if (bad === 0) return '';
+  const photos = (n: number) => (n === 1 ? '1 photo' : `${n} photos`);
+  const has = bad === 1 ? 'has' : 'have';
+  const all = bad === 1 ? 'The photo' : bad === 2 ? 'Both photos' : `All ${photos(bad)}`;
+  const of = bad === checked.length ? all : `${bad} of ${photos(checked.length)}`;
+  return `${of} ${has} a problem (below): ${bad === 1 ? 'it teaches' : 'they teach'} Lookout little. Delete ${bad === 1 ? 'it' : 'them'} on the Training page, or add better photos.`;
+}
