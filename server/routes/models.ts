@@ -16,7 +16,7 @@ import {
   type ThresholdsResponse,
   thresholdValuesOf,
 } from '../../shared/api/index.js';
-import { decodeEmbeddingsFile, decodeLbphFile } from '../../shared/recognition/model-files.js';
+import { decodeEmbeddingsFile, decodeLbphStream } from '../../shared/recognition/model-files.js';
 import {
   type LeaveOneOut,
   leaveOneOutEmbedding,
@@ -75,8 +75,9 @@ async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot):
   const names = (labelIds: Record<string, number>) => new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
   const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   if (recognizer === 'lbph') {
-    if (!snapshot.files.lbph) return { reason: 'the lbph recognizer is not trained' };
-    const { model, labelIds } = decodeLbphFile(text(snapshot.files.lbph), snapshot.files.labelMap);
+    if (!snapshot.lbphFile) return { reason: 'the lbph recognizer is not trained' };
+    // In pieces: a large gallery's training.yml is more text than one string holds.
+    const { model, labelIds } = await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap);
     if (model.labels.length < 2) return { reason: 'the trained model has fewer than 2 samples' };
     return { loo: await leaveOneOutLbph(model), names: names(labelIds) };
   }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -89,11 +90,32 @@ describe('ModelStore', () => {
     const store = new ModelStore(dir);
     await store.init();
     const written = await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
-    expect(Buffer.from(written.yaml).equals(await fs.readFile(path.join(dir, TRAINING_FILE)))).toBe(true);
+    const onDisk = await fs.readFile(path.join(dir, TRAINING_FILE));
+    expect(Buffer.from(written.yaml.bytesSync()).equals(onDisk)).toBe(true);
+    expect(written.yaml.size).toBe(onDisk.length);
+    expect(written.yaml.sha256).toBe(createHash('sha256').update(onDisk).digest('hex'));
     expect(Buffer.from(written.pickle).equals(await fs.readFile(path.join(dir, LABELS_FILE)))).toBe(true);
     const loaded = (await store.loadLbph())!;
-    expect(Buffer.from(loaded.files.lbph).equals(Buffer.from(written.yaml))).toBe(true);
+    expect(Buffer.from(loaded.files.lbph.bytesSync()).equals(onDisk)).toBe(true);
+    expect(loaded.files.lbph.sha256).toBe(written.yaml.sha256);
     expect(Buffer.from(loaded.files.labelMap!).equals(Buffer.from(written.pickle))).toBe(true);
+  });
+
+  it('keeps serving the bytes it wrote after a later training renamed new files over them', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    const first = await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    const firstBytes = await fs.readFile(path.join(dir, TRAINING_FILE));
+    const loaded = (await store.loadLbph())!;
+    await store.saveLbph(model([0, 1, 2]), { ada: 0, alan: 1, grace: 2 });
+    expect((await fs.readFile(path.join(dir, TRAINING_FILE))).equals(firstBytes)).toBe(false);
+    // Both still read the first training's inode, in pieces or whole.
+    for (const file of [first.yaml, loaded.files.lbph]) {
+      const pieces: Uint8Array[] = [];
+      for await (const piece of file.chunks()) pieces.push(piece);
+      expect(Buffer.concat(pieces).equals(firstBytes)).toBe(true);
+      expect(Buffer.from(file.bytesSync()).equals(firstBytes)).toBe(true);
+    }
   });
 });
 

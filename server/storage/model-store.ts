@@ -3,17 +3,50 @@
  * readable by `cv2.face.LBPHFaceRecognizer.read`) and `model.pickle` (a Python pickle of the dict label name
  * -> integer id). Both are written atomically. The label names are also kept in the YAML's `labelsInfo`
  * (OpenCV's own slot for them), so a crash between the two renames leaves a self-consistent `training.yml`.
+ * training.yml is written and read in pieces, never as one string (about 118 KB per face: 1.2 GB at 10,000
+ * faces, past V8's longest string), and handed on as an open file (trained-files.ts), not as bytes.
  */
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import fsCallback from 'node:fs';
 import type { EmbeddingModel } from '../../shared/embedding/matcher.js';
 import type { LbphModel } from '../../shared/lbph/lbph.js';
 import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
 import { embeddingWithout, lbphWithout } from '../../shared/recognition/forget-label.js';
-import { decodeEmbeddingsFile, decodeLbphFile, encodeEmbeddingsFile, encodeLbphFile } from '../../shared/recognition/model-files.js';
+import {
+  decodeEmbeddingsFile,
+  decodeLbphStream,
+  encodeEmbeddingsFile,
+  encodeLbphChunks,
+  type LabelIds,
+} from '../../shared/recognition/model-files.js';
 import { removeStaleTemps, writeFileAtomic } from './atomic.js';
 import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
 import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
+import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
+
+const openFd = promisify(fsCallback.open);
+const fstat = promisify(fsCallback.fstat);
+const closeFd = promisify(fsCallback.close);
+
+/** Opens a regular file read-only without following a link; null when there is none (or a link, or a folder). */
+async function openNoFollow(file: string): Promise<{ fd: number; stat: fsCallback.Stats } | null> {
+  let fd: number;
+  try {
+    fd = await openFd(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  const stat = await fstat(fd).catch(() => null);
+  if (!stat?.isFile()) {
+    await closeFd(fd).catch(() => {});
+    return null;
+  }
+  return { fd, stat };
+}
 
 export const TRAINING_FILE = 'training.yml';
 export const LABELS_FILE = 'model.pickle';
@@ -34,8 +67,8 @@ export interface StoredLbph {
   /** Label name -> id, as in model.pickle. */
   labelIds: Record<string, number>;
   trainedAt: string;
-  /** training.yml and model.pickle (null when absent) as read. */
-  files: { lbph: Uint8Array; labelMap: Uint8Array | null };
+  /** training.yml (the file that was read, still open) and model.pickle (null when absent) as read. */
+  files: { lbph: ModelFile; labelMap: Uint8Array | null };
 }
 
 export class ModelStore {
@@ -83,14 +116,41 @@ export class ModelStore {
     return parts.join('|');
   }
 
-  /** Writes training.yml and model.pickle; returns the exact bytes written (what a browser downloads). */
-  async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<{ yaml: Uint8Array; pickle: Uint8Array }> {
-    const yaml = new TextEncoder().encode(encodeLbphFile(model, labelIds));
+  /**
+   * Writes training.yml and model.pickle; returns what was written (what a browser downloads): training.yml as
+   * the file itself, open, and the pickle's bytes. The caller holds the training lock.
+   */
+  async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<{ yaml: ModelFile; pickle: Uint8Array }> {
     const pickle = encodeLabelMapPickle(labelIds);
     // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
-    await writeFileAtomic(path.join(this.dir, TRAINING_FILE), yaml);
+    const yaml = await this.writeLbph(model, labelIds);
     await writeFileAtomic(path.join(this.dir, LABELS_FILE), pickle);
     return { yaml, pickle };
+  }
+
+  /**
+   * training.yml written atomically from its text in pieces (hashed and counted as they go), then opened: under
+   * the training lock nothing renames over it meanwhile, so this is the inode just written.
+   */
+  private async writeLbph(model: LbphModel, labelIds: LabelIds, opts: { mtime?: Date } = {}): Promise<ModelFile> {
+    const hash = createHash('sha256');
+    let size = 0;
+    const pieces = function* () {
+      for (const piece of encodeLbphChunks(model, labelIds)) {
+        hash.update(piece);
+        size += Buffer.byteLength(piece);
+        yield piece;
+      }
+    };
+    const file = path.join(this.dir, TRAINING_FILE);
+    await writeFileAtomic(file, pieces(), opts);
+    const opened = await openNoFollow(file);
+    if (!opened) throw new Error(`${file} vanished right after it was written`);
+    if (opened.stat.size !== size) {
+      await closeFd(opened.fd).catch(() => {});
+      throw new Error(`${file} has ${opened.stat.size} bytes right after ${size} were written (written over meanwhile?)`);
+    }
+    return descriptorFile(opened.fd, size, hash.digest('hex'));
   }
 
   /** The embedding recognizer's descriptors and names, in one file (so one atomic write); returns its bytes. */
@@ -120,8 +180,7 @@ export class ModelStore {
           await fs.rm(path.join(this.dir, LABELS_FILE), { force: true });
         } else {
           const mtime = new Date(lbph.trainedAt);
-          const yaml = new TextEncoder().encode(encodeLbphFile(out.model, out.labelIds));
-          await writeFileAtomic(path.join(this.dir, TRAINING_FILE), yaml, { mtime });
+          await this.writeLbph(out.model, out.labelIds, { mtime });
           await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(out.labelIds), { mtime });
         }
       }
@@ -151,15 +210,30 @@ export class ModelStore {
    * from model.pickle. Throws with a clear message when the files exist but cannot be used.
    */
   async loadLbph(): Promise<StoredLbph | null> {
-    const found = await this.readText(TRAINING_FILE);
-    if (!found) return null;
-    // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
-    const pickle = await readFileNoFollow(path.join(this.dir, LABELS_FILE)).then(
-      (b) => new Uint8Array(b),
-      () => null,
-    );
-    const { model, labelIds } = decodeLbphFile(found.text, pickle);
-    return { model, labelIds, trainedAt: found.modified, files: { lbph: found.bytes, labelMap: pickle } };
+    // Read in pieces from one open file, which the result keeps (the bytes it was read from, for downloads).
+    const opened = await openNoFollow(path.join(this.dir, TRAINING_FILE));
+    if (!opened) return null;
+    const { fd, stat } = opened;
+    try {
+      // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
+      const pickle = await readFileNoFollow(path.join(this.dir, LABELS_FILE)).then(
+        (b) => new Uint8Array(b),
+        () => null,
+      );
+      const hash = createHash('sha256');
+      const pieces = async function* () {
+        for await (const piece of readChunks(fd, stat.size)) {
+          hash.update(piece);
+          yield piece;
+        }
+      };
+      const { model, labelIds } = await decodeLbphStream(pieces(), pickle);
+      const lbph = descriptorFile(fd, stat.size, hash.digest('hex'));
+      return { model, labelIds, trainedAt: stat.mtime.toISOString(), files: { lbph, labelMap: pickle } };
+    } catch (err) {
+      await closeFd(fd).catch(() => {});
+      throw err;
+    }
   }
 
   /**

@@ -17,13 +17,14 @@
  *
  * The parts live in yaml/: numbers.ts (OpenCV's number spelling), writer.ts (the emitter and
  * writeLbphYaml) and parser.ts (the FileStorage subset); this module turns parsed nodes into a model.
- * Runs unchanged in Node and browsers (strings in, strings out).
+ * Runs unchanged in Node and browsers (strings in, strings out; or pieces: lbphYamlChunks, readLbphYamlStream).
  */
 import { LBPH_DEFAULTS, type LbphLabelInfo, type LbphModel } from './lbph.js';
-import { parseOpenCvYaml, YamlError, type YMap, type YValue } from './yaml/parser.js';
+import { PackingScanner } from './yaml/packed.js';
+import { parsePacked, seqItems, YamlError, type YMap, type YValue } from './yaml/parser.js';
 
 export { parseOpenCvYaml } from './yaml/parser.js';
-export { writeLbphYaml } from './yaml/writer.js';
+export { lbphYamlChunks, writeLbphYaml } from './yaml/writer.js';
 
 function asMap(v: YValue, what: string): YMap {
   if (v === null || typeof v !== 'object' || v.kind !== 'map') throw new YamlError(`${what} must be a map`);
@@ -41,7 +42,7 @@ interface Matrix {
   rows: number;
   cols: number;
   dt: string;
-  data: number[];
+  data: ArrayLike<number>;
 }
 
 function readMatrix(v: YValue, what: string): Matrix {
@@ -52,10 +53,13 @@ function readMatrix(v: YValue, what: string): Matrix {
   const dt = m.entries.get('dt');
   if (typeof dt !== 'string') throw new YamlError(`${what} has no "dt" element type`);
   const data = m.entries.get('data') ?? null;
-  let values: YValue[];
-  if (data === null) values = [];
-  else if (typeof data === 'object' && data.kind === 'seq') values = data.items;
-  else throw new YamlError(`${what}: "data" must be a sequence`);
+  if (data !== null && (typeof data !== 'object' || data.kind !== 'seq')) throw new YamlError(`${what}: "data" must be a sequence`);
+  // Packed (packed.ts): numbers already.
+  if (data?.packed) {
+    if (data.packed.length !== rows * cols) throw new YamlError(`${what}: ${rows}x${cols} matrix has ${data.packed.length} values`);
+    return { rows, cols, dt, data: data.packed };
+  }
+  const values: YValue[] = data === null ? [] : data.items;
   if (values.length !== rows * cols) {
     throw new YamlError(`${what}: ${rows}x${cols} matrix has ${values.length} values`);
   }
@@ -72,7 +76,25 @@ function readMatrix(v: YValue, what: string): Matrix {
  * Throws an Error saying what is wrong for anything that is not an LBPH model.
  */
 export function readLbphYaml(text: string): LbphModel {
-  const root = parseOpenCvYaml(text);
+  const scanner = new PackingScanner();
+  scanner.push(text);
+  return lbphFromRoot(parsePacked(scanner.end()));
+}
+
+/**
+ * readLbphYaml for a file read in pieces (bytes as UTF-8, or text), never joined into one string: what a model
+ * of thousands of faces needs (about 118 KB of text per face; V8's strings end at ~536 M characters).
+ */
+export async function readLbphYamlStream(pieces: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): Promise<LbphModel> {
+  const scanner = new PackingScanner();
+  const decoder = new TextDecoder();
+  for await (const piece of pieces) scanner.push(typeof piece === 'string' ? piece : decoder.decode(piece, { stream: true }));
+  const rest = decoder.decode();
+  if (rest) scanner.push(rest);
+  return lbphFromRoot(parsePacked(scanner.end()));
+}
+
+function lbphFromRoot(root: YValue): LbphModel {
   if (root === null || typeof root !== 'object' || root.kind !== 'map' || root.entries.size === 0) {
     throw new YamlError('the file has no top-level map');
   }
@@ -103,7 +125,7 @@ export function readLbphYaml(text: string): LbphModel {
   let hItems: YValue[] = [];
   if (hNode !== null) {
     if (typeof hNode !== 'object' || hNode.kind !== 'seq') throw new YamlError('"histograms" must be a sequence');
-    hItems = hNode.items;
+    hItems = seqItems(hNode);
   }
   const histograms = hItems.map((h, i) => {
     const mat = readMatrix(h, `histograms[${i}]`);
@@ -111,7 +133,8 @@ export function readLbphYaml(text: string): LbphModel {
     if (mat.data.length !== size) {
       throw new YamlError(`histograms[${i}] has ${mat.data.length} values; ${gridX}x${gridY} cells of 2^${neighbors} bins need ${size}`);
     }
-    return Float32Array.from(mat.data); // rounds each double to float32, as OpenCV's reader does
+    // Rounds each double to float32, as OpenCV's reader does (a packed float32 array is that already).
+    return mat.data instanceof Float32Array ? mat.data : Float32Array.from(mat.data);
   });
 
   const labNode = m.entries.get('labels');
@@ -121,14 +144,16 @@ export function readLbphYaml(text: string): LbphModel {
   if (lab.data.length !== histograms.length) {
     throw new YamlError(`${histograms.length} histograms but ${lab.data.length} labels`);
   }
-  for (const l of lab.data) if (!Number.isInteger(l)) throw new YamlError(`label ${l} is not an integer`);
+  for (let i = 0; i < lab.data.length; i++) {
+    if (!Number.isInteger(lab.data[i])) throw new YamlError(`label ${lab.data[i]} is not an integer`);
+  }
   const labels = Int32Array.from(lab.data);
 
   const model: LbphModel = { radius, neighbors, gridX, gridY, threshold, histograms, labels };
   const infoNode = m.entries.get('labelsInfo');
   if (infoNode !== undefined && infoNode !== null && typeof infoNode === 'object' && infoNode.kind === 'seq') {
     const byLabel = new Map<number, string>();
-    infoNode.items.forEach((item, i) => {
+    seqItems(infoNode).forEach((item, i) => {
       const im = asMap(item, `labelsInfo[${i}]`);
       const label = intField(im, 'label', `labelsInfo[${i}]`);
       const value = im.entries.get('value');

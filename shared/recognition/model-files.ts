@@ -9,7 +9,7 @@
 import type { EmbeddingModel } from '../embedding/matcher.js';
 import { decodeEmbeddingFile, encodeEmbeddingFile } from '../embedding/model-file.js';
 import type { LbphModel } from '../lbph/lbph.js';
-import { readLbphYaml, writeLbphYaml } from '../lbph/opencv-yaml.js';
+import { lbphYamlChunks, readLbphYaml, readLbphYamlStream } from '../lbph/opencv-yaml.js';
 import { decodeLabelMapPickle } from '../lbph/pickle.js';
 import { namesFromLabelIds } from './face-results.js';
 import type { Trained } from './pipeline.js';
@@ -26,12 +26,17 @@ export interface ModelFromFile<M> {
   createdAt?: string;
 }
 
-/** training.yml with the names in labelsInfo, sorted by id (as OpenCV's std::map keeps them). */
+/** training.yml with the names in labelsInfo, sorted by id (as OpenCV's std::map keeps them). Small models only. */
 export function encodeLbphFile(model: LbphModel, labelIds: LabelIds): string {
+  return [...encodeLbphChunks(model, labelIds)].join('');
+}
+
+/** encodeLbphFile's text in pieces (64 K characters or a histogram's text each), for a model of any size. */
+export function encodeLbphChunks(model: LbphModel, labelIds: LabelIds): Generator<string, void, undefined> {
   const labelsInfo = Object.entries(labelIds)
     .map(([value, label]) => ({ label, value }))
     .sort((a, b) => a.label - b.label);
-  return writeLbphYaml({ ...model, labelsInfo });
+  return lbphYamlChunks({ ...model, labelsInfo });
 }
 
 /**
@@ -39,7 +44,18 @@ export function encodeLbphFile(model: LbphModel, labelIds: LabelIds): string {
  * Throws with a message naming the file when a label id the model uses has no name.
  */
 export function decodeLbphFile(yaml: string, labelMap?: Uint8Array | null): ModelFromFile<LbphModel> {
-  const model = readLbphYaml(yaml);
+  return namedLbph(readLbphYaml(yaml), labelMap);
+}
+
+/** decodeLbphFile for the file in pieces (any size: never one string). */
+export async function decodeLbphStream(
+  pieces: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  labelMap?: Uint8Array | null,
+): Promise<ModelFromFile<LbphModel>> {
+  return namedLbph(await readLbphYamlStream(pieces), labelMap);
+}
+
+function namedLbph(model: LbphModel, labelMap?: Uint8Array | null): ModelFromFile<LbphModel> {
   let labelIds: LabelIds = {};
   if (model.labelsInfo?.length) {
     for (const { label, value } of model.labelsInfo) labelIds[value] = label;

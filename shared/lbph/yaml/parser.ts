@@ -5,6 +5,11 @@
  * is hex and 017 octal). Errors name the line. Part of opencv-yaml.ts, which re-exports parseOpenCvYaml.
  */
 
+import type { PackedText } from './packed.js';
+
+/** Marks a packed sequence in a skeleton (packed.ts): `[` PLACEHOLDER index `]`. No YAML file holds a NUL. */
+export const PLACEHOLDER = '\u0000';
+
 export type YValue = number | string | YMap | YSeq | null;
 export interface YMap {
   kind: 'map';
@@ -14,7 +19,14 @@ export interface YMap {
 export interface YSeq {
   kind: 'seq';
   tag?: string;
+  /** Empty when the numbers are `packed` (a long flow sequence read by packed.ts): use seqItems for either. */
   items: YValue[];
+  packed?: Float32Array | Float64Array;
+}
+
+/** A sequence's items, packed or not (a packed one as plain numbers: meant for short ones). */
+export function seqItems(seq: YSeq): YValue[] {
+  return seq.packed ? Array.from(seq.packed) : seq.items;
 }
 
 export class YamlError extends Error {
@@ -34,7 +46,7 @@ function plainScalar(s: string, line: () => number): number | string {
 }
 
 /** {@link plainScalar} without the error: undefined for a malformed number. */
-function plainScalarOrInvalid(s: string): number | string | undefined {
+export function plainScalarOrInvalid(s: string): number | string | undefined {
   const c = s[0];
   const d = s[1];
   const looksNumeric =
@@ -59,11 +71,17 @@ function plainScalarOrInvalid(s: string): number | string | undefined {
 
 class Parser {
   private pos = 0;
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    /** Packed sequences (packed.ts) the text has placeholders for, with their offsets here. */
+    private readonly packed?: Omit<PackedText, 'skeleton'>,
+  ) {}
 
   private line(at = this.pos): number {
     let n = 1;
     for (let i = 0; i < at && i < this.text.length; i++) if (this.text.charCodeAt(i) === 10) n++;
+    // The line breaks inside packed sequences before `at` are not in the text.
+    for (const b of this.packed?.breaks ?? []) if (b.at < at) n += b.lines;
     return n;
   }
 
@@ -294,6 +312,13 @@ class Parser {
 
   private parseFlow(): YMap | YSeq {
     const open = this.text[this.pos++];
+    if (open === '[' && this.text[this.pos] === PLACEHOLDER && this.packed) {
+      const end = this.text.indexOf(']', this.pos);
+      const seq = this.packed.seqs[Number(this.text.slice(this.pos + 1, end))];
+      if (end < 0 || seq === undefined) this.fail('a packed sequence is missing');
+      this.pos = end + 1;
+      return { kind: 'seq', items: [], packed: seq };
+    }
     const close = open === '[' ? ']' : '}';
     const seq: YSeq = { kind: 'seq', items: [] };
     const map: YMap = { kind: 'map', entries: new Map() };
@@ -356,9 +381,16 @@ class Parser {
 /** Parses a FileStorage YAML document into plain nodes. Exported for tests and tools. */
 export function parseOpenCvYaml(text: string): YValue {
   if (typeof text !== 'string') throw new YamlError('expected the file as a string');
-  const head = text.replace(/^\uFEFF/, '').trimStart();
+  return parsePacked({ skeleton: text, seqs: [], breaks: [] });
+}
+
+/** Parses what PackingScanner (packed.ts) left of a document: its long number sequences come back packed. */
+export function parsePacked({ skeleton, seqs, breaks }: PackedText): YValue {
+  const noBom = skeleton.replace(/^\uFEFF/, '');
+  const head = noBom.trimStart();
   if (head.startsWith('<')) throw new YamlError('this is XML; only the YAML FileStorage format is supported');
   if (head.startsWith('{')) throw new YamlError('this looks like JSON; only the YAML FileStorage format is supported');
   if (!/^%YAML[: ]1\.[0-9]/.test(head)) throw new YamlError('missing the "%YAML:1.0" header of an OpenCV FileStorage file');
-  return new Parser(head).parseDocument();
+  const cut = skeleton.length - head.length;
+  return new Parser(head, { seqs, breaks: breaks.map((b) => ({ at: b.at - cut, lines: b.lines })) }).parseDocument();
 }

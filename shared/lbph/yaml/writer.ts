@@ -2,7 +2,9 @@
  * The writer: OpenCV 4.6's YAMLEmitter (modules/core/src/persistence_yml.cpp) reproduced, with its 3-space
  * indents, flow `data: [ ... ]` wrapped past column 71 and strings quoted where OpenCV quotes them, and
  * writeLbphYaml, which emits a model in the structure LBPHFaceRecognizer::write uses, so for the same model the
- * bytes are OpenCV's. Part of opencv-yaml.ts, which re-exports writeLbphYaml.
+ * bytes are OpenCV's. lbphYamlChunks gives the same bytes in pieces: a 10,000-face model is about 1.2 GB of text,
+ * past V8's longest string (~536 M characters), so a file that size is only ever written piece by piece.
+ * Part of opencv-yaml.ts, which re-exports both.
  */
 import type { LbphModel } from '../lbph.js';
 import { formatReal } from './numbers.js';
@@ -14,6 +16,8 @@ const FLOW = 4;
 const EMPTY = 8;
 const WRAP_MARGIN = 71;
 const INDENT = 3;
+/** Output is handed out in pieces of at least this many characters (or a histogram's text, if that is more). */
+const CHUNK_CHARS = 1 << 16;
 
 interface Struct {
   indent: number;
@@ -22,6 +26,7 @@ interface Struct {
 
 class Emitter {
   private out: string[] = ['%YAML:1.0\n---\n'];
+  private outChars = 0;
   // The current line as pieces plus its length: cheaper than growing one string per character.
   private parts: string[] = [];
   private len = 0;
@@ -32,13 +37,27 @@ class Emitter {
     return this.stack[this.stack.length - 1];
   }
 
+  private emitLine(line: string): void {
+    this.out.push(line);
+    this.outChars += line.length;
+  }
+
+  /** The finished lines once they make a piece worth handing out (else null); they are dropped here. */
+  take(force = false): string | null {
+    if (this.outChars === 0 || (!force && this.outChars < CHUNK_CHARS)) return null;
+    const chunk = this.out.join('');
+    this.out = [];
+    this.outChars = 0;
+    return chunk;
+  }
+
   private append(s: string): void {
     this.parts.push(s);
     this.len += s.length;
   }
 
   private flush(): void {
-    if (this.len > this.space) this.out.push(`${this.parts.join('')}\n`);
+    if (this.len > this.space) this.emitLine(`${this.parts.join('')}\n`);
     const indent = this.top().indent;
     this.parts = [' '.repeat(indent)];
     this.len = indent;
@@ -107,15 +126,70 @@ class Emitter {
     this.int('cols', cols);
     this.string('dt', dt);
     this.startStruct('data', SEQ | FLOW);
-    for (let i = 0; i < data.length; i++) this.scalar(null, dt === 'f' ? formatReal(data[i], 8) : String(data[i]));
+    this.flowNumbers(data, dt === 'f' ? formatFloat : String);
     this.endStruct();
     this.endStruct();
   }
 
+  /**
+   * scalar(null, format(v)) for each value of an open flow sequence, inlined: the same commas, spaces and line
+   * breaks, without a call and an array push per value (a 10,000-face model has 164 M of them).
+   */
+  private flowNumbers(data: ArrayLike<number>, format: (v: number) => string): void {
+    if (data.length === 0) return;
+    const cur = this.top();
+    const indent = cur.indent;
+    const pad = ' '.repeat(indent);
+    let line = this.parts.join('');
+    let len = this.len;
+    let empty = (cur.flags & EMPTY) !== 0;
+    let wrapped = false;
+    for (let i = 0; i < data.length; i++) {
+      const d = format(data[i]);
+      if (!empty) {
+        line += ',';
+        len++;
+      }
+      empty = false;
+      const newOffset = len + d.length;
+      if (newOffset > WRAP_MARGIN && newOffset - indent > 10) {
+        // flush(): the line has content past its indent here, so it is always written.
+        this.emitLine(`${line}\n`);
+        line = pad;
+        len = indent;
+        wrapped = true;
+      } else {
+        line += ' ';
+        len++;
+      }
+      line += d;
+      len += d.length;
+    }
+    this.parts = [line];
+    this.len = len;
+    if (wrapped) this.space = indent;
+    cur.flags &= ~EMPTY;
+  }
+
   finish(): string {
     this.flush();
-    return this.out.join('');
+    return this.take(true) ?? '';
   }
+}
+
+/**
+ * formatReal(v, 8) remembered: an LBPH histogram holds counts over a cell's pixel count, so a model of millions of
+ * values has only a few thousand distinct ones. Bounded, so an unusual model costs memory no more than this.
+ */
+const floatCache = new Map<number, string>();
+function formatFloat(v: number): string {
+  let s = floatCache.get(v);
+  if (s === undefined) {
+    s = formatReal(v, 8);
+    if (floatCache.size >= 1 << 16) floatCache.clear();
+    floatCache.set(v, s);
+  }
+  return s;
 }
 
 /**
@@ -141,9 +215,18 @@ function quoteString(str: string): string {
 
 /**
  * The model as OpenCV 4.6 writes it with `recognizer.write("training.yml")`: same structure,
- * number spellings and line wrapping, so OpenCV reads it back unchanged.
+ * number spellings and line wrapping, so OpenCV reads it back unchanged. For small models only: see lbphYamlChunks.
  */
 export function writeLbphYaml(model: LbphModel): string {
+  return [...lbphYamlChunks(model)].join('');
+}
+
+/**
+ * writeLbphYaml's text in pieces of 64 K characters or one histogram's text (about 118 K), whichever is more, made
+ * as they are taken, so writing a model never holds more than a piece of its text: the pieces joined are
+ * writeLbphYaml's string.
+ */
+export function* lbphYamlChunks(model: LbphModel): Generator<string, void, undefined> {
   const n = model.histograms.length;
   if (model.labels.length !== n) throw new Error(`LBPH YAML: ${n} histograms but ${model.labels.length} labels`);
   const e = new Emitter();
@@ -154,7 +237,11 @@ export function writeLbphYaml(model: LbphModel): string {
   e.int('grid_x', model.gridX);
   e.int('grid_y', model.gridY);
   e.startStruct('histograms', SEQ);
-  for (const h of model.histograms) e.matrix(null, 1, h.length, 'f', h);
+  for (const h of model.histograms) {
+    e.matrix(null, 1, h.length, 'f', h);
+    const chunk = e.take();
+    if (chunk !== null) yield chunk;
+  }
   e.endStruct();
   // OpenCV keeps labels as an N x 1 CV_32S column; an untrained model has an empty CV_8U Mat.
   if (n > 0) e.matrix('labels', n, 1, 'i', model.labels);
@@ -166,10 +253,13 @@ export function writeLbphYaml(model: LbphModel): string {
     e.int('label', info.label);
     e.string('value', info.value);
     e.endStruct();
+    const chunk = e.take();
+    if (chunk !== null) yield chunk;
   }
   e.endStruct();
   // Lookout's own key (OpenCV's LBPH::read looks up its keys by name and skips any other).
   if (model.faceAlignment) e.string('lookout_face_alignment', model.faceAlignment);
   e.endStruct();
-  return e.finish();
+  const last = e.finish();
+  if (last) yield last;
 }
