@@ -22,6 +22,7 @@ import { benchObjects } from './objects.bench.js';
 import { benchOpenSet } from './open-set.bench.js';
 import { benchPpe } from './ppe.bench.js';
 import { benchRecognize } from './recognize.bench.js';
+import { benchRankingScale } from './ranking-scale.bench.js';
 import { benchReplicas } from './replicas.bench.js';
 import { benchSecondFactor } from './second-factor.bench.js';
 import { benchRemote } from './remote.bench.js';
@@ -53,6 +54,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],
   ['open-set', () => benchOpenSet(repoRoot)],
+  ['ranking', () => benchRankingScale(repoRoot)],
   ['second-factor', () => benchSecondFactor(repoRoot)],
   ['idp-token', () => benchIdpToken(repoRoot)],
   ['remote', () => benchRemote()],

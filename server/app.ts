@@ -65,6 +65,7 @@ import { AuditLog } from './audit/audit-log.js';
 import { auditMiddleware } from './audit/audit-middleware.js';
 import { auditRoutes } from './routes/audit.js';
 import { ImageStore } from './storage/image-store.js';
+import { FeatureStore, featureVersionsOf } from './storage/feature-store.js';
 import { ModelStore } from './storage/model-store.js';
 import { ResultStore } from './storage/result-store.js';
 // #26 sightings
@@ -138,7 +139,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     throw new Error(`CASCADE_FILE: cannot read ${settings.cascadeFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
   const featureCascadeXml = await readFeatureCascades(settings);
-  const images = new ImageStore(path.join(settings.dataDir, 'images'), log);
+  // #27: each image's training features beside it (DATA_DIR/features mirrors DATA_DIR/images), reused by training.
+  const images = new ImageStore(path.join(settings.dataDir, 'images'), log, new FeatureStore(path.join(settings.dataDir, 'features'), log));
   const models = new ModelStore(path.join(settings.dataDir, 'models'));
   // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
   const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
@@ -230,6 +232,16 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     detectionMethod: startDetectionMethod,
     recognitionModel: saved.recognition_model ?? settings.recognitionModel,
     log,
+    featureVersions: featureVersionsOf({
+      cascadeXml,
+      cascade: { scaleFactor: settings.cascadeScaleFactor, minNeighbors: settings.cascadeMinNeighbors, minSize: settings.cascadeMinSize },
+      eyeCascadeXml: featureCascadeXml.eye,
+      remote: {
+        url: settings.remoteDetectorUrl,
+        modelName: settings.remoteDetectorModelName,
+        confidenceThreshold: settings.remoteDetectorConfidenceThreshold,
+      },
+    }),
   });
   descriptorModel = () => faces.embeddingAvailability.descriptorModel ?? DEFAULT_DESCRIPTOR_MODEL;
   // Another replica's change of recognizer or detection method (read from DATA_DIR) applies here too.
@@ -337,6 +349,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     store: sightings,
     settings: { enabled: settings.sightingsEnabled, sources: settings.sightingsSources, intervalS: settings.sightingsIntervalS },
     describe: () => (embedding && faces.embeddingAvailability.available ? (rgb, boxes) => embedding.run('describe', { rgb, boxes }) : null),
+    // A camera face continues a track within the distance at which the embedding recognizer would name someone.
+    trackMax: () => faces.ruleFor('embedding').max,
     log,
   });
   if (settings.sightingsEnabled) sightingRecorder.start();
@@ -368,7 +382,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     review,
     // #26 enrollment
     people: new PeopleStore(db),
-    photoChecks: new PhotoChecker(pool),
+    photoChecks: new PhotoChecker(pool, { method: () => faces.detectionMethod, remote }),
     log,
     version: await readVersion(settings.appDir),
     startedAt: Date.now(),

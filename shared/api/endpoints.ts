@@ -29,6 +29,7 @@ export const ENDPOINTS = {
   trainedModels: { method: 'get', path: '/models/trained' },
   trainedLbph: { method: 'get', path: '/models/trained/lbph' },
   trainedEmbedding: { method: 'get', path: '/models/trained/embedding' },
+  trainedCorrections: { method: 'get', path: '/models/trained/corrections' },
   // #26 sightings
   sightings: { method: 'get', path: '/sightings' },
   sighting: { method: 'get', path: '/sightings/{id}' },

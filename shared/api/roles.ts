@@ -40,6 +40,8 @@ export const ROUTE_ACCESS = {
   trainedModels: DEVICE,
   trainedLbph: DEVICE,
   trainedEmbedding: DEVICE,
+  // #26 corrections: the "not X" templates of the kiosk gallery's people, with the models they correct.
+  trainedCorrections: DEVICE,
   detectObjects: USER,
   objectClasses: USER,
   objectStatus: USER,

@@ -37,6 +37,7 @@ import {
   trainedFileHeaders,
   trainedModelHeaders,
   trainedModelsResponse,
+  trainedCorrectionsFile,
 } from './models.js';
 import { objectClassesResponse, objectDetectionResponse, objectDetectRequest, objectStatusResponse } from './objects.js';
 import { ppeDetectRequest, ppeDetectResponse, ppeEventsQuery, ppeEventsResponse, ppeStatusResponse } from './ppe.js';
@@ -344,6 +345,20 @@ const routeTable = {
           },
         },
       },
+      304: { description: 'Not modified since the version in If-None-Match.', headers: trainedFileHeaders },
+    },
+    errors: ['not_trained'],
+  }),
+  // #26 corrections in the browser
+  trainedCorrections: defineRoute({
+    ...ENDPOINTS.trainedCorrections,
+    summary: 'The corrections ("not this person") of the trained models, for the in-browser engine',
+    description:
+      "Only the kiosk gallery's people, embedding templates of the descriptor model the server runs. The ETag is the version of " +
+      '`GET /api/models/trained`; an empty set when there are no corrections.',
+    tags: ['Models'],
+    responses: {
+      200: { description: 'The corrections.', headers: trainedFileHeaders, content: json(trainedCorrectionsFile) },
       304: { description: 'Not modified since the version in If-None-Match.', headers: trainedFileHeaders },
     },
     errors: ['not_trained'],
