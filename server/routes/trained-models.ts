@@ -10,6 +10,7 @@
  * the list's version (its ETag) covers both, so a new or deleted correction reaches a kiosk at its next check
  * without a training; `models_version` stays the files' own version, so the kiosk downloads only what changed.
  */
+import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import type { TrainedModelsResponse } from '../../shared/api/index.js';
 import { mountRoute } from '../http/route.js';
@@ -36,7 +37,8 @@ function describe(snapshot: TrainedSnapshot, corrections: KioskCorrectionSet | n
     version: corrections?.version ?? snapshot.version,
     trained_at: snapshot.trainedAt,
     labels: snapshot.labels,
-    lbph: file(snapshot.files.lbph, TRAINED_LBPH_URL),
+    // training.yml's size from its open file: its bytes are streamed, never held (1.2 GB at 10,000 faces).
+    lbph: { available: snapshot.lbphFile !== null, url: TRAINED_LBPH_URL, bytes: snapshot.lbphFile?.size ?? null },
     embedding: file(snapshot.files.embedding, TRAINED_EMBEDDING_URL),
   };
   // Nothing trained: no corrections to apply (and the answer stays as it always was).
@@ -54,7 +56,9 @@ function notModified(c: Context, version: string | null): boolean {
 
 export function trainedModelRoutes(ctx: AppContext): Hono {
   const app = new Hono();
-  const gallery = new KioskGallery(ctx.db);
+  // The kiosk's filtered training.yml is spooled beside the models (same disk; the system temp folder may be RAM),
+  // unlinked at once; a crash's leftover starts with the temp prefix the model store sweeps.
+  const gallery = new KioskGallery(ctx.db, path.join(ctx.settings.dataDir, 'models'));
   const kioskCorrections = new KioskCorrections(ctx.db, () => ctx.faces.embeddingAvailability.descriptorModel ?? null);
   /** The gallery a device gets, and the corrections of its people (null: none, or nothing trained). */
   const current = async () => {
@@ -86,8 +90,9 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
 
   const file = (name: 'lbph' | 'embedding', contentType: string) => async (c: Context) => {
     const snapshot = await gallery.view(ctx.faces.trainedFiles);
-    const bytes = snapshot.files[name];
-    if (!bytes || !snapshot.version) {
+    const lbph = name === 'lbph' ? snapshot.lbphFile : null;
+    const bytes = name === 'lbph' ? null : snapshot.files[name];
+    if (!(lbph || bytes) || !snapshot.version) {
       throw new ApiError(
         'not_trained',
         snapshot.version
@@ -97,6 +102,11 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
     }
     const headers = { etag: etagOf(snapshot.version), 'cache-control': 'no-cache', 'x-model-version': snapshot.version };
     if (notModified(c, snapshot.version)) return c.body(null, 304, headers);
+    if (lbph) {
+      // From the snapshot's open file, in pieces: the bytes of this version even if a training renamed new ones in.
+      const body = ReadableStream.from(lbph.chunks()) as ReadableStream<Uint8Array<ArrayBuffer>>;
+      return c.body(body, 200, { ...headers, 'content-type': contentType, 'content-length': String(lbph.size) });
+    }
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, 'content-type': contentType });
   };
   mountRoute(app, 'trainedLbph', file('lbph', 'text/yaml; charset=utf-8'));
