@@ -143,6 +143,10 @@ test('each photo is checked when added: no face, two faces picked by keyboard, t
   await expect(thumbs.nth(0).getByTestId('capture-check')).toHaveText('No face');
   await expect(thumbs.nth(1).getByTestId('capture-check')).toHaveText('Two faces: pick one');
   await expect(thumbs.nth(2).getByTestId('capture-check')).toHaveText('Good photo');
+  // The server's checks say which detector found the faces: the local one, as selected, so no line says it.
+  await expect(page.getByTestId('capture-check')).toHaveCount(3);
+  for (let i = 0; i < 3; i++) await expect(thumbs.nth(i).getByTestId('capture-check')).toHaveAttribute('data-detection', 'local');
+  await expect(page.getByTestId('capture-check-detection')).toHaveCount(0);
   expect(checks).toHaveLength(3);
   await expect(page.getByTestId('tray-person')).toContainText('3 photos, 2 with a problem: add 2 more from other angles');
   await checkAccessibility(page, 'training-checked-photos');
@@ -198,6 +202,10 @@ test('each photo is checked when added: no face, two faces picked by keyboard, t
   const row = page.getByTestId('training-label').filter({ hasText: 'marie-curie' });
   await row.getByRole('button', { name: 'View images of Marie Curie' }).click();
   await expect(row.getByTestId('stored-photo-name')).toHaveText(['marie.jpg', 'brick.png', 'two-people.jpg']);
+  // The kept checks remember their detector too (local, as selected: nothing more is written on the photos).
+  await expect(row.getByTestId('stored-photo-check')).toHaveCount(3);
+  for (const chip of await row.getByTestId('stored-photo-check').all()) await expect(chip).toHaveAttribute('data-detection', 'local');
+  await expect(row.getByTestId('stored-photo-detection')).toHaveCount(0);
   expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE_VIEWPORT.width);
   await checkAccessibility(page, 'training-original-names');
 });

@@ -4,7 +4,7 @@
  * deleted (from the person's photos, or from the training summary) without deleting the person.
  */
 import path from 'node:path';
-import { expect, test, type Page } from './helpers/fixtures.js';
+import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
@@ -72,6 +72,11 @@ test('saved photos are not counted as photos already stored; training reports ea
   await page.getByRole('button', { name: 'Train the model' }).focus();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('train-summary')).toContainText('Lookout now knows 1 person, learnt from 6 faces');
+  // A first training reads every photo: nothing was kept from before.
+  await expect(page.getByTestId('train-features')).toContainText('All 6 images computed');
+  await expect(page.getByTestId('train-summary').locator('label[for="training-progress-done"]')).toHaveText(
+    'Processed 6 of 6 images (0 reused, 6 computed)',
+  );
   // The focus is on the result, not on the page body.
   await expect.poll(() => focused(page)).toMatch(/Training finished/);
   await expect(page.getByTestId('train-finished').locator('.notice')).toBeFocused();
@@ -116,6 +121,15 @@ test('a photo without a face is deleted from the training summary', async ({ pag
   const skipped = page.getByTestId('train-skipped');
   await expect(skipped).toContainText('1 image was not used');
   await expect(skipped).toContainText(`grace-hopper / ${coins}`);
+  // The second training reuses what the first kept of the 5 unchanged photos and reads only the new one; the
+  // photo deleted in between took its features with it, so there is nothing left over to drop.
+  const features = page.getByTestId('train-features');
+  await expect(features).toContainText('5 images reused (unchanged since they were last read), 1 computed');
+  await expect(features).not.toContainText('Dropped');
+  await expect(page.getByTestId('train-summary').locator('label[for="training-progress-done"]')).toHaveText(
+    'Processed 6 of 6 images (5 reused, 1 computed)',
+  );
+  await checkAccessibility(page, 'training-second-run');
   await skipped.getByRole('button', { name: `Delete ${coins} of grace-hopper` }).click();
   await expect(skipped.getByRole('status')).toHaveText('Deleted');
   await expect(page.getByTestId('training-label').filter({ hasText: 'grace-hopper' })).toContainText('5 images');

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { adviceFor, isGood, readCheckAnswer, verdictText, verdictTone } from './photo-check';
+import {
+  adviceFor,
+  detectionReason,
+  detectionShort,
+  detectionText,
+  isGood,
+  readCheckAnswer,
+  verdictText,
+  verdictTone,
+} from './photo-check';
 
 describe('photo check words', () => {
   it('reads the server answer: verdict, words, faces', () => {
@@ -37,5 +46,34 @@ describe('photo check words', () => {
     expect(words('blurred')).toBe('Blurred');
     expect(words('ok')).toBe('Good photo');
     expect(verdictTone(readCheckAnswer({ check: { verdict: 'blurred' }, faces: [] }), false)).toBe('warn');
+  });
+  it('says which detector checked: remote by name, a fallback with the server reason, the selected local one not at all', () => {
+    const face = [{ x: 0, y: 0, w: 90, h: 90 }];
+    const local = readCheckAnswer({ check: { verdict: 'ok', detection_method: 'local' }, faces: face });
+    expect(local.method).toBe('local');
+    expect(local.note).toBeUndefined();
+    expect([detectionText(local), detectionShort(local)]).toEqual(['', '']);
+
+    const remote = readCheckAnswer({ check: { verdict: 'ok', detection_method: 'remote' }, faces: face });
+    expect([detectionText(remote), detectionShort(remote)]).toEqual(['Checked with remote detection.', 'Remote detection']);
+
+    // As server/people/photo-checker.ts words it when the model server is down.
+    const note =
+      'remote detection is selected but unavailable (connection refused); checked with the local detector instead (training will use remote detection once it is back)';
+    const fallback = readCheckAnswer({ check: { verdict: 'blurred', detection_method: 'local', detection_note: note }, faces: face });
+    expect(fallback).toMatchObject({ verdict: 'blurred', method: 'local', note });
+    expect(detectionText(fallback)).toBe('Checked with the local detector: remote detection could not be used.');
+    expect(detectionShort(fallback)).toBe('Local detection: remote could not be used');
+    expect(detectionReason(fallback)).toBe(
+      'Remote detection is selected but unavailable (connection refused); checked with the local detector instead (training will use remote detection once it is back).',
+    );
+    expect(detectionReason(remote)).toBe('');
+    expect(detectionReason(local)).toBe('');
+
+    // The browser's own check, or an older server: no method, nothing said; unknown values are not shown.
+    const old = readCheckAnswer({ check: { verdict: 'ok', detection_method: 'cloud', detection_note: '  ' }, faces: face });
+    expect(old.method).toBeUndefined();
+    expect(old.note).toBeUndefined();
+    expect(detectionText(old)).toBe('');
   });
 });

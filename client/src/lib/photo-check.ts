@@ -20,6 +20,10 @@ export interface PhotoCheckResult {
   /** The server's explanation, when it gives one ("The face is 40 px wide; 80 px or more recognises better."). */
   detail: string;
   faces: ShownFaceBox[];
+  /** The detection engine that found the faces, when the server says (a server check does; the browser's does not). */
+  method?: 'local' | 'remote';
+  /** The server's sentence when it could not use the selected engine (remote selected but down: local checked). */
+  note?: string;
 }
 
 const COUNT_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
@@ -99,7 +103,32 @@ export function readCheckAnswer(answer: unknown): PhotoCheckResult {
   const known: PhotoVerdict[] = ['ok', 'no_face', 'several_faces', 'too_small', 'blurred', 'too_dark', 'too_bright', 'not_frontal'];
   let verdict = known.find((v) => v === check.verdict);
   if (!verdict) verdict = faces.length === 0 ? 'no_face' : faces.length > 1 ? 'several_faces' : 'ok';
-  return { verdict, detail: detailOf(check), faces };
+  const method = check.detection_method === 'local' || check.detection_method === 'remote' ? check.detection_method : undefined;
+  const note = typeof check.detection_note === 'string' && check.detection_note.trim() ? check.detection_note.trim() : undefined;
+  return { verdict, detail: detailOf(check), faces, ...(method ? { method } : {}), ...(note ? { note } : {}) };
+}
+
+/**
+ * Which detector checked the photo, as a sentence; '' for the local detector when it was the one selected: that is
+ * the default, and the training summary names the detector, so a word on every photo would say nothing new. Remote
+ * is named (the person chose it and sees it was used); a fallback is named too, since training will then find the
+ * faces with another detector than the one that checked them (its reason: detectionReason).
+ */
+export function detectionText(check: PhotoCheckResult): string {
+  if (check.note) return 'Checked with the local detector: remote detection could not be used.';
+  return check.method === 'remote' ? 'Checked with remote detection.' : '';
+}
+
+/** The same in a few words, for a small thumbnail: '' for the local detector used as selected. */
+export function detectionShort(check: PhotoCheckResult): string {
+  if (check.note) return 'Local detection: remote could not be used';
+  return check.method === 'remote' ? 'Remote detection' : '';
+}
+
+/** Why the selected detector was not used, in the server's words as a sentence (they name the model server's error); '' when it was. */
+export function detectionReason(check: PhotoCheckResult): string {
+  if (!check.note) return '';
+  return `${capital(check.note)}${/[.!?]$/.test(check.note) ? '' : '.'}`;
 }
 
 function detailOf(check: Record<string, unknown>): string {

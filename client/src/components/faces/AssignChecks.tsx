@@ -5,7 +5,7 @@
 import { For, Show } from 'solid-js';
 import { ApiImage } from '../../auth/ApiImage';
 import { api } from '../../lib/api';
-import { readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
+import { detectionReason, detectionText, readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
 import type { AssignedCheck } from './words';
 
 export function AssignChecks(props: { label: string; name: string; checks: readonly AssignedCheck[] }) {
@@ -25,7 +25,9 @@ export function AssignChecks(props: { label: string; name: string; checks: reado
                   loading="lazy"
                 />
                 <span class={`chip chip-${verdictTone(result, false)}`}>{verdictText(result, false)}</span>
-                <span class="muted faces-check-text">{c.check!.message}</span>
+                <span class="muted faces-check-text">
+                  {[c.check!.message, detectionText(result), detectionReason(result)].filter(Boolean).join(' ')}
+                </span>
               </li>
             );
           }}

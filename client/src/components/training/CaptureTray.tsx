@@ -1,11 +1,12 @@
 /**
  * The photos taken so far, numbered as a person counts them, each with the person it is for, its check (a
- * verdict in a few words: "No face", "Two faces: pick one", "Too small", "Blurred"), its upload status and the
+ * verdict in a few words: "No face", "Two faces: pick one", "Too small", "Blurred", and the detector that checked it
+ * when that is not the local one as selected), its upload status and the
  * actions that fit it: pick a face, keep a photo without a face anyway, remove (not sent yet), retry (the
  * upload failed, with the server's reason).
  */
 import { createSignal, For, Match, Show, Switch } from 'solid-js';
-import { adviceFor, verdictText, verdictTone } from '../../lib/photo-check';
+import { adviceFor, detectionReason, detectionText, verdictText, verdictTone } from '../../lib/photo-check';
 import { type CaptureItem, type Captures, heldBecause } from './captures';
 import { FacePicker } from './FacePicker';
 
@@ -49,7 +50,12 @@ function CheckLine(props: { item: CaptureItem }) {
       <Match when={c().state === 'done' && (c() as Extract<CaptureItem['check'], { state: 'done' }>).result}>
         {(r) => (
           <>
-            <span class={`chip chip-${verdictTone(r(), picked())}`} data-testid="capture-check" data-verdict={r().verdict}>
+            <span
+              class={`chip chip-${verdictTone(r(), picked())}`}
+              data-testid="capture-check"
+              data-verdict={r().verdict}
+              data-detection={r().method}
+            >
               {verdictText(r(), picked())}
             </span>
             <Show when={r().verdict !== 'ok'}>
@@ -57,6 +63,24 @@ function CheckLine(props: { item: CaptureItem }) {
                 {/* The server's sentence for several faces speaks to API clients ("send its box"): the page says it its way. */}
                 {[r().verdict === 'several_faces' ? '' : r().detail, adviceFor(r(), picked())].filter(Boolean).join(' ')}
               </span>
+            </Show>
+            <Show when={detectionText(r())}>
+              {(t) => (
+                <>
+                  <span class="muted training-thumb-note" data-testid="capture-check-detection" data-detection={r().method}>
+                    {t()}
+                  </span>
+                  {/* The server's reason names the model server's error: long for a thumbnail, so behind a disclosure. */}
+                  <Show when={detectionReason(r())}>
+                    {(why) => (
+                      <details class="muted training-thumb-note" data-testid="capture-check-detection-reason">
+                        <summary>Why</summary>
+                        {why()}
+                      </details>
+                    )}
+                  </Show>
+                </>
+              )}
             </Show>
           </>
         )}

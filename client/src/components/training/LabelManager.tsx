@@ -11,7 +11,7 @@ import type { ImageDeleteResponse, LabelDeleteResponse } from '../../../../share
 import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
 import { type PersonSummary, shownName } from '../../lib/people';
-import { readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
+import { detectionReason, detectionShort, readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
 import { refreshStatus, serverStatus } from '../../lib/server-status';
 import { enrollmentSummary } from '../../../../shared/recognition/photo-check';
 import { Notice } from '../Notice';
@@ -271,9 +271,26 @@ function LabelRow(props: { detail: PersonSummary; onDeleted: (r: LabelDeleteResp
                         </span>
                         <Show when={img.check ? readCheckAnswer({ check: img.check, faces: [] }) : null}>
                           {(c) => (
-                            <span class={`chip chip-${verdictTone(c(), true)}`} data-testid="stored-photo-check">
-                              {verdictText(c(), true)}
-                            </span>
+                            <>
+                              <span
+                                class={`chip chip-${verdictTone(c(), true)}`}
+                                data-testid="stored-photo-check"
+                                data-detection={c().method}
+                              >
+                                {verdictText(c(), true)}
+                              </span>
+                              <Show when={detectionShort(c())}>
+                                {(t) => (
+                                  <span
+                                    class="muted training-image-name"
+                                    data-testid="stored-photo-detection"
+                                    title={detectionReason(c()) || undefined}
+                                  >
+                                    {t()}
+                                  </span>
+                                )}
+                              </Show>
+                            </>
                           )}
                         </Show>
                         <DeleteImageButton

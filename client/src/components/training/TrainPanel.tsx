@@ -1,6 +1,7 @@
 /**
  * Training: POST /api/train while GET /api/train/status is polled for the progress bar, then the summary a
- * person needs: who was learnt, from how many faces, and which photos had no face (to retake). A run already
+ * person needs: who was learnt, from how many faces, how many images were reused from earlier trainings and how
+ * many computed, and which photos had no face (to retake). A run already
  * going (409) is followed to its end instead of failing; "no photos" and "no face" (422) say what to do.
  */
 import { createEffect, createMemo, createSignal, For, Match, on, onCleanup, Show, Switch } from 'solid-js';
@@ -10,6 +11,7 @@ import { api, ApiFailure } from '../../lib/api';
 import { refreshStatus, serverStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';
 import { DeleteImageButton } from './DeleteImageButton';
+import { computedWorkText, featuresText, progressText } from './train-words';
 
 /**
  * The server counts each image as it is done (GET /api/train/status); a few photos take a second or two, so a
@@ -21,7 +23,7 @@ export const TRAIN_POLL_MS = 250;
 type Phase =
   | { kind: 'idle' }
   | { kind: 'saving' }
-  | { kind: 'running'; processed: number; total: number; waitingForOther: boolean }
+  | { kind: 'running'; processed: number; total: number; reused?: number; computed?: number; waitingForOther: boolean }
   | { kind: 'done'; result: TrainResponse; byOtherRun: boolean }
   | { kind: 'error'; title: string; message: string; detail?: string };
 
@@ -93,8 +95,10 @@ export function TrainPanel(props: {
         continue; // a missed poll only delays the bar; the POST's own answer decides the outcome
       }
       if (until()) break;
-      if (last.state === 'running') setPhase({ kind: 'running', processed: last.processed, total: last.total, waitingForOther });
-      else if (waitingForOther) break;
+      if (last.state === 'running') {
+        const { processed, total, reused, computed } = last;
+        setPhase({ kind: 'running', processed, total, reused, computed, waitingForOther });
+      } else if (waitingForOther) break;
     }
     return last;
   };
@@ -180,7 +184,7 @@ export function TrainPanel(props: {
               <Show when={p().waitingForOther}>
                 <p>Another training run was already going; Lookout is waiting for it to finish.</p>
               </Show>
-              <label for="training-progress-bar">{progressText(p().processed, p().total)}</label>
+              <label for="training-progress-bar">{progressText(p().processed, p().total, p().reused, p().computed)}</label>
               {/* Indeterminate until the server knows how many images there are (a progress's value cannot be unset). */}
               <Show when={p().total > 0} fallback={<progress id="training-progress-bar" />}>
                 <progress id="training-progress-bar" max={p().total} value={p().processed} />
@@ -206,11 +210,6 @@ export function TrainPanel(props: {
       </Switch>
     </div>
   );
-}
-
-function progressText(processed: number, total: number): string {
-  if (total === 0) return 'Starting the training…';
-  return `Processed ${processed} of ${total} ${total === 1 ? 'image' : 'images'}`;
 }
 
 function describeFailure(err: unknown): Extract<Phase, { kind: 'error' }> {
@@ -254,7 +253,9 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean; onImageDel
   return (
     <div class="training-summary" data-testid="train-summary">
       <div class="training-progress">
-        <label for="training-progress-done">{progressText(r().images_total, r().images_total)}</label>
+        <label for="training-progress-done">
+          {progressText(r().images_total, r().images_total, r().features?.reused, r().features?.computed)}
+        </label>
         <progress id="training-progress-done" max={r().images_total} value={r().images_total} />
       </div>
       <div data-focus-target class="training-focus" data-testid="train-finished">
@@ -264,6 +265,13 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean; onImageDel
             {r().total_faces === 1 ? 'face' : 'faces'} ({used()} of {r().images_total} images had a usable face). Took{' '}
             {(r().duration_ms / 1000).toFixed(1)} s.
           </p>
+          <Show when={featuresText(r().features)}>
+            {(text) => (
+              <p class="training-notice-line" data-testid="train-features">
+                {text()} <span class="training-detail">{computedWorkText(r().features)}</span>
+              </p>
+            )}
+          </Show>
         </Notice>
       </div>
       <table class="table training-summary-table">
