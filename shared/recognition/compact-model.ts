@@ -1,0 +1,421 @@
+/**
+ * The compact form of the trained models for browsers (#27 section 2): one binary segment per person, so a device
+ * that has a model fetches only the people a training added or changed. Not the YAML (about 118 KB per face):
+ *
+ *   segment  = "LKCS" u8:format(1) u8:kind(1 lbph, 2 embedding) varint:nameBytes name(utf-8) body u32le:crc32
+ *   lbph     = varint:samples, then per sample:
+ *                u8:0 (counts)  varint:cellPixels varint:nnz  nnz x varint:gap  nnz x varint:count
+ *                u8:1 (float32) varint:nnz  nnz x varint:gap  nnz x f32le
+ *   embedding= varint:dim varint:samples u8:0 (float32) samples*dim x f32le
+ *
+ * OpenCV's histogram values are count * float32(1 / cellPixels) rounded to float32 (lbph.ts lbpHistogram), so
+ * the counts and the cell's pixel count give back the very same float32 bits; a histogram for which they do not
+ * (a model made elsewhere) is kept as its non-zero float32 values. Gaps are the distance from the previous
+ * non-zero bin (all gaps first, then all values: it compresses better on the wire). Descriptors stay float32:
+ * no benchmark has shown float16 keeps every decision, so the format has room for it (the dtype byte) but does
+ * not use it. The crc32 catches a torn or altered segment; the server also names each segment by its sha256.
+ *
+ * The label ids are not in a segment (they change when a training adds someone); the model is assembled from
+ * segments in the manifest's order, ids 0, 1, 2, ... in that order.
+ */
+import type { EmbeddingModel } from '../embedding/matcher.js';
+import type { LbphModel, LbphParams } from '../lbph/lbph.js';
+import type { LabelIds } from './model-files.js';
+
+export const COMPACT_FORMAT = 1;
+const MAGIC = [0x4c, 0x4b, 0x43, 0x53]; // "LKCS"
+export type SegmentKind = 'lbph' | 'embedding';
+const KIND_CODE: Record<SegmentKind, number> = { lbph: 1, embedding: 2 };
+
+// ---------------------------------------------------------------- crc32 (IEEE, as zlib's)
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+export function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+// ---------------------------------------------------------------- byte writer / reader
+
+class Writer {
+  private buf = new Uint8Array(1024);
+  private view = new DataView(this.buf.buffer);
+  length = 0;
+
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.length++] = v;
+  }
+
+  varint(v: number): void {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`compact model: ${v} is not a u32`);
+    this.room(5);
+    while (v >= 0x80) {
+      this.buf[this.length++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[this.length++] = v;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+
+  f32(v: number): void {
+    this.room(4);
+    this.view.setFloat32(this.length, v, true);
+    this.length += 4;
+  }
+
+  u32(v: number): void {
+    this.room(4);
+    this.view.setUint32(this.length, v, true);
+    this.length += 4;
+  }
+
+  done(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
+}
+
+/** A segment that cannot be read: the message says what and where. */
+export class CompactModelError extends Error {
+  constructor(message: string) {
+    super(`compact model: ${message}`);
+    this.name = 'CompactModelError';
+  }
+}
+
+class Reader {
+  at = 0;
+  private readonly view: DataView;
+  constructor(private readonly buf: Uint8Array) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+  private need(n: number): void {
+    if (this.at + n > this.buf.length) throw new CompactModelError(`segment ends early (at byte ${this.at})`);
+  }
+  u8(): number {
+    this.need(1);
+    return this.buf[this.at++];
+  }
+  varint(): number {
+    let v = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const b = this.u8();
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return v;
+    }
+    throw new CompactModelError(`varint too long at byte ${this.at}`);
+  }
+  bytes(n: number): Uint8Array {
+    this.need(n);
+    const out = this.buf.subarray(this.at, this.at + n);
+    this.at += n;
+    return out;
+  }
+  f32(): number {
+    this.need(4);
+    const v = this.view.getFloat32(this.at, true);
+    this.at += 4;
+    return v;
+  }
+}
+
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function header(w: Writer, kind: SegmentKind, name: string): void {
+  for (const b of MAGIC) w.u8(b);
+  w.u8(COMPACT_FORMAT);
+  w.u8(KIND_CODE[kind]);
+  const n = utf8.encode(name);
+  w.varint(n.length);
+  w.bytes(n);
+}
+
+function sealed(w: Writer): Uint8Array {
+  const body = w.done();
+  const out = new Uint8Array(body.length + 4);
+  out.set(body);
+  new DataView(out.buffer).setUint32(body.length, crc32(body), true);
+  return out;
+}
+
+// ---------------------------------------------------------------- LBPH histograms
+
+/**
+ * The cell's pixel count P such that every value is fround(count * fround(1 / P)) for a whole count, or null.
+ * The smallest value is count k / P for a small k (almost always 1).
+ */
+export function cellPixelsOf(h: Float32Array): number | null {
+  let min = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < h.length; i++) if (h[i] !== 0 && h[i] < min) min = h[i];
+  if (min === Number.POSITIVE_INFINITY) return null;
+  for (let k = 1; k <= 8; k++) {
+    const p = Math.round(k / min);
+    if (p < 1 || p > 0xffffffff) continue;
+    const scale = Math.fround(1 / p);
+    let ok = true;
+    for (let i = 0; i < h.length && ok; i++) {
+      const v = h[i];
+      if (v === 0) {
+        ok = !Object.is(v, -0); // a -0 is kept as a float32
+        continue;
+      }
+      const c = Math.round(v / scale);
+      ok = c > 0 && Math.fround(c * scale) === v;
+    }
+    if (ok) return p;
+  }
+  return null;
+}
+
+function writeHistogram(w: Writer, h: Float32Array): void {
+  const nz: number[] = [];
+  for (let i = 0; i < h.length; i++) if (h[i] !== 0 || Object.is(h[i], -0)) nz.push(i);
+  const p = cellPixelsOf(h);
+  const gaps = (): void => {
+    let prev = -1;
+    for (const i of nz) {
+      w.varint(i - prev - 1);
+      prev = i;
+    }
+  };
+  if (p !== null) {
+    const scale = Math.fround(1 / p);
+    w.u8(0);
+    w.varint(p);
+    w.varint(nz.length);
+    gaps();
+    for (const i of nz) w.varint(Math.round(h[i] / scale));
+  } else {
+    w.u8(1);
+    w.varint(nz.length);
+    gaps();
+    for (const i of nz) w.f32(h[i]);
+  }
+}
+
+function readHistogram(r: Reader, size: number): Float32Array {
+  const mode = r.u8();
+  const out = new Float32Array(size);
+  const p = mode === 0 ? r.varint() : 0;
+  if (mode > 1) throw new CompactModelError(`unknown histogram encoding ${mode}`);
+  if (mode === 0 && p < 1) throw new CompactModelError('a histogram has no cell pixels');
+  const nnz = r.varint();
+  if (nnz > size) throw new CompactModelError(`a histogram has ${nnz} values for ${size} bins`);
+  const idx = new Int32Array(nnz);
+  let prev = -1;
+  for (let k = 0; k < nnz; k++) {
+    prev += r.varint() + 1;
+    if (prev >= size) throw new CompactModelError(`a histogram bin ${prev} is past its ${size} bins`);
+    idx[k] = prev;
+  }
+  if (mode === 0) {
+    const scale = Math.fround(1 / p);
+    for (let k = 0; k < nnz; k++) out[idx[k]] = r.varint() * scale; // the Float32Array store rounds, as lbpHistogram's
+  } else {
+    for (let k = 0; k < nnz; k++) out[idx[k]] = r.f32();
+  }
+  return out;
+}
+
+/** Bins per histogram for these parameters. */
+export function lbphBins(p: Pick<LbphParams, 'gridX' | 'gridY' | 'neighbors'>): number {
+  return p.gridX * p.gridY * 2 ** p.neighbors;
+}
+
+/** One person's LBPH histograms as a segment. */
+export function encodeLbphSegment(name: string, histograms: readonly Float32Array[]): Uint8Array {
+  const w = new Writer();
+  header(w, 'lbph', name);
+  w.varint(histograms.length);
+  for (const h of histograms) writeHistogram(w, h);
+  return sealed(w);
+}
+
+/** One person's descriptors (`dim` each, float32) as a segment. */
+export function encodeEmbeddingSegment(name: string, dim: number, descriptors: Float32Array): Uint8Array {
+  if (dim < 1 || descriptors.length % dim !== 0)
+    throw new Error(`compact model: ${descriptors.length} values are not whole ${dim}-d descriptors`);
+  const w = new Writer();
+  header(w, 'embedding', name);
+  w.varint(dim);
+  w.varint(descriptors.length / dim);
+  w.u8(0);
+  for (let i = 0; i < descriptors.length; i++) w.f32(descriptors[i]);
+  return sealed(w);
+}
+
+export interface DecodedSegment {
+  kind: SegmentKind;
+  name: string;
+  /** LBPH: the histograms (each `bins` values). */
+  histograms?: Float32Array[];
+  /** Embedding: dim and the descriptors one after the other. */
+  dim?: number;
+  descriptors?: Float32Array;
+}
+
+/** Reads a segment, checking its crc32 first. `bins`: the LBPH model's histogram size (needed for lbph). */
+export function decodeSegment(bytes: Uint8Array, bins?: number): DecodedSegment {
+  if (bytes.length < 10) throw new CompactModelError(`a segment of ${bytes.length} bytes is too short`);
+  const body = bytes.subarray(0, bytes.length - 4);
+  const stored = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(bytes.length - 4, true);
+  if (crc32(body) !== stored) throw new CompactModelError('a segment fails its checksum (torn or altered)');
+  const r = new Reader(body);
+  for (const b of MAGIC) if (r.u8() !== b) throw new CompactModelError('not a compact model segment (bad magic)');
+  const format = r.u8();
+  if (format !== COMPACT_FORMAT) throw new CompactModelError(`format ${format} is not one this build reads (${COMPACT_FORMAT})`);
+  const code = r.u8();
+  const kind = code === 1 ? 'lbph' : code === 2 ? 'embedding' : null;
+  if (!kind) throw new CompactModelError(`unknown segment kind ${code}`);
+  let name: string;
+  try {
+    name = fromUtf8.decode(r.bytes(r.varint()));
+  } catch (err) {
+    if (err instanceof CompactModelError) throw err;
+    throw new CompactModelError('a segment name is not UTF-8');
+  }
+  let out: DecodedSegment;
+  if (kind === 'lbph') {
+    if (!bins) throw new CompactModelError('an LBPH segment needs the model histogram size');
+    const n = r.varint();
+    const histograms: Float32Array[] = [];
+    for (let i = 0; i < n; i++) histograms.push(readHistogram(r, bins));
+    out = { kind, name, histograms };
+  } else {
+    const dim = r.varint();
+    const n = r.varint();
+    const dtype = r.u8();
+    if (dtype !== 0) throw new CompactModelError(`descriptor type ${dtype} is not one this build reads`);
+    if (dim < 1 || n * dim * 4 > body.length) throw new CompactModelError(`${n} descriptors of ${dim} values do not fit the segment`);
+    const descriptors = new Float32Array(n * dim);
+    for (let i = 0; i < descriptors.length; i++) descriptors[i] = r.f32();
+    out = { kind, name, dim, descriptors };
+  }
+  if (r.at !== body.length) throw new CompactModelError(`${body.length - r.at} bytes after the segment's data`);
+  return out;
+}
+
+// ---------------------------------------------------------------- whole models <-> per-person segments
+
+/** A model's people in label-id order, each with the indices of their samples (in the model's order). */
+function people(labels: Int32Array, labelIds: LabelIds): { name: string; samples: number[] }[] {
+  const byId = new Map<number, { name: string; samples: number[] }>();
+  for (const [name, id] of Object.entries(labelIds)) byId.set(id, { name, samples: [] });
+  labels.forEach((id, i) => {
+    const p = byId.get(id);
+    if (!p) throw new Error(`compact model: label id ${id} has no name`);
+    p.samples.push(i);
+  });
+  return [...byId.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, p]) => (p.samples.length ? [p] : []));
+}
+
+export interface PersonSegment {
+  name: string;
+  samples: number;
+  bytes: Uint8Array;
+}
+
+export function lbphSegments(model: LbphModel, labelIds: LabelIds): PersonSegment[] {
+  return people(model.labels, labelIds).map((p) => ({
+    name: p.name,
+    samples: p.samples.length,
+    bytes: encodeLbphSegment(
+      p.name,
+      p.samples.map((i) => model.histograms[i]),
+    ),
+  }));
+}
+
+export function embeddingSegments(model: EmbeddingModel, labelIds: LabelIds): PersonSegment[] {
+  const d = model.dim;
+  return people(model.labels, labelIds).map((p) => {
+    const out = new Float32Array(p.samples.length * d);
+    p.samples.forEach((i, k) => {
+      out.set(model.descriptors.subarray(i * d, i * d + d), k * d);
+    });
+    return { name: p.name, samples: p.samples.length, bytes: encodeEmbeddingSegment(p.name, d, out) };
+  });
+}
+
+/** The LBPH model's own fields (everything but its samples), as the manifest carries them. */
+export type LbphHeader = LbphParams & { faceAlignment?: string };
+
+/** An LBPH model from its header and its people's segments, in order (label ids 0, 1, ...). */
+export function assembleLbph(head: LbphHeader, segments: readonly Uint8Array[]): { model: LbphModel; labelIds: LabelIds } {
+  const bins = lbphBins(head);
+  const histograms: Float32Array[] = [];
+  const labels: number[] = [];
+  const labelIds: LabelIds = {};
+  segments.forEach((bytes, id) => {
+    const s = decodeSegment(bytes, bins);
+    if (s.kind !== 'lbph') throw new CompactModelError(`segment ${id} (${s.name}) is not an LBPH segment`);
+    if (s.name in labelIds) throw new CompactModelError(`${s.name} has two segments`);
+    labelIds[s.name] = id;
+    for (const h of s.histograms ?? []) {
+      histograms.push(h);
+      labels.push(id);
+    }
+  });
+  const { radius, neighbors, gridX, gridY, threshold, faceAlignment } = head;
+  const model: LbphModel = {
+    radius,
+    neighbors,
+    gridX,
+    gridY,
+    threshold,
+    histograms,
+    labels: Int32Array.from(labels),
+    labelsInfo: Object.entries(labelIds).map(([value, label]) => ({ label, value })),
+    ...(faceAlignment ? { faceAlignment } : {}),
+  };
+  return { model, labelIds };
+}
+
+/** An embedding model from its people's segments, in order (label ids 0, 1, ...). */
+export function assembleEmbedding(dim: number, segments: readonly Uint8Array[]): { model: EmbeddingModel; labelIds: LabelIds } {
+  const parts: Float32Array[] = [];
+  const labels: number[] = [];
+  const labelIds: LabelIds = {};
+  segments.forEach((bytes, id) => {
+    const s = decodeSegment(bytes);
+    if (s.kind !== 'embedding' || !s.descriptors) throw new CompactModelError(`segment ${id} (${s.name}) is not an embedding segment`);
+    if (s.dim !== dim) throw new CompactModelError(`${s.name}'s descriptors have ${s.dim} values, the model's ${dim}`);
+    if (s.name in labelIds) throw new CompactModelError(`${s.name} has two segments`);
+    labelIds[s.name] = id;
+    parts.push(s.descriptors);
+    for (let i = 0; i < s.descriptors.length / dim; i++) labels.push(id);
+  });
+  const descriptors = new Float32Array(labels.length * dim);
+  let at = 0;
+  for (const p of parts) {
+    descriptors.set(p, at);
+    at += p.length;
+  }
+  return { model: { dim, descriptors, labels: Int32Array.from(labels) }, labelIds };
+}
