@@ -64,6 +64,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['ppe', () => benchPpe(repoRoot)],
   ['app', () => benchAppLoad(repoRoot)],
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
+  ['scale', async () => (await import('./scale.bench.js')).benchScale(repoRoot)],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
