@@ -21,6 +21,11 @@ import type { TrainedSnapshot } from '../storage/trained-files.js';
 import { KioskGallery } from '../audit/kiosk-gallery.js';
 import { type KioskCorrectionSet, KioskCorrections } from '../audit/kiosk-corrections.js';
 import { encodeCorrectionsFile } from '../../shared/recognition/correction-file.js';
+import { COMPACT_FORMAT } from '../../shared/recognition/compact-model.js';
+import { COMPACT_SEGMENTS_URL, type CompactModelManifest } from '../../shared/api/compact-models.js';
+import { KioskCompact } from '../audit/kiosk-compact.js';
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 
 export const TRAINED_LBPH_URL = '/api/models/trained/lbph';
 export const TRAINED_EMBEDDING_URL = '/api/models/trained/embedding';
@@ -109,6 +114,75 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
     }
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, 'content-type': contentType });
   };
+  // #27: the same gallery as one segment per person, so a device fetches only the people it lacks.
+  const compact = new KioskCompact();
+  mountRoute(app, 'trainedCompact', async (c) => {
+    const { snapshot, corrections, version } = await current();
+    if (!snapshot.version || !version) {
+      throw new ApiError('not_trained', 'no model is trained yet; upload images with POST /api/images and run POST /api/train');
+    }
+    const headers = { etag: etagOf(version), 'cache-control': 'no-cache' };
+    if (notModified(c, version)) return c.body(null, 304, headers);
+    const set = await compact.view(snapshot);
+    const described = describe(snapshot, corrections);
+    const manifest: CompactModelManifest = {
+      format: 'lookout-compact',
+      format_version: COMPACT_FORMAT,
+      version,
+      models_version: snapshot.version,
+      trained_at: snapshot.trainedAt,
+      labels: snapshot.labels,
+      segments_url: COMPACT_SEGMENTS_URL,
+      lbph: set.lbph
+        ? {
+            radius: set.lbph.head.radius,
+            neighbors: set.lbph.head.neighbors,
+            grid_x: set.lbph.head.gridX,
+            grid_y: set.lbph.head.gridY,
+            threshold: set.lbph.head.threshold,
+            face_alignment: set.lbph.head.faceAlignment,
+            people: set.lbph.people,
+          }
+        : null,
+      embedding: set.embedding
+        ? { descriptor_model: set.embedding.descriptorModel, dim: set.embedding.dim, people: set.embedding.people }
+        : null,
+      corrections: described.corrections ?? { available: false, url: TRAINED_CORRECTIONS_URL, bytes: null, count: 0 },
+    };
+    return c.json(manifest, 200, headers);
+  });
+
+  mountRoute(app, 'trainedCompactSegments', async (c, { query }) => {
+    const snapshot = await gallery.view(ctx.faces.trainedFiles);
+    if (!snapshot.version)
+      throw new ApiError('not_trained', 'no model is trained yet; upload images with POST /api/images and run POST /api/train');
+    const set = await compact.view(snapshot);
+    const parts: Uint8Array[] = [];
+    for (const hash of query.hashes.split(',')) {
+      const bytes = compact.segment(set, hash);
+      if (!bytes)
+        throw new ApiError('not_found', `no segment ${hash} in the current model (a training replaced it: read the manifest again)`);
+      const length = new Uint8Array(4);
+      new DataView(length.buffer).setUint32(0, bytes.length, true);
+      parts.push(length, bytes);
+    }
+    const body = Buffer.concat(parts);
+    // Named by their content, so their ETag never changes; not `immutable`: the API's policy (server/http/headers.ts)
+    // keeps no biometric answer in a browser's HTTP cache past a revalidation, so a deleted person's segment does not
+    // linger there. The device keeps the segments it uses itself and drops a person who leaves the manifest.
+    const headers: Record<string, string> = {
+      etag: etagOf(createHash('sha256').update(query.hashes).digest('hex').slice(0, 16)),
+      'cache-control': 'no-cache',
+      'content-type': 'application/octet-stream',
+      vary: 'accept-encoding',
+    };
+    if (notModified(c, headers.etag.slice(1, -1))) return c.body(null, 304, headers);
+    if (/\bgzip\b/.test(c.req.header('accept-encoding') ?? '')) {
+      return c.body(gzipSync(body) as Uint8Array<ArrayBuffer>, 200, { ...headers, 'content-encoding': 'gzip' });
+    }
+    return c.body(body as Uint8Array<ArrayBuffer>, 200, headers);
+  });
+
   mountRoute(app, 'trainedLbph', file('lbph', 'text/yaml; charset=utf-8'));
   mountRoute(app, 'trainedEmbedding', file('embedding', 'application/json'));
 

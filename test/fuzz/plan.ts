@@ -41,6 +41,8 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   trainedLbph: 200,
   trainedEmbedding: 200,
   trainedCorrections: 200,
+  trainedCompact: 200,
+  trainedCompactSegments: 200,
   deleteImage: 250,
   deleteLabel: 250,
   setModelsConfig: 500,

@@ -237,6 +237,20 @@ export const GENERATORS = {
   trainedLbph: plainGet('trainedLbph', '/models/trained/lbph'),
   trainedEmbedding: plainGet('trainedEmbedding', '/models/trained/embedding'),
   trainedCorrections: plainGet('trainedCorrections', '/models/trained/corrections'),
+  trainedCompact: plainGet('trainedCompact', '/models/trained/compact'),
+  // #27 segment hashes as the server names them (16 hex digits), and anything else.
+  trainedCompactSegments: () =>
+    fc
+      .tuple(queryString(['hashes'], fc.oneof(queryValue, fc.stringMatching(/^[0-9a-f]{16}(,[0-9a-f]{16}){0,3}$/))), extraHeaders)
+      .map(([query, headers]) =>
+        request({
+          route: 'trainedCompactSegments',
+          method: 'GET',
+          path: `/api/models/trained/compact/segments${query}`,
+          headers,
+          note: 'query',
+        }),
+      ),
   objectClasses: plainGet('objectClasses', '/objects/classes'),
   objectStatus: plainGet('objectStatus', '/objects/status'),
   chatStatus: plainGet('chatStatus', '/chat/status'),

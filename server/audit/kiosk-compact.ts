@@ -1,0 +1,87 @@
+/**
+ * The kiosk gallery's models in compact form (#27 section 2): one segment per person and recognizer
+ * (shared/recognition/compact-model.ts), named by the first 16 hex digits of its sha256, made from the kiosk
+ * snapshot's own files (so they hold exactly what the YAML download holds) once per snapshot version. A person whose
+ * samples did not change keeps the same segment, and so the same hash, across trainings: a device fetches only
+ * the segments it lacks.
+ */
+import { createHash } from 'node:crypto';
+import { embeddingSegments, lbphSegments, type PersonSegment } from '../../shared/recognition/compact-model.js';
+import { decodeLbphStream } from '../../shared/recognition/model-files.js';
+import { decodeEmbeddingFile } from '../../shared/embedding/model-file.js';
+import type { CompactSegmentRef } from '../../shared/api/compact-models.js';
+import type { TrainedSnapshot } from '../storage/trained-files.js';
+
+export interface CompactSet {
+  /** The snapshot version the segments were made from. */
+  version: string;
+  lbph: {
+    head: { radius: number; neighbors: number; gridX: number; gridY: number; threshold: number; faceAlignment: string | null };
+    people: CompactSegmentRef[];
+  } | null;
+  embedding: { descriptorModel: string; dim: number; people: CompactSegmentRef[] } | null;
+  /** Every segment of this set by hash. */
+  segments: Map<string, Uint8Array>;
+}
+
+function refs(list: PersonSegment[], into: Map<string, Uint8Array>): CompactSegmentRef[] {
+  return list.map((s) => {
+    const hash = createHash('sha256').update(s.bytes).digest('hex').slice(0, 16);
+    into.set(hash, s.bytes);
+    return { label: s.name, hash, bytes: s.bytes.length, samples: s.samples };
+  });
+}
+
+/** Builds a snapshot's compact set (training.yml read in pieces). */
+export async function compactSet(snapshot: TrainedSnapshot): Promise<CompactSet> {
+  if (!snapshot.version) throw new Error('compact set: nothing trained');
+  const segments = new Map<string, Uint8Array>();
+  let lbph: CompactSet['lbph'] = null;
+  if (snapshot.lbphFile) {
+    const { model, labelIds } = await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap);
+    const { radius, neighbors, gridX, gridY, threshold } = model;
+    lbph = {
+      head: { radius, neighbors, gridX, gridY, threshold, faceAlignment: model.faceAlignment ?? null },
+      people: refs(lbphSegments(model, labelIds), segments),
+    };
+  }
+  let embedding: CompactSet['embedding'] = null;
+  const json = snapshot.files.embedding;
+  if (json) {
+    const file = decodeEmbeddingFile(new TextDecoder().decode(json));
+    const labelIds = Object.fromEntries(file.labels.map((l) => [l.name, l.label]));
+    embedding = { descriptorModel: file.descriptor, dim: file.model.dim, people: refs(embeddingSegments(file.model, labelIds), segments) };
+  }
+  return { version: snapshot.version, lbph, embedding, segments };
+}
+
+/** compactSet of the latest snapshot asked for, made once per version (concurrent callers share the work). */
+export class KioskCompact {
+  private last: { version: string; set: Promise<CompactSet> } | null = null;
+  /** The previous version's segments stay answerable while devices that read its manifest fetch them. */
+  private previous: CompactSet | null = null;
+
+  view(snapshot: TrainedSnapshot): Promise<CompactSet> {
+    const version = snapshot.version;
+    if (!version) return Promise.reject(new Error('compact set: nothing trained'));
+    if (this.last?.version === version) return this.last.set;
+    const before = this.last;
+    const set = compactSet(snapshot);
+    this.last = { version, set };
+    void before?.set.then(
+      (s) => {
+        this.previous = s;
+      },
+      () => undefined,
+    );
+    set.catch(() => {
+      if (this.last?.set === set) this.last = null; // the next request tries again
+    });
+    return set;
+  }
+
+  /** The segment with this hash in the current or previous set, or null. */
+  segment(current: CompactSet, hash: string): Uint8Array | null {
+    return current.segments.get(hash) ?? this.previous?.segments.get(hash) ?? null;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The compact trained models for browsers (#27 section 2): `GET /api/models/trained/compact` lists the kiosk
+ * gallery's people with the hash of each one's segment (shared/recognition/compact-model.ts), and
+ * `GET /api/models/trained/compact/segments?hashes=...` answers the segments asked for, so a device fetches only
+ * the people it does not have yet.
+ */
+import { z } from 'zod';
+import { isoTime } from './common.js';
+import { trainedModelFile } from './models.js';
+
+export const COMPACT_SEGMENTS_URL = '/api/models/trained/compact/segments';
+/** At most this many hashes per segments request (the URL stays a few KB). */
+export const COMPACT_SEGMENTS_MAX = 200;
+
+const segmentRef = z.object({
+  label: z.string(),
+  hash: z.string().meta({ description: "The segment's name: the first 16 hex digits of its sha256 (immutable content)." }),
+  bytes: z.number().int().meta({ description: "The segment's size, uncompressed." }),
+  samples: z.number().int(),
+});
+export type CompactSegmentRef = z.infer<typeof segmentRef>;
+
+export const compactModelManifest = z
+  .object({
+    format: z.literal('lookout-compact'),
+    format_version: z.number().int().meta({ description: 'The segment format (1).' }),
+    version: z.string().meta({ description: 'As `GET /api/models/trained` `version` (also the ETag): the models and their corrections.' }),
+    models_version: z.string().meta({ description: "The model files' own version." }),
+    trained_at: isoTime.nullable(),
+    labels: z.array(z.string()),
+    segments_url: z.string(),
+    lbph: z
+      .object({
+        radius: z.number().int(),
+        neighbors: z.number().int(),
+        grid_x: z.number().int(),
+        grid_y: z.number().int(),
+        threshold: z.number(),
+        face_alignment: z.string().nullable(),
+        people: z.array(segmentRef).meta({ description: 'In label-id order: the assembled model numbers them 0, 1, ...' }),
+      })
+      .nullable(),
+    embedding: z
+      .object({
+        descriptor_model: z.string(),
+        dim: z.number().int(),
+        people: z.array(segmentRef),
+      })
+      .nullable(),
+    corrections: trainedModelFile
+      .extend({ count: z.number().int() })
+      .meta({ description: 'The corrections file of `GET /api/models/trained` (fetched as there).' }),
+  })
+  .meta({ id: 'CompactModelManifest' });
+export type CompactModelManifest = z.infer<typeof compactModelManifest>;
+
+export const compactSegmentsQuery = z.object({
+  hashes: z
+    .string()
+    .regex(/^[0-9a-f]{16}(,[0-9a-f]{16}){0,199}$/, 'a comma-separated list of 1 to 200 segment hashes (16 hex digits each)')
+    .meta({ description: 'The segments wanted, comma-separated.' }),
+});
