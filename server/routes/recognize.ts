@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import type { RecognizeResponse } from '../../shared/api/faces.js';
 import type { RgbImage } from '../../shared/image/types.js';
+import type { RecognitionDescriptors } from '../engines/faces/face-service.js';
 import type { AppContext } from '../http/context.js';
 import { timeEngine } from '../http/observability.js';
 import { mountRoute } from '../http/route.js';
@@ -15,9 +16,9 @@ export function recognizeRoutes(ctx: AppContext): Hono {
     const model = body.recognition_model === 'dlib' ? 'embedding' : body.recognition_model;
     const bytes = decodeBase64Image(body.image);
     // The faces kept as sightings (SIGHTINGS_*): their crops copied from the decoded image while this request holds
-    // it, encoded and stored after this answer, never holding it up.
-    const keep = (image: RgbImage, answer: RecognizeResponse) =>
-      keepRecognition(ctx, c, { source: body.source ?? 'api', camera: body.camera ?? null, image, answer });
+    // it, encoded and stored after this answer, never holding it up; the recognition's descriptors are theirs too.
+    const keep = (image: RgbImage, answer: RecognizeResponse, described?: RecognitionDescriptors) =>
+      keepRecognition(ctx, c, { source: body.source ?? 'api', camera: body.camera ?? null, image, answer, described });
     return timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model, keep));
   });
   return app;

@@ -10,6 +10,7 @@ import type { RecognizeResponse } from '../../shared/api/faces.js';
 import { RESULT_CROP_MAX_BYTES, type ResultRecordInput } from '../../shared/api/results.js';
 import type { VerifyResponse } from '../../shared/api/verify.js';
 import type { Rect, RgbImage } from '../../shared/image/types.js';
+import type { RecognitionDescriptors } from '../engines/faces/face-service.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { copyFace, decisionOf, type FacePixels } from './sighting-recorder.js';
@@ -23,14 +24,23 @@ export function clientOf(c: Context): string | null {
 
 /**
  * A recognition's faces, kept as sightings of `source`: call it with the decoded image while the request holds it
- * (FaceService.recognize's `withPixels`).
+ * (FaceService.recognize's `withPixels`). `described`: the descriptors the recognition computed, passed on as the
+ * faces' own when they are of the descriptor model the recorder describes with (the embedding worker's), so a face
+ * is described once; otherwise the recorder describes them as it would without.
  */
 export function keepRecognition(
   ctx: AppContext,
   c: Context,
-  r: { source: 'api' | 'page' | 'camera'; camera: string | null; image: RgbImage; answer: RecognizeResponse },
+  r: {
+    source: 'api' | 'page' | 'camera';
+    camera: string | null;
+    image: RgbImage;
+    answer: RecognizeResponse;
+    described?: RecognitionDescriptors;
+  },
 ): void {
   if (r.answer.faces.length === 0 || !ctx.sightingRecorder.keeps(r.source)) return;
+  const reused = reusableDescriptors(ctx, r.described, r.answer.faces.length);
   ctx.sightingRecorder.recordImage({
     source: r.source,
     client: clientOf(c),
@@ -38,8 +48,19 @@ export function keepRecognition(
     recognizer: r.answer.recognition_model,
     model_version: ctx.faces.trainedFiles.version,
     image: r.image,
-    faces: r.answer.faces.map(decisionOf),
+    faces: r.answer.faces.map((face, i) => (reused ? { ...decisionOf(face), descriptor: reused[i] } : decisionOf(face))),
   });
+}
+
+/** A recognition's descriptors when they are what the recorder's own describe would give: the running embedding worker's model, one per face. */
+function reusableDescriptors(
+  ctx: AppContext,
+  described: RecognitionDescriptors | undefined,
+  faces: number,
+): (Float32Array | null)[] | null {
+  if (!described || described.descriptors.length !== faces) return null;
+  const running = ctx.faces.embeddingAvailability;
+  return running.available && running.descriptorModel === described.model ? described.descriptors : null;
 }
 
 /**

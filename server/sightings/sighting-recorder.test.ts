@@ -241,7 +241,9 @@ describe.each(DATABASES.slice(0, 1))('camera face tracks by descriptor (store on
      * One frame: each face a coloured square at (x, y), unknown unless given a label. `frameNow` hands it over and
      * returns; `frame` also waits until it is decided (a camera whose frames come slower than they are described).
      */
-    const frameNow = (...faces: { x: number; y: number; rgb: [number, number, number]; label?: string }[]) =>
+    const frameNow = (
+      ...faces: { x: number; y: number; rgb: [number, number, number]; label?: string; descriptor?: Float32Array | null }[]
+    ) =>
       recorder.recordImage({
         source: 'camera',
         client: null,
@@ -249,7 +251,11 @@ describe.each(DATABASES.slice(0, 1))('camera face tracks by descriptor (store on
         recognizer: 'embedding',
         model_version: null,
         image: scene(...faces),
-        faces: faces.map((f) => face(f.x, f.y, f.label ?? null)),
+        // `descriptor`: what the recognition computed (the embedding recognizer), passed on with the face.
+        faces: faces.map((f) => ({
+          ...face(f.x, f.y, f.label ?? null),
+          ...(f.descriptor !== undefined ? { descriptor: f.descriptor } : {}),
+        })),
       });
     const frame = async (...faces: Parameters<typeof frameNow>) => {
       frameNow(...faces);
@@ -375,6 +381,92 @@ describe.each(DATABASES.slice(0, 1))('camera face tracks by descriptor (store on
     expect(await kept()).toBe(2);
     // Frame 1 (red), then the last frame's two faces: red continued its track, blue is new.
     expect(described).toEqual([1, 1, 1]);
+  });
+});
+
+describe.each(DATABASES.slice(0, 1))('descriptors that came with the recognition (store on %s)', (_name, open) => {
+  const opened: TestDatabase[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.dispose()));
+  });
+  /** The colour describer's descriptor of a square of `rgb` (what the embedding recognizer computed, here). */
+  const descriptorOf = (rgb: [number, number, number]) => Float32Array.from(rgb, (v) => v / 255);
+
+  async function setup(describe: Describe) {
+    const t = await open();
+    opened.push(t);
+    const store = new SightingStore({ db: t.db, dir: path.join(t.dataDir, 'sightings'), retentionDays: 30, max: 1000 });
+    let now = Date.parse('2026-03-01T10:00:00.000Z');
+    const recorder = new SightingRecorder({
+      store,
+      settings: { enabled: true, sources: ['camera', 'api'], intervalS: 10 },
+      describe: () => describe,
+      trackMax: () => 0.1,
+      log: createLogger('silent'),
+      now: () => now,
+    });
+    const frameNow = (
+      source: 'camera' | 'api',
+      ...faces: { x: number; y: number; rgb: [number, number, number]; descriptor?: Float32Array | null }[]
+    ) =>
+      recorder.recordImage({
+        source,
+        client: null,
+        camera: 'door',
+        recognizer: 'embedding',
+        model_version: null,
+        image: scene(...faces),
+        faces: faces.map((f) => ({ ...face(f.x, f.y), ...(f.descriptor !== undefined ? { descriptor: f.descriptor } : {}) })),
+      });
+    const kept = async () => {
+      await recorder.idle();
+      return store.count();
+    };
+    return { store, recorder, frameNow, kept, tick: (s: number) => (now += s * 1000) };
+  }
+
+  it('describes nothing again: tracks and sightings use the descriptors the recognition computed', async () => {
+    const calls = { n: 0 };
+    const { store, frameNow, kept, tick } = await setup(colourDescriber(calls));
+    frameNow('camera', { x: 10, y: 10, rgb: RED, descriptor: descriptorOf(RED) });
+    expect(await kept()).toBe(1);
+    // Across the picture: her track by her descriptor; someone else where she stood: a new one.
+    tick(2);
+    frameNow('camera', { x: 300, y: 200, rgb: RED, descriptor: descriptorOf(RED) });
+    tick(1);
+    frameNow('camera', { x: 300, y: 200, rgb: BLUE, descriptor: descriptorOf(BLUE) });
+    expect(await kept()).toBe(2);
+    // A face the recognition's nets could not describe (null) is not described again either: tracked by overlap.
+    tick(1);
+    frameNow('camera', { x: 305, y: 205, rgb: BLUE, descriptor: null });
+    expect(await kept()).toBe(2);
+    // Other sources keep every face, with the recognition's descriptor.
+    frameNow('api', { x: 100, y: 100, rgb: BLUE, descriptor: descriptorOf(BLUE) });
+    expect(await kept()).toBe(3);
+    expect(calls.n).toBe(0);
+    const described = await store.unknownWithDescriptors();
+    expect(described.map((s) => Math.round((s.descriptor?.[0] ?? 0) * 255))).toEqual([200, 30, 30]);
+  });
+
+  it("decides a described frame after its camera's earlier frame that is still being described", async () => {
+    const calls = { n: 0 };
+    const colour = colourDescriber(calls);
+    let release: () => void = () => undefined;
+    const busy = new Promise<void>((r) => (release = r));
+    const { frameNow, kept, tick } = await setup(async (rgb, boxes) => {
+      await busy;
+      return colour(rgb, boxes);
+    });
+    // Frame 1 came without descriptors (the LBPH recognizer answered it): described here, slowly.
+    frameNow('camera', { x: 10, y: 10, rgb: RED });
+    await new Promise((r) => setTimeout(r, 20));
+    // Frame 2, an interval later, came described. In order, frame 1 starts the track and frame 2 is the next
+    // sighting of it (2); decided first, frame 2 would start it and frame 1 would fall within its interval (1).
+    tick(11);
+    frameNow('camera', { x: 300, y: 200, rgb: RED, descriptor: descriptorOf(RED) });
+    release();
+    expect(await kept()).toBe(2);
+    expect(calls.n).toBe(1);
   });
 });
 

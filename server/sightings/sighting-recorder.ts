@@ -12,7 +12,9 @@
  * - Describing every face of every frame costs the embedding worker one descriptor a face: a camera has at most
  *   one frame waiting to be described, a newer frame replaces it (the newest is the one that counts for its
  *   tracks), so a busy worker makes the recorder skip frames instead of falling behind. The descriptors of the
- *   faces kept are the sightings' own (not computed twice).
+ *   faces kept are the sightings' own (not computed twice). When the embedding recognizer named the faces, its
+ *   descriptors come with them (same worker, same model): nothing is described again, and such a frame is tracked
+ *   at once (after its camera's frames still being described, if any), only its kept faces copied.
  * - The crop is the face box widened by 40% each side, longest side at most 160 px, JPEG. Its pixels are copied from
  *   the recognition's own decoded image while the request still holds it (a small copy, at most 320 px a side, made
  *   at once), so the recorder never decodes an image again and never holds any of the pixel budget: requests are
@@ -73,11 +75,12 @@ interface Common {
 
 /**
  * A recognition on the server: its decoded image (upright RGB, as recognition saw it; only read while
- * `recordImage` runs) and the faces it found.
+ * `recordImage` runs) and the faces it found, each with its descriptor when the recognition computed one with the
+ * model `describe` uses (null: the nets could not describe it; absent: described here when needed).
  */
 export interface ImageRecognition extends Common {
   image: RgbImage;
-  faces: FaceDecision[];
+  faces: Tracked[];
 }
 
 /** A face's crop pixels, copied out of its decoded image (copyFace). */
@@ -266,6 +269,8 @@ export class SightingRecorder {
   private readonly tracks = new Map<string, Track[]>();
   /** Per camera (track key), the newest frame waiting in the queue for its descriptors. */
   private readonly waiting = new Map<string, WaitingFrame>();
+  /** Per camera, its frames queued or being described: a frame that came described waits behind them (in order). */
+  private readonly describing = new Map<string, number>();
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
   private pendingBytes = 0;
@@ -290,21 +295,24 @@ export class SightingRecorder {
    */
   recordImage(r: ImageRecognition): void {
     try {
-      const { image, ...common } = r;
-      if (this.tracksByDescriptor(r)) {
-        // Which faces are kept is decided once they are described: every face is copied now.
-        const faces = r.faces
+      const { image, ...rest } = r;
+      // Seen when recognised, not when stored after the answer.
+      const common = { ...rest, seen_at: r.seen_at ?? new Date(this.now()) };
+      const copy = (faces: Tracked[]) =>
+        faces
           .map((face) => ({ ...face, pixels: copyFace(image, face.box) }))
-          .filter((f): f is FaceDecision & { pixels: FacePixels } => f.pixels !== null);
-        this.waitForDescriptors({ ...common, seen_at: r.seen_at ?? new Date(this.now()), faces });
+          .filter((f): f is Tracked & { pixels: FacePixels } => f.pixels !== null);
+      // A frame whose faces the recognition described is tracked at once, unless one of its camera's earlier frames
+      // is still being described (decisions follow the order of the answers).
+      const described = r.faces.every((f) => f.descriptor !== undefined) && !this.describing.get(trackKey(r));
+      if (!described && this.tracksByDescriptor(r)) {
+        // Which faces are kept is decided once they are described: every face is copied now.
+        this.waitForDescriptors({ ...common, faces: copy(r.faces) });
         return;
       }
-      const faces = this.select(r, r.faces);
+      const faces = this.select(common, r.faces);
       if (faces.length === 0) return;
-      const copied = faces
-        .map((face) => ({ ...face, pixels: copyFace(image, face.box) }))
-        .filter((f): f is FaceDecision & { pixels: FacePixels } => f.pixels !== null);
-      this.keepCopies({ ...common, faces: copied });
+      this.keepCopies({ ...common, faces: copy(faces) });
     } catch (err) {
       this.fail(err);
     }
@@ -353,16 +361,29 @@ export class SightingRecorder {
     const frame: WaitingFrame = { r, size: { bytes } };
     const queued = this.enqueue(async () => {
       if (this.waiting.get(key) === frame) this.waiting.delete(key);
-      await this.describeAndKeep(frame.r);
+      try {
+        await this.describeAndKeep(frame.r);
+      } finally {
+        const left = (this.describing.get(key) ?? 1) - 1;
+        if (left > 0) this.describing.set(key, left);
+        else this.describing.delete(key);
+      }
     }, frame.size);
-    if (queued) this.waiting.set(key, frame);
+    if (queued) {
+      this.waiting.set(key, frame);
+      this.describing.set(key, (this.describing.get(key) ?? 0) + 1);
+    }
   }
 
-  /** A camera frame's faces described (one descriptor each), tracked with them, and the ones to keep stored. */
+  /**
+   * A camera frame's faces described (one descriptor each: those the recognition described keep theirs), tracked
+   * with them, and the ones to keep stored.
+   */
   private async describeAndKeep(r: CopiedRecognition): Promise<void> {
     const faces: CopiedRecognition['faces'] = [];
     for (const face of r.faces) {
-      const [descriptor] = await this.describeSafely(face.pixels.rgb, [face.pixels.box]);
+      const [descriptor] =
+        face.descriptor !== undefined ? [face.descriptor] : await this.describeSafely(face.pixels.rgb, [face.pixels.box]);
       faces.push({ ...face, descriptor: descriptor ?? null });
     }
     const kept = this.select(r, faces);

@@ -114,6 +114,19 @@ describe('FacePipeline', () => {
     expect(r.faces[1].distance).toBeCloseTo(Math.sqrt(128 * 0.25), 3);
     // The step on its own gives the same ids.
     expect((await predictEmbeddingFaces(rgb, boxes, model, describe)).map((f) => f.ranked?.[0]?.labelId)).toEqual([0, 0]);
+    expect(r.descriptors).toBeUndefined();
+
+    // Asked for, the descriptors it computed come back in the faces' order (the server's sightings reuse them),
+    // null for a face the nets could not describe; none when nothing was described.
+    const some = vi.fn(async (_rgb: RgbImage, b: Rect[]) => b.map((_, i) => (i === 0 ? near : undefined)) as Float32Array[]);
+    const keeping = new FacePipeline({ describe: some });
+    const step = { recognizer: 'embedding' as const, rule: EMBEDDING_RULE, boxes, descriptors: true };
+    expect((await keeping.recognize({ rgb }, step)).descriptors).toBeUndefined();
+    keeping.setModels({ embedding: { model, names } });
+    const kept = await keeping.recognize({ rgb }, step);
+    expect(some).toHaveBeenCalledTimes(1);
+    expect(kept.descriptors).toEqual([near, null]);
+    expect(kept.faces.map((f) => f.label)).toEqual(['grace', 'unknown']);
   });
 
   it('a model swap applies whole, from the next recognition on', async () => {

@@ -128,6 +128,12 @@ export interface Recognition {
   /** Time to find the boxes (about 0 when they were given), and to name them. */
   detectMs: number;
   recognizeMs: number;
+  /**
+   * With `RecognizeStep.descriptors`: each face's embedding descriptor, in the order of `faces` (null where the nets
+   * could not describe it); absent when none was computed (LBPH, or no embedding model). The server's sightings reuse
+   * them instead of describing the same faces again.
+   */
+  descriptors?: (Float32Array | null)[];
 }
 
 export interface RecognizeStep {
@@ -136,6 +142,8 @@ export interface RecognizeStep {
   rule: DecisionRule;
   /** Boxes found elsewhere (the remote detector, the server's cascade worker): the cascade is skipped. */
   boxes?: Rect[];
+  /** Also give back the descriptors the embedding recognizer computed (Recognition.descriptors). */
+  descriptors?: boolean;
 }
 
 /** One face of a training image: the largest face (the person nearest the camera) and its LBPH histogram. */
@@ -216,21 +224,37 @@ export class FacePipeline {
     const trained = this.current[step.recognizer];
     const corrections = this.correctionsFor(step.recognizer, trained);
     let faces: RecognizedBox[];
+    let described: (Float32Array | null)[] | undefined;
     if (step.recognizer === 'embedding') {
       const model = this.current.embedding?.model ?? null;
       const { describe } = this.host;
       if (model && boxes.length && (!describe || !image.rgb))
         throw new Error('the embedding recognizer needs the colour image and its nets');
+      // The descriptors predictEmbeddingFaces computes, kept when the step asks for them.
+      const keeping: Describe | undefined =
+        describe && step.descriptors
+          ? async (rgb, asked) => {
+              const found = await describe(rgb, asked);
+              described = asked.map((_, i) => found[i] ?? null);
+              return found;
+            }
+          : describe;
       // Without a model (or faces) nothing is described, so the missing parts are never used.
       faces =
-        model && describe && image.rgb
-          ? await predictEmbeddingFaces(image.rgb, boxes, model, describe, corrections)
+        model && keeping && image.rgb
+          ? await predictEmbeddingFaces(image.rgb, boxes, model, keeping, corrections)
           : boxes.map((box) => recognized(box, null));
     } else {
       if (!image.gray) throw new Error('LBPH needs the gray image');
       faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null, this.host.eyeCascade ?? null, corrections);
     }
-    return { faces: faceResults(faces, trained, step.rule), trained: trained !== null, detectMs: t1 - t0, recognizeMs: now() - t1 };
+    return {
+      faces: faceResults(faces, trained, step.rule),
+      trained: trained !== null,
+      detectMs: t1 - t0,
+      recognizeMs: now() - t1,
+      ...(described ? { descriptors: described } : {}),
+    };
   }
 
   /** A training image's sample; `describe`: also the embedding descriptor (where the host can compute it). */

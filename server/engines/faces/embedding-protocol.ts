@@ -34,8 +34,13 @@ export interface EmbeddingOps {
   status: { args: void; result: EmbeddingAvailability };
   /** Descriptors of the given faces, in order. */
   describe: { args: { rgb: RgbImage; boxes: Rect[] }; result: Float32Array[] };
-  /** Names each given face with the worker's current model. */
-  recognize: { args: { rgb: RgbImage; boxes: Rect[]; rule: DecisionRule }; result: Recognition };
+  /** How many faces this worker has described since it started (recognitions' and `describe`'s alike). */
+  described: { args: void; result: number };
+  /**
+   * Names each given face with the worker's current model; with its faces' descriptors (Recognition.descriptors, of
+   * `descriptorModel`) when any were computed.
+   */
+  recognize: { args: { rgb: RgbImage; boxes: Rect[]; rule: DecisionRule }; result: Recognition & { descriptorModel: DescriptorModelId } };
   setModel: { args: Trained<EmbeddingModel> | null; result: EmbeddingModelInstall };
   /** The embedding corrections ("not this person" descriptors by label name), applied by recognize. */
   setNegatives: { args: Negatives; result: void };

@@ -19,14 +19,24 @@ const engine = new NodeEmbeddingEngine({
   ...(config.descriptorDir ? { descriptorDir: config.descriptorDir } : {}),
 });
 const loaded = engine.load();
-const describe: Describe = async (rgb, boxes) => (boxes.length ? engine.describeFaces(rgb, boxes) : []);
+/** Faces described since this worker started (the nets are the costly part: tests and measurements count them). */
+let described = 0;
+const describe: Describe = async (rgb, boxes) => {
+  if (!boxes.length) return [];
+  described += boxes.length;
+  return engine.describeFaces(rgb, boxes);
+};
 // No detector here: the boxes come from the cascade workers or the remote engine.
 const pipeline = new FacePipeline({ describe });
 
 serveOps<EmbeddingOps>({
   status: () => loaded,
   describe: ({ rgb, boxes }) => describe(rgb, boxes),
-  recognize: ({ rgb, boxes, rule }) => pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes }),
+  described: () => described,
+  recognize: async ({ rgb, boxes, rule }) => ({
+    ...(await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes, descriptors: true })),
+    descriptorModel: descriptor,
+  }),
   setNegatives: (embedding) => pipeline.setNegatives({ embedding }),
   setModel: (embedding) => {
     // Descriptors of another model are not comparable: never match against them (the matcher would throw).

@@ -112,6 +112,13 @@ interface FeatureCounts {
   descriptors: number;
 }
 
+/** The descriptors a recognition computed, one per answer face in order (null: the nets could not describe it). */
+export interface RecognitionDescriptors {
+  /** The descriptor model the embedding worker computed them with (DescriptorModelId). */
+  model: string;
+  descriptors: (Float32Array | null)[];
+}
+
 /** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
 function transferable(gray: GrayImage): ArrayBuffer[] {
   return gray.data.byteOffset === 0 && gray.data.byteLength === gray.data.buffer.byteLength ? [gray.data.buffer as ArrayBuffer] : [];
@@ -310,6 +317,11 @@ export class FaceService {
     return method === 'remote' ? this.opts.remote.detect(rgb) : undefined;
   }
 
+  /** Faces the embedding worker has described since it started (null when it is off): what tests and measurements count. */
+  async embeddingDescribed(): Promise<number | null> {
+    return this.opts.embedding ? this.opts.embedding.run('described', undefined) : null;
+  }
+
   /** The decision rule a recognizer answers with now. */
   ruleFor(recognizer: RecognitionModel): DecisionRule {
     return this.opts.rules.ruleFor(recognizer);
@@ -317,41 +329,65 @@ export class FaceService {
 
   /**
    * `recognizer`: this request's own choice (409 when it cannot run here); default the active one. `withPixels` is
-   * given the decoded image and the answer while the image is still held (the sightings copy their crops from it):
+   * given the decoded image and the answer while the image is still held (the sightings copy their crops from it),
+   * and the faces' descriptors when the embedding recognizer computed them (the sightings' own, not computed twice):
    * it must be synchronous and keep no reference to the image.
    */
   async recognize(
     bytes: Uint8Array,
     recognizer?: RecognitionModel,
-    withPixels?: (rgb: RgbImage, answer: RecognizeResponse) => void,
+    withPixels?: (rgb: RgbImage, answer: RecognizeResponse, described?: RecognitionDescriptors) => void,
   ): Promise<RecognizeResponse> {
     if (recognizer) {
       const reason = this.recognitionUnavailable(recognizer);
       if (reason) throw new ApiError('model_unavailable', `recognition model "${recognizer}" is not available: ${reason}`);
     }
     return this.opts.decoder.use(bytes, async (image) => {
-      const answer = await this.recognizeDecoded(image, recognizer);
-      withPixels?.(image.rgb, answer);
+      const { answer, described } = await this.recognizeDescribed(image, recognizer);
+      withPixels?.(image.rgb, answer, described);
       return answer;
     });
   }
 
   /** Recognition on an image already decoded (the chat analysis decodes once for faces and objects). */
-  async recognizeDecoded({ gray, rgb }: Pick<DecodedImage, 'gray' | 'rgb'>, requested?: RecognitionModel): Promise<RecognizeResponse> {
+  async recognizeDecoded(image: Pick<DecodedImage, 'gray' | 'rgb'>, requested?: RecognitionModel): Promise<RecognizeResponse> {
+    return (await this.recognizeDescribed(image, requested)).answer;
+  }
+
+  /** The answer, and the descriptors the embedding worker computed on the way (never part of the answer). */
+  private async recognizeDescribed(
+    { gray, rgb }: Pick<DecodedImage, 'gray' | 'rgb'>,
+    requested?: RecognitionModel,
+  ): Promise<{ answer: RecognizeResponse; described?: RecognitionDescriptors }> {
     // Read once: a switch while this request runs applies from the next request on.
     const method = this.detectionMethod;
     const recognizer = requested ?? this.recognitionModel;
     const boxes = await this.remoteBoxes(method, rgb);
     const embedding = recognizer === 'embedding' ? this.opts.embedding : null;
     let result: Recognition;
+    let described: RecognitionDescriptors | undefined;
     if (embedding) {
       const found = boxes ?? (await this.opts.pool.run('detect', { gray }, transferable(gray)));
-      result = await embedding.run('recognize', { rgb, boxes: found, rule: this.opts.rules.ruleFor('embedding') });
+      const { descriptorModel, descriptors, ...named } = await embedding.run('recognize', {
+        rgb,
+        boxes: found,
+        rule: this.opts.rules.ruleFor('embedding'),
+      });
+      result = named;
+      // One per face, in the answer's order; the worker says which descriptor model made them.
+      if (descriptors && descriptors.length === named.faces.length) described = { model: descriptorModel, descriptors };
     } else {
       result = await this.opts.pool.run('recognize', { gray, boxes, rule: this.opts.rules.ruleFor('lbph') }, transferable(gray));
     }
     const { faces } = result;
-    return { faces, count: faces.length, detection_method: method, recognition_model: recognizer, trained: result.trained };
+    const answer: RecognizeResponse = {
+      faces,
+      count: faces.length,
+      detection_method: method,
+      recognition_model: recognizer,
+      trained: result.trained,
+    };
+    return described ? { answer, described } : { answer };
   }
 
   /**
