@@ -89,7 +89,7 @@ function harness(engine: EngineClient) {
     /** One check of the pages' model sync (If-None-Match, then only what changed): the version, and what is installed. */
     checkServerModels: async () => {
       await sync.check();
-      return { version: sync.version ?? null, installed };
+      return { version: sync.version ?? null, installed, download: sync.lastDownload };
     },
     /** An image file, decoded by this browser as the app decodes uploads. */
     recognizeFile: async (b64: string, type: string, options: RecognizeOptions) => engine.recognize(await decode(b64, type), options),

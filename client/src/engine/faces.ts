@@ -5,7 +5,10 @@
  * this worker's tfjs. Same pixels in, same answer out.
  */
 import type { RecognitionModel } from '../../../shared/api/index';
-import { DEFAULT_DESCRIPTOR_MODEL, type DescriptorModelId } from '../../../shared/embedding/descriptor-models';
+import { DEFAULT_DESCRIPTOR_MODEL, type DescriptorModelId, isDescriptorModelId } from '../../../shared/embedding/descriptor-models';
+import type { EmbeddingModel } from '../../../shared/embedding/matcher';
+import type { LbphModel } from '../../../shared/lbph/lbph';
+import { assembleEmbedding, assembleLbph } from '../../../shared/recognition/compact-model';
 import { createEmbeddingEngine, type EmbeddingEngine } from '../../../shared/embedding/engine';
 import { rgbToGray } from '../../../shared/image/ops';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
@@ -22,7 +25,16 @@ import { createCascadeRunner, type CascadeRunner } from './cascade-pool';
 import { engineRule } from './rule-sync';
 import { embeddingEngineOptions, loadFaceApi } from './face-api';
 import { embeddingDescriptorOf } from './models';
-import type { CascadeOptions, EngineRules, ModelTexts, RecognizeOptions, RecognizeResult, SetModelResult, TrainResult } from './protocol';
+import type {
+  CascadeOptions,
+  CompactModels,
+  EngineRules,
+  ModelTexts,
+  RecognizeOptions,
+  RecognizeResult,
+  SetModelResult,
+  TrainResult,
+} from './protocol';
 
 /** A frame as the engines take it: RGBA (channels 4) and its gray image. */
 export interface Frame {
@@ -135,6 +147,7 @@ export class FaceEngine {
 
   /** Installs (or clears, with null) the models from the server's file formats; names come from the files. */
   setModels(texts: ModelTexts): SetModelResult['lbph' | 'embedding'][] {
+    if (texts.compact) return this.setCompact(texts.compact);
     // Both decoded before either is installed: a bad file changes nothing.
     const lbph = texts.lbphYaml === undefined ? undefined : texts.lbphYaml === null ? null : trained(decodeLbphFile(texts.lbphYaml));
     const embedding =
@@ -145,6 +158,25 @@ export class FaceEngine {
           : trained(decodeEmbeddingsFile(texts.embeddingsJson));
     // The descriptors of the model's own descriptor model, as the server that trained it computed them.
     if (embedding) this.descriptor = embeddingDescriptorOf(texts.embeddingsJson!);
+    return this.install(lbph, embedding);
+  }
+
+  /** The compact models (#27), assembled from their segments; both read before either is installed. */
+  private setCompact(compact: CompactModels): SetModelResult['lbph' | 'embedding'][] {
+    const at = compact.trainedAt ?? undefined;
+    const lbph = compact.lbph ? trained(assembleLbph(compact.lbph.head, compact.lbph.segments), at) : null;
+    const e = compact.embedding;
+    if (e && !isDescriptorModelId(e.descriptorModel))
+      throw new Error(`the compact model's descriptor model ${e.descriptorModel} is unknown to this build`);
+    const embedding = e ? trained(assembleEmbedding(e.dim, e.segments), at) : null;
+    if (e) this.descriptor = e.descriptorModel as DescriptorModelId;
+    return this.install(lbph, embedding);
+  }
+
+  private install(
+    lbph: Trained<LbphModel> | null | undefined,
+    embedding: Trained<EmbeddingModel> | null | undefined,
+  ): SetModelResult['lbph' | 'embedding'][] {
     this.pipeline.setModels({ ...(lbph !== undefined ? { lbph } : {}), ...(embedding !== undefined ? { embedding } : {}) });
     const { models } = this.pipeline;
     return [summary(models.lbph), summary(models.embedding)];

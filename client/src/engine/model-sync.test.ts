@@ -114,11 +114,16 @@ describe('ModelSync', () => {
     await s.ensureLoaded();
     expect(installed).toEqual([{ lbphYaml: 'yaml-1', embeddingsJson: null, corrections: null }]);
     expect(versions).toEqual(['v1']);
-    expect(server.requests.map((r) => new URL(r.url, 'http://x').pathname)).toEqual(['/api/models/trained', '/api/models/trained/lbph']);
+    // #27: the compact model asked for first; this server has none (404), so the files.
+    expect(server.requests.map((r) => new URL(r.url, 'http://x').pathname)).toEqual([
+      '/api/models/trained',
+      '/api/models/trained/compact',
+      '/api/models/trained/lbph',
+    ]);
 
     await s.check();
     await s.ensureLoaded(); // loaded: no request at all
-    expect(server.requests.slice(2)).toEqual([{ url: '/api/models/trained', ifNoneMatch: '"v1"' }]);
+    expect(server.requests.slice(3)).toEqual([{ url: '/api/models/trained', ifNoneMatch: '"v1"' }]);
     expect(installed).toHaveLength(1);
 
     server.set({ version: 'v2', lbph: 'yaml-2', embedding: 'json-2' });

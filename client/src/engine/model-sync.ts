@@ -16,6 +16,8 @@ import type { TrainedModelsResponse } from '../../../shared/api/index';
 import type { LocalModel, LocalModelStore } from '../pwa/local-model';
 import { downloadCorrections, downloadModels, parseModelIndex, TRAINED_MODELS_URL } from './models';
 import type { ModelTexts } from './protocol';
+import type { CompactModelManifest } from '../../../shared/api/compact-models';
+import { type CompactDownload, downloadCompact, fetchManifest, memorySegments, type SegmentStore } from './compact-sync';
 
 /**
  * The server refused the trained models to this account (401/403): they hold everyone's templates and are for
@@ -48,6 +50,21 @@ export interface ModelSyncOptions {
   indexUrl?: string;
   /** What relative model URLs resolve against (the page's address). */
   base: string;
+  /** Where the compact model's segments are kept (default: in memory; the page passes browserSegments()). */
+  segments?: SegmentStore;
+  /** Told what each download of the server's models cost. */
+  onDownload?(download: ModelDownload): void;
+}
+
+/** What one download of the server's models fetched: the compact segments (#27) or the whole files. */
+export interface ModelDownload {
+  via: 'compact' | 'files';
+  /** Segments fetched now / in the model (0 for files). */
+  fetched: number;
+  segments: number;
+  /** Bytes fetched now (uncompressed) and the size of the model installed. */
+  fetchedBytes: number;
+  installedBytes: number;
 }
 
 /** A model trained in this browser, as the engine gave it back. */
@@ -77,8 +94,14 @@ export class ModelSync {
   /** Checks and local trainings run one after the other: a check never lands between a training and its keeping. */
   private chain: Promise<unknown> = Promise.resolve();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** The compact model's segments kept on this device (#27). */
+  private readonly segments: SegmentStore;
+  /** What the last download of the server's models fetched (null: none yet). */
+  lastDownload: ModelDownload | null = null;
 
-  constructor(private readonly options: ModelSyncOptions) {}
+  constructor(private readonly options: ModelSyncOptions) {
+    this.segments = options.segments ?? memorySegments();
+  }
 
   get version(): string | null | undefined {
     return this.installed;
@@ -182,15 +205,57 @@ export class ModelSync {
       // Only the corrections changed: the model files stay.
       await this.options.install({ corrections: await downloadCorrections(index, indexUrl, this.options.base, fetchFn) });
     } else {
-      const { version: _v, ...texts } = await downloadModels(index, indexUrl, this.options.base, fetchFn);
       // Unknown until installed: a failed install downloads the files again at the next check.
       this.installedFiles = undefined;
+      const compact = await this.installCompact(index, indexUrl, fetchFn);
+      if (compact) {
+        this.installedFiles = compact.models_version;
+        this.installed = compact.version;
+        this.options.onVersion?.(compact.version);
+        this.use(null);
+        return;
+      }
+      const { version: _v, ...texts } = await downloadModels(index, indexUrl, this.options.base, fetchFn);
       await this.options.install(texts);
       this.installedFiles = filesVersion;
+      const bytes = (index.lbph?.bytes ?? 0) + (index.embedding?.bytes ?? 0);
+      this.report({ via: 'files', fetched: 0, segments: 0, fetchedBytes: bytes, installedBytes: bytes });
     }
     this.installed = index.version;
     this.options.onVersion?.(index.version);
     this.use(null);
+  }
+
+  /**
+   * #27: the compact models, fetching only the segments this device lacks, installed with their corrections; null
+   * when the server has none (an older server) or they could not be had, so the files are downloaded instead.
+   */
+  private async installCompact(
+    index: TrainedModelsResponse,
+    indexUrl: string,
+    fetchFn: (input: string, init?: RequestInit) => Promise<Response>,
+  ): Promise<{ version: string; models_version: string } | null> {
+    const manifestUrl = new URL(`${indexUrl}/compact`, this.options.base).href;
+    let download: CompactDownload;
+    let manifest: CompactModelManifest | null;
+    try {
+      manifest = await fetchManifest(manifestUrl, fetchFn);
+      if (!manifest) return null;
+      download = await downloadCompact(manifest, manifestUrl, this.segments, fetchFn);
+    } catch {
+      return null;
+    }
+    // The corrections of the manifest's version (a training between the list and the manifest: the manifest's).
+    const corrections = await downloadCorrections({ ...index, corrections: manifest.corrections }, indexUrl, this.options.base, fetchFn);
+    await this.options.install({ compact: download.models, corrections });
+    const { fetched, segments, fetchedBytes, installedBytes } = download;
+    this.report({ via: 'compact', fetched, segments, fetchedBytes, installedBytes });
+    return { version: manifest.version, models_version: manifest.models_version };
+  }
+
+  private report(download: ModelDownload): void {
+    this.lastDownload = download;
+    this.options.onDownload?.(download);
   }
 
   /** The server's list now (the last one on a 304), or why there is none. */

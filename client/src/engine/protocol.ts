@@ -6,6 +6,7 @@
 import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
 import type { DecisionRule } from '../../../shared/recognition/decision';
 import type { CascadeParams } from '../../../shared/recognition/pipeline';
+import type { LbphHeader } from '../../../shared/recognition/compact-model';
 import type { ChatFacialFeatures } from '../../../shared/vision/facial-features';
 import type { FeatureCascadeUrls } from './features';
 
@@ -84,6 +85,18 @@ export interface ModelTexts {
    * applied to whichever models are installed; null clears them.
    */
   corrections?: string | null;
+  /**
+   * The models in compact form (#27: GET /api/models/trained/compact's segments, shared/recognition/compact-model.ts),
+   * in place of lbphYaml and embeddingsJson: a recognizer without segments is cleared.
+   */
+  compact?: CompactModels;
+}
+
+/** The compact models as the model sync assembled them from the manifest and its segments. */
+export interface CompactModels {
+  trainedAt: string | null;
+  lbph: { head: LbphHeader; segments: Uint8Array[] } | null;
+  embedding: { descriptorModel: string; dim: number; segments: Uint8Array[] } | null;
 }
 
 export interface SetModelResult {

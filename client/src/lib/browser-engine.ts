@@ -9,7 +9,8 @@
 import { createRoot, createSignal } from 'solid-js';
 import type { RecognitionModel } from '../../../shared/api/index';
 import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
-import { ModelSync } from '../engine/model-sync';
+import { type ModelDownload, ModelSync } from '../engine/model-sync';
+import { browserSegments } from '../engine/compact-sync';
 import { type EngineRules, RuleSync } from '../engine/rule-sync';
 import { authFetch } from '../auth/session';
 import { localModelStore, type LocalModel } from '../pwa/local-model';
@@ -28,7 +29,10 @@ const store = createRoot(() => {
   const [modelVersion, setModelVersion] = createSignal<string | null>(null);
   const [localModel, setLocalModel] = createSignal<LocalModel | null>(null);
   const [modelsRefused, setModelsRefused] = createSignal('');
+  const [modelDownload, setModelDownload] = createSignal<ModelDownload | null>(null);
   return {
+    modelDownload,
+    setModelDownload,
     state,
     setState,
     info,
@@ -58,6 +62,8 @@ export const browserEngine = {
    * kiosks and devices (biometric-device). Face recognition then runs on the server (lib/analyze.ts).
    */
   modelsRefused: store.modelsRefused,
+  /** What the last download of the server's models cost (#27: compact segments fetched, sizes); null: none yet. */
+  modelDownload: store.modelDownload,
 };
 
 let starting: Promise<EngineClient> | null = null;
@@ -102,6 +108,9 @@ function startModelSync(engine: EngineClient): ModelSync {
     onVersion: (v) => store.setModelVersion(v),
     onLocal: (m) => store.setLocalModel(m),
     onRefused: (refusal) => store.setModelsRefused(refusal?.message ?? ''),
+    onDownload: (d) => store.setModelDownload(d),
+    // #27: the compact model's segments stay on the device, so a reload or an offline start fetches none again.
+    segments: browserSegments(),
     local: localModelStore,
     base: document.baseURI,
     // The trained model is an API answer: under auth it needs the bearer token.
