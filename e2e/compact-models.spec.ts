@@ -77,4 +77,11 @@ test('the engine installs the compact model; after one person is added, the next
   expect(second.installed?.lbph).toEqual({ labels: ['grace-hopper', 'lionel'], samples: 8 });
   expect(calls.paths.filter((p) => p === '/api/models/trained/lbph')).toEqual([]);
   expect((await recognizeInBrowser(engine, 'faces/messi5.jpg')).faces.map((f) => f.label)).toContain('lionel');
+
+  // The Models page says what a browser downloads.
+  await page.goto(`${lookout.url}/config`);
+  await expect(page.getByTestId('browser-model-size')).toContainText('2 people');
+  await expect(page.getByTestId('browser-model-lbph')).toContainText(
+    /LBPH: \d+ KB to download, \d+ KB installed \(the full file would be [\d.]+ MB\)\./,
+  );
 });

@@ -6,6 +6,8 @@
  * the segments it lacks.
  */
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { embeddingSegments, lbphSegments, type PersonSegment } from '../../shared/recognition/compact-model.js';
 import { decodeLbphStream } from '../../shared/recognition/model-files.js';
 import { decodeEmbeddingFile } from '../../shared/embedding/model-file.js';
@@ -18,10 +20,23 @@ export interface CompactSet {
   lbph: {
     head: { radius: number; neighbors: number; gridX: number; gridY: number; threshold: number; faceAlignment: string | null };
     people: CompactSegmentRef[];
+    wireBytes: number;
   } | null;
-  embedding: { descriptorModel: string; dim: number; people: CompactSegmentRef[] } | null;
+  embedding: { descriptorModel: string; dim: number; people: CompactSegmentRef[]; wireBytes: number } | null;
   /** Every segment of this set by hash. */
   segments: Map<string, Uint8Array>;
+}
+
+const gzipAsync = promisify(gzip);
+
+/** The segments gzipped one by one, in all (on libuv's threads, a few at a time: not on the event loop). */
+async function wireBytes(list: PersonSegment[]): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < list.length; i += 32) {
+    const sizes = await Promise.all(list.slice(i, i + 32).map(async (s) => (await gzipAsync(s.bytes)).length));
+    for (const n of sizes) total += n;
+  }
+  return total;
 }
 
 function refs(list: PersonSegment[], into: Map<string, Uint8Array>): CompactSegmentRef[] {
@@ -40,9 +55,11 @@ export async function compactSet(snapshot: TrainedSnapshot): Promise<CompactSet>
   if (snapshot.lbphFile) {
     const { model, labelIds } = await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap);
     const { radius, neighbors, gridX, gridY, threshold } = model;
+    const list = lbphSegments(model, labelIds);
     lbph = {
       head: { radius, neighbors, gridX, gridY, threshold, faceAlignment: model.faceAlignment ?? null },
-      people: refs(lbphSegments(model, labelIds), segments),
+      people: refs(list, segments),
+      wireBytes: await wireBytes(list),
     };
   }
   let embedding: CompactSet['embedding'] = null;
@@ -50,7 +67,8 @@ export async function compactSet(snapshot: TrainedSnapshot): Promise<CompactSet>
   if (json) {
     const file = decodeEmbeddingFile(new TextDecoder().decode(json));
     const labelIds = Object.fromEntries(file.labels.map((l) => [l.name, l.label]));
-    embedding = { descriptorModel: file.descriptor, dim: file.model.dim, people: refs(embeddingSegments(file.model, labelIds), segments) };
+    const list = embeddingSegments(file.model, labelIds);
+    embedding = { descriptorModel: file.descriptor, dim: file.model.dim, people: refs(list, segments), wireBytes: await wireBytes(list) };
   }
   return { version: snapshot.version, lbph, embedding, segments };
 }

@@ -142,10 +142,16 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
             threshold: set.lbph.head.threshold,
             face_alignment: set.lbph.head.faceAlignment,
             people: set.lbph.people,
+            wire_bytes: set.lbph.wireBytes,
           }
         : null,
       embedding: set.embedding
-        ? { descriptor_model: set.embedding.descriptorModel, dim: set.embedding.dim, people: set.embedding.people }
+        ? {
+            descriptor_model: set.embedding.descriptorModel,
+            dim: set.embedding.dim,
+            people: set.embedding.people,
+            wire_bytes: set.embedding.wireBytes,
+          }
         : null,
       corrections: described.corrections ?? { available: false, url: TRAINED_CORRECTIONS_URL, bytes: null, count: 0 },
     };

@@ -20,6 +20,12 @@ const segmentRef = z.object({
 });
 export type CompactSegmentRef = z.infer<typeof segmentRef>;
 
+const wireBytes = z
+  .number()
+  .int()
+  .optional()
+  .meta({ description: 'The segments gzip-compressed one by one, in all: about what a device downloads.' });
+
 export const compactModelManifest = z
   .object({
     format: z.literal('lookout-compact'),
@@ -38,6 +44,7 @@ export const compactModelManifest = z
         threshold: z.number(),
         face_alignment: z.string().nullable(),
         people: z.array(segmentRef).meta({ description: 'In label-id order: the assembled model numbers them 0, 1, ...' }),
+        wire_bytes: wireBytes,
       })
       .nullable(),
     embedding: z
@@ -45,6 +52,7 @@ export const compactModelManifest = z
         descriptor_model: z.string(),
         dim: z.number().int(),
         people: z.array(segmentRef),
+        wire_bytes: wireBytes,
       })
       .nullable(),
     corrections: trainedModelFile

@@ -67,6 +67,8 @@ describe('compact trained models', () => {
       ['grace', 4],
       ['lionel', 4],
     ]);
+    expect(m1.lbph!.wire_bytes).toBeGreaterThan(0);
+    expect(m1.lbph!.wire_bytes).toBeLessThan(m1.lbph!.people.reduce((n, p) => n + p.bytes, 0));
     expect((await manifest(index.version)).status).toBe(304);
 
     // Fetched plain and gzipped: the same bytes, and the model training.yml holds, bit for bit.

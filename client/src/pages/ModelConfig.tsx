@@ -9,6 +9,7 @@ import { createSignal, onCleanup, onMount, Show } from 'solid-js';
 import type { DetectionMethod, ModelsAvailableResponse, ModelsConfigResponse, RecognitionModel } from '../../../shared/api/index';
 import { ChoiceGroup, type Choice } from '../components/config/ChoiceGroup';
 import { Thresholds } from '../components/config/Thresholds';
+import { BrowserModelSize } from '../components/config/BrowserModelSize';
 import { DETECTION_TEXT, formatWhen, RECOGNITION_TEXT, REMOTE_STATUS_TEXT } from '../components/config/descriptions';
 import { Notice, type NoticeKind } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
@@ -195,6 +196,7 @@ export default function ModelConfig() {
       </Show>
 
       <Thresholds active={available()?.recognition_models.find((m) => m.active)?.name} />
+      <BrowserModelSize />
     </section>
   );
 }
