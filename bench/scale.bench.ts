@@ -177,6 +177,24 @@ async function wireBytes(url: string): Promise<{ bytes: number; encoding: string
   });
 }
 
+/** The compact browser model (#27 section 2), when the server has it: every segment fetched, bytes as sent. */
+async function compactBytes(url: string): Promise<{ lbph: number; embedding: number; raw: number } | undefined> {
+  const res = await fetch(`${url}/api/models/trained/compact`);
+  if (!res.ok) return undefined;
+  type Part = { people: { hash: string; bytes: number }[] } | null;
+  const manifest = (await res.json()) as { segments_url: string; lbph: Part; embedding: Part };
+  const sent = async (part: Part) => {
+    let bytes = 0;
+    const hashes = part?.people.map((p) => p.hash) ?? [];
+    for (let i = 0; i < hashes.length; i += 200) {
+      bytes += (await wireBytes(`${url}${manifest.segments_url}?hashes=${hashes.slice(i, i + 200).join(',')}`)).bytes;
+    }
+    return bytes;
+  };
+  const raw = [manifest.lbph, manifest.embedding].reduce((sum, part) => sum + (part?.people.reduce((s, p) => s + p.bytes, 0) ?? 0), 0);
+  return { lbph: await sent(manifest.lbph), embedding: await sent(manifest.embedding), raw };
+}
+
 async function diskBytes(dir: string): Promise<number> {
   let total = 0;
   for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
@@ -328,6 +346,12 @@ async function measure(repoRoot: string, faces: Source[], photos: number): Promi
     };
     const lbphWire = described.lbph.available ? await wireBytes(`${url}${described.lbph.url}`) : undefined;
     const embeddingWire = described.embedding.available ? await wireBytes(`${url}${described.embedding.url}`) : undefined;
+    const compact = await compactBytes(url);
+    if (compact) {
+      console.log(
+        `scale ${photos}: compact browser model: LBPH ${t(mb(compact.lbph))} MB, embedding ${t(mb(compact.embedding))} MB sent (${t(mb(compact.raw))} MB uncompressed)`,
+      );
+    }
     const onDisk = await diskBytes(path.join(dataDir, 'models'));
     const featureBytes = await diskBytes(path.join(dataDir, 'features')).catch(() => 0);
     console.log(
@@ -413,6 +437,22 @@ async function measure(repoRoot: string, faces: Source[], photos: number): Promi
         lookout: mb(embeddingWire?.bytes ?? 0),
         goal: 'at 3,000 photos <= 4 MB',
       },
+      ...(compact
+        ? [
+            {
+              name: `scale ${at}: browser download, compact LBPH segments (GET /api/models/trained/compact, every segment)`,
+              unit: 'MB',
+              lookout: mb(compact.lbph),
+              goal: 'at 3,000 photos <= 20 MB',
+            },
+            {
+              name: `scale ${at}: browser download, compact embedding segments`,
+              unit: 'MB',
+              lookout: mb(compact.embedding),
+              goal: 'at 3,000 photos <= 4 MB',
+            },
+          ]
+        : []),
       {
         name: `scale ${at}: server RSS after the full training (peak so far ${Math.round(afterFull.VmHWM / 1024)} MB)`,
         unit: 'MB',
