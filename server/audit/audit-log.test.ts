@@ -89,6 +89,7 @@ describe('which requests are audited', () => {
     expect(auditActionOf('uploadImage', 'post', '/images')).toBe('enroll');
     expect(auditActionOf('trainedEmbedding', 'get', '/models/trained/embedding')).toBe('template_download');
     expect(auditActionOf('trainedCorrections', 'get', '/models/trained/corrections')).toBe('template_download');
+    expect(auditActionOf('trainedCompactSegments', 'get', '/models/trained/compact/segments')).toBe('template_download');
     expect(auditActionOf('sightingCrop', 'get', '/sightings/{id}/crop')).toBe('sighting_access');
     expect(auditActionOf('deleteSighting', 'delete', '/sightings/{id}')).toBe('delete');
     expect(auditActionOf('reviewAssign', 'post', '/review/assign')).toBe('enroll');

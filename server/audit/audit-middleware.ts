@@ -39,6 +39,9 @@ export function auditActionOf(name: string, method: string, path: string): Audit
     case 'trainedLbph':
     case 'trainedEmbedding':
     case 'trainedCorrections':
+    // #27 the same templates in compact form
+    case 'trainedCompact':
+    case 'trainedCompactSegments':
       return 'template_download';
     case 'labelImages':
     case 'imageFile':
