@@ -30,6 +30,9 @@ export const ENDPOINTS = {
   trainedLbph: { method: 'get', path: '/models/trained/lbph' },
   trainedEmbedding: { method: 'get', path: '/models/trained/embedding' },
   trainedCorrections: { method: 'get', path: '/models/trained/corrections' },
+  // #27 compact browser models
+  trainedCompact: { method: 'get', path: '/models/trained/compact' },
+  trainedCompactSegments: { method: 'get', path: '/models/trained/compact/segments' },
   // #26 sightings
   sightings: { method: 'get', path: '/sightings' },
   sighting: { method: 'get', path: '/sightings/{id}' },

@@ -7,6 +7,8 @@ export * from './enrollment.js';
 export * from './verify.js';
 export * from './training.js';
 export * from './models.js';
+// #27 compact browser models
+export * from './compact-models.js';
 export * from './objects.js';
 export * from './chat.js';
 export * from './results.js';

@@ -42,6 +42,9 @@ export const ROUTE_ACCESS = {
   trainedEmbedding: DEVICE,
   // #26 corrections: the "not X" templates of the kiosk gallery's people, with the models they correct.
   trainedCorrections: DEVICE,
+  // #27 the same templates in compact form
+  trainedCompact: DEVICE,
+  trainedCompactSegments: DEVICE,
   detectObjects: USER,
   objectClasses: USER,
   objectStatus: USER,

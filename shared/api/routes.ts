@@ -86,6 +86,8 @@ import { withAccess } from './roles.js';
 // #26 audit
 import { auditQuery, auditResponse, personResponse, personUpdateRequest } from './audit.js';
 import { trainRequest, trainResponse, trainStatusResponse } from './training.js';
+// #27 compact browser models
+import { compactModelManifest, compactSegmentsQuery } from './compact-models.js';
 import { MAX_VERIFY_FRAMES, verifyRequest, verifyResponse } from './verify.js';
 
 const json = <S extends z.ZodType>(schema: S, example?: unknown) => ({
@@ -362,6 +364,34 @@ const routeTable = {
       304: { description: 'Not modified since the version in If-None-Match.', headers: trainedFileHeaders },
     },
     errors: ['not_trained'],
+  }),
+  // #27 compact browser models
+  trainedCompact: defineRoute({
+    ...ENDPOINTS.trainedCompact,
+    summary: 'The trained models in compact form: one segment per person, listed by hash',
+    description:
+      "The kiosk gallery's people (as `GET /api/models/trained`), each one's LBPH and embedding segment named by its hash; a device fetches " +
+      'the segments it lacks from `segments_url`. The ETag is the version of `GET /api/models/trained`.',
+    tags: ['Models'],
+    responses: {
+      200: { description: 'The manifest.', headers: trainedModelHeaders, content: json(compactModelManifest) },
+      304: { description: 'Not modified since the version in If-None-Match.', headers: trainedModelHeaders },
+    },
+    errors: ['not_trained'],
+  }),
+  trainedCompactSegments: defineRoute({
+    ...ENDPOINTS.trainedCompactSegments,
+    summary: 'Compact model segments by hash (immutable)',
+    description:
+      'The segments asked for, in the order asked, each as its length (u32 little-endian) then its bytes (shared/recognition/compact-model.ts); ' +
+      'gzip-compressed when the request accepts it. A hash of neither the current nor the previous model: 404 `not_found`.',
+    tags: ['Models'],
+    request: { query: compactSegmentsQuery },
+    responses: {
+      200: { description: 'The segments.', headers: trainedModelHeaders, content: { 'application/octet-stream': { schema: binaryBody } } },
+      304: { description: 'Not modified since the ETag in If-None-Match (segments never change).', headers: trainedModelHeaders },
+    },
+    errors: ['bad_request', 'not_trained', 'not_found'],
   }),
   // #26 sightings
   sightings: defineRoute({
