@@ -10,18 +10,7 @@
  *   running sums of row * query, 8 values a turn; out[i] (f64) = the 8 lanes, promoted to f64 and added.
  */
 import { buildModule, Code, I32, op, simd, V128 } from '../wasm/builder.js';
-
-/** The part of the WebAssembly JavaScript API used here (shared/ is typed without the DOM's or Node's globals). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => WasmMemory;
-}
-const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+import { wasm, WASM_PAGE as PAGE } from '../wasm/runtime.js';
 
 // Opcodes the writer's tables do not name yet.
 const I32_LT_U = 0x49;
@@ -66,7 +55,6 @@ function dotsFunction(): Uint8Array {
   return buildModule([{ name: 'dots', params: [I32, I32, I32, I32, I32], results: [], locals: [I32, I32, I32, V128, V128], body: c }]);
 }
 
-const PAGE = 65536;
 const align16 = (n: number) => (n + 15) & ~15;
 
 /** A dot-product engine over one resident model's templates. */

@@ -22,7 +22,8 @@
  * simd.ts (four windows at a time) and kernel.ts (the module, its memory plan and the HaarKernel it runs behind).
  */
 import type { HaarCascade } from './haar-cascade.js';
-import { Kernel, wasm, type HaarKernel } from './cascade-wasm/kernel.js';
+import { wasm } from '../wasm/runtime.js';
+import { Kernel, type HaarKernel } from './cascade-wasm/kernel.js';
 
 export type { HaarKernel } from './cascade-wasm/kernel.js';
 

@@ -5,6 +5,7 @@
  * resize tables and the level) behind the HaarKernel interface. Part of haar-wasm.ts, which caches kernels.
  */
 import { buildModule, type FunctionDef } from '../../wasm/builder.js';
+import { type WasmMemory, wasm, WASM_PAGE as PAGE } from '../../wasm/runtime.js';
 import { axisTable } from '../../image/ops.js';
 import type { HaarCascade } from '../cascade/parse.js';
 import { hlineFunction, integralsFunction, integralsSplitFunction, resizeFunction } from '../pyramid-wasm.js';
@@ -44,20 +45,6 @@ export interface HaarKernel {
    */
   scan(workW: number, workH: number, ystep: number): Int32Array;
 }
-
-const PAGE = 65536;
-
-/** The part of the WebAssembly JavaScript API used here (shared/ is typed without the DOM's or Node's globals). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => WasmMemory;
-}
-export const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
 
 /**
  * The module, exporting resize and integrals (a level's image work, pyramid-wasm.ts), scan (any level, one window
