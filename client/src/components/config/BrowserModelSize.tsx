@@ -13,9 +13,14 @@ export function BrowserModelSize() {
   const [figures, setFigures] = createSignal<BrowserModelFigures | null>(null);
   onMount(async () => {
     try {
-      const [m, i] = await Promise.all([authFetch('/api/models/trained/compact'), authFetch('/api/models/trained')]);
-      if (m.status !== 200) return; // not trained, or not for this account
-      const index = i.status === 200 ? ((await i.json()) as TrainedModelsResponse) : null;
+      // The index first: with nothing trained (or not for this account) the compact manifest is not asked for at
+      // all. Asked beside it, its 404 on a first visit never finished in Chromium, so the page never went idle.
+      const i = await authFetch('/api/models/trained');
+      if (i.status !== 200) return void i.body?.cancel();
+      const index = (await i.json()) as TrainedModelsResponse;
+      if (!index.version) return;
+      const m = await authFetch('/api/models/trained/compact');
+      if (m.status !== 200) return void m.body?.cancel();
       setFigures(browserModelFigures((await m.json()) as CompactModelManifest, index));
     } catch {
       // The size is a detail: the page works without it.
