@@ -13,6 +13,7 @@
 import type { ChatMessage } from '../../shared/chat/prompt.js';
 import type { ErrorCode } from '../../shared/api/errors.js';
 import { ApiError } from '../http/errors.js';
+import { fetchIdempotent } from '../http/idempotent-fetch.js';
 import type { Logger } from '../logger.js';
 import { Credentials, parseEndpoint } from './llm/credentials.js';
 import { Deadline } from './llm/deadline.js';
@@ -285,7 +286,12 @@ export class LlmClient {
     const deadline = new Deadline(timeoutMs, opts.signal, opts.onTimeout);
     let res: Response;
     try {
-      res = await fetch(this.base + path, { method, headers, body: opts.body, signal: deadline.signal });
+      res = await (method === 'GET' ? fetchIdempotent : fetch)(this.base + path, {
+        method,
+        headers,
+        body: opts.body,
+        signal: deadline.signal,
+      });
     } catch (err) {
       deadline.done();
       throw this.failure(err, what, deadline, timeoutMs, 'connect');

@@ -3,6 +3,7 @@
  * read in the background every `intervalMs` (never per request), so the route answers the last check at once.
  */
 import { processorReady, type ProcessorReady, type ProcessorStatusResponse } from '../../shared/api/index.js';
+import { fetchIdempotent } from '../http/idempotent-fetch.js';
 import type { Logger } from '../logger.js';
 import { PeriodicCheck } from '../periodic-check.js';
 
@@ -116,7 +117,7 @@ export class ProcessorStatus {
   private async read(target: Target): Promise<ProcessorReady> {
     let res: Response;
     try {
-      res = await fetch(target.readyUrl, {
+      res = await fetchIdempotent(target.readyUrl, {
         headers: { accept: 'application/json', ...(target.authorization ? { authorization: target.authorization } : {}) },
         signal: AbortSignal.timeout(this.timeoutMs),
         redirect: 'error',

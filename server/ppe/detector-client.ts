@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import type { PpeDetection } from '../../shared/ppe/rule.js';
 import { ApiError } from '../http/errors.js';
+import { fetchIdempotent } from '../http/idempotent-fetch.js';
 import type { Logger } from '../logger.js';
 import { PeriodicCheck } from '../periodic-check.js';
 
@@ -80,9 +81,6 @@ export interface DetectorHealth {
   /** Why checks cannot run, in words that follow "the PPE detector" (null when they can, or before the first check). */
   error: string | null;
 }
-
-/** Failures of a reused connection the peer had closed, not of the peer (undici names the last one "other side closed"). */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 type FetchFailure = { kind: 'timeout' } | { kind: 'unreachable'; why: string };
 
@@ -159,7 +157,12 @@ export class PpeDetectorClient {
     const timeoutMs = this.opts.checkTimeoutMs ?? Math.min(5000, this.opts.timeoutMs);
     let error: string | null = null;
     try {
-      const res = await this.fetchHealth(`${endpoint.display}/health`, timeoutMs);
+      // Asked once more when a pooled keep-alive socket was reset (server/http/idempotent-fetch.ts).
+      const res = await fetchIdempotent(`${endpoint.display}/health`, {
+        headers: this.headers({ accept: 'application/json' }),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      });
       const text = await res.text();
       if (res.status < 200 || res.status > 299) error = `answered its health check with HTTP ${res.status}`;
       // `npm run ppe-server` answers 200 `{ ready: false }` while its model loads: no checks can run yet.
@@ -172,24 +175,6 @@ export class PpeDetectorClient {
     if (first || before !== this.health.reachable) {
       const what = this.health.reachable ? 'is reachable' : this.health.error;
       this.opts.log[this.health.reachable ? 'info' : 'warn'](`ppe: the detector at ${endpoint.display} ${what}`);
-    }
-  }
-
-  /**
-   * GET /health, asked once more on a fresh connection when the first attempt's connection was reset: a pooled
-   * keep-alive socket the detector closed (after a restart, or its idle timeout) says nothing about the detector
-   * now, and one such reset must not mark it unreachable and take readiness with it. A refused connection is
-   * not retried: that is the answer.
-   */
-  private async fetchHealth(url: string, timeoutMs: number): Promise<Response> {
-    const signal = AbortSignal.timeout(timeoutMs);
-    const ask = () => fetch(url, { headers: this.headers({ accept: 'application/json' }), signal, redirect: 'error' });
-    try {
-      return await ask();
-    } catch (err) {
-      const f = fetchFailure(err);
-      if (f.kind !== 'unreachable' || !STALE_SOCKET_CODES.has(f.why)) throw err;
-      return await ask();
     }
   }
 

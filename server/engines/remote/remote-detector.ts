@@ -16,6 +16,7 @@ import {
   type SsdDetection,
 } from '../../../shared/vision/ssd-face.js';
 import { ApiError } from '../../http/errors.js';
+import { fetchIdempotent } from '../../http/idempotent-fetch.js';
 
 export type RemoteStatus = 'connected' | 'unreachable' | 'model_not_ready';
 
@@ -58,7 +59,7 @@ export class RemoteDetector {
   /** One HTTP exchange under the timeout; the body is read inside it too. */
   private async exchange(method: 'GET' | 'POST', path: string, what: string, body?: string): Promise<{ status: number; text: string }> {
     try {
-      const res = await fetch(this.url + path, {
+      const res = await (method === 'GET' ? fetchIdempotent : fetch)(this.url + path, {
         method,
         headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
         body,
