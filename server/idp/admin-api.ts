@@ -84,6 +84,15 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   throw new Problem(400, 'invalid_json', 'The body must be a JSON object.');
 }
 
+/** A path segment as sent: a malformed percent-escape is the client's mistake (400), never a 500. */
+function decodePathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new Problem(400, 'invalid_path', 'The path holds a malformed percent-escape.');
+  }
+}
+
 export function adminApi(deps: AdminApiDeps) {
   const prefix = `/admin/realms/${deps.realm}/users`;
   const audience = clientNames(deps.realm).backend;
@@ -163,8 +172,9 @@ export function adminApi(deps: AdminApiDeps) {
       res.setHeader('Allow', 'GET, POST');
       throw new Problem(405, 'method_not_allowed', `${method} is not allowed here.`);
     }
-    const name = decodeURIComponent(rest.slice(1));
-    if (rest.startsWith('/') && !name.includes('/')) {
+    if (rest.startsWith('/') && !rest.slice(1).includes('/')) {
+      const name = decodePathPart(rest.slice(1));
+      if (name.includes('/')) throw new Problem(404, 'not_found', 'There is no such admin resource.');
       if (method === 'DELETE') {
         if (name === admin) throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
         const user = await deps.users.remove(name);

@@ -1,0 +1,68 @@
+/**
+ * The IdP's user administration API under attack (#28 findings 2 to 5), against a real IdP on 127.0.0.1: who may
+ * manage users (never the service client), usernames compared as the IdP normalises them, the last administrator
+ * kept, malformed escapes refused with 400.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addSignedUpUsers,
+  APPROVE_EVERY_FACE,
+  serviceToken as issueServiceToken,
+  startTestIdp,
+  type TestIdp,
+  userToken as issueUserToken,
+} from '../helpers/idp.js';
+
+let idp: TestIdp;
+
+const users = () => `${new URL(idp.url).origin}/admin/realms/lookout/users`;
+const as = (token: string, init: RequestInit = {}) => ({ ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } });
+const userToken = (username: string) => issueUserToken(idp, username, `${username}s-own-password`);
+const create = (token: string, body: Record<string, unknown>) =>
+  fetch(users(), as(token, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
+
+beforeAll(async () => {
+  idp = await startTestIdp({ options: { faceVerifier: APPROVE_EVERY_FACE } });
+  await addSignedUpUsers(idp.users, [
+    ['root', true],
+    ['bob', false],
+  ]);
+});
+
+afterAll(async () => {
+  await idp?.close();
+});
+
+describe('malformed percent-escapes (#28 finding 4)', () => {
+  it('answers 400, not 500, for a username that does not decode', async () => {
+    const token = await userToken('root');
+    for (const bad of ['%E0', '%', '%zz', 'ro%C3']) {
+      const res = await fetch(`${users()}/${bad}`, as(token, { method: 'DELETE' }));
+      expect(res.status, bad).toBe(400);
+      expect((await errorOf(res)).code).toBe('invalid_path');
+    }
+    expect(await idp.users.byUsername('root')).toBeDefined();
+  });
+
+  it('answers no IdP route with a 500 for a malformed escape in the path or the query', async () => {
+    const origin = new URL(idp.url).origin;
+    const paths = [
+      '/admin/realms/lookout/users/%E0',
+      '/admin/realms/lookout/users?x=%E0',
+      '/realms/lookout/interaction/%E0',
+      '/realms/lookout/interaction/%E0/password',
+      '/realms/lookout/protocol/openid-connect/auth?client_id=%E0',
+      '/realms/lookout/protocol/openid-connect/certs/%E0',
+      '/realms/lookout/%E0',
+      '/%E0',
+    ];
+    for (const p of paths) {
+      for (const method of ['GET', 'POST', 'DELETE']) {
+        const res = await fetch(`${origin}${p}`, { method, redirect: 'manual' });
+        await res.arrayBuffer();
+        expect(res.status, `${method} ${p}`).toBeLessThan(500);
+      }
+    }
+  });
+});
