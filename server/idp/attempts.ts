@@ -20,6 +20,18 @@ interface AttemptFile {
 /** The attempt file is not what this class writes (edited or damaged by hand). */
 export class AttemptFileError extends Error {}
 
+/** One attempt counted by `AttemptLimiter.begin`. */
+export interface Attempt {
+  /** It failed: it stays counted; resolves once that is on disk. */
+  failed(): Promise<void>;
+  /**
+   * It succeeded, or failed for a reason that is not the user's (the backend was down): it no longer counts. Only
+   * this attempt is taken back; earlier failures stay until they leave the window (a success in the middle of a
+   * burst of guesses must not clear the count for the guesses still in flight).
+   */
+  release(): Promise<void>;
+}
+
 export class AttemptLimiter {
   private readonly failures = new Map<string, number[]>();
   /** Writes run one after another, each of the state at its turn, so the last one on disk is the newest. */
@@ -76,13 +88,34 @@ export class AttemptLimiter {
     return recent.length >= this.max ? recent[recent.length - this.max] + this.windowMs - this.now() : 0;
   }
 
+  /**
+   * Starts an attempt: counts it as a failure at once, before the password or face is checked, so that attempts
+   * already in flight count against the limit (checking `lockedFor` first and counting after the ~0.1 s check let
+   * a burst of 61 guesses all be evaluated). Synchronous, so no other request runs between the check and the count.
+   * Locked: the milliseconds to wait, nothing counted. Otherwise the attempt, which the caller ends with `failed()`
+   * or `release()`.
+   */
+  begin(key: string): { lockedForMs: number } | { attempt: Attempt } {
+    const lockedForMs = this.lockedFor(key);
+    if (lockedForMs > 0) return { lockedForMs };
+    const at = this.now();
+    this.push(key, at);
+    let ended = false;
+    return {
+      attempt: {
+        failed: () => this.save(),
+        release: () => {
+          if (ended) return Promise.resolve();
+          ended = true;
+          return this.take(key, at);
+        },
+      },
+    };
+  }
+
   /** Counts a failure; resolves once it is on disk (at once in memory). */
   fail(key: string): Promise<void> {
-    const recent = this.recent(key);
-    recent.push(this.now());
-    this.failures.delete(key);
-    this.failures.set(key, recent.slice(-this.max));
-    if (this.failures.size > this.maxKeys) this.failures.delete(this.failures.keys().next().value as string);
+    this.push(key, this.now());
     return this.save();
   }
 
@@ -116,6 +149,24 @@ export class AttemptLimiter {
     this.queued = write;
     this.saving = write;
     return write;
+  }
+
+  private push(key: string, at: number): void {
+    const recent = this.recent(key);
+    recent.push(at);
+    this.failures.delete(key);
+    this.failures.set(key, recent.slice(-this.max));
+    if (this.failures.size > this.maxKeys) this.failures.delete(this.failures.keys().next().value as string);
+  }
+
+  /** Takes back one counted attempt (the one made at `at`); the other failures stay. */
+  private take(key: string, at: number): Promise<void> {
+    const times = this.failures.get(key);
+    const i = times?.lastIndexOf(at) ?? -1;
+    if (!times || i < 0) return Promise.resolve();
+    times.splice(i, 1);
+    if (times.length === 0) this.failures.delete(key);
+    return this.save();
   }
 
   private inWindow(times: number[]): number[] {

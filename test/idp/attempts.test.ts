@@ -31,6 +31,21 @@ describe('AttemptLimiter', () => {
     expect(limiter.lockedFor('x')).toBe(0); // the stalest went
     expect(limiter.lockedFor('z')).toBe(1000);
   });
+
+  it('counts an attempt when it begins, refuses to begin beyond the limit, and takes back only a released one', async () => {
+    const limiter = new AttemptLimiter(2, 1000, () => 0);
+    const first = limiter.begin('a');
+    const second = limiter.begin('a');
+    // Both in flight, neither decided yet: a third may not begin.
+    expect(limiter.begin('a')).toEqual({ lockedForMs: 1000 });
+    if (!('attempt' in first) || !('attempt' in second)) throw new Error('not begun');
+    await first.attempt.failed();
+    await second.attempt.release(); // a success takes back its own attempt, not the failure beside it
+    await second.attempt.release(); // once only
+    expect(limiter.lockedFor('a')).toBe(0);
+    expect('attempt' in limiter.begin('a')).toBe(true);
+    expect(limiter.begin('a')).toEqual({ lockedForMs: 1000 });
+  });
 });
 
 /** Runs `fn` with the path of an attempt file in a fresh directory, removed after. */
