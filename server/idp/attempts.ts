@@ -8,6 +8,7 @@
  * whole and atomically after each change (temporary file + rename, as the file adapter's records), and entries
  * that left the window are dropped on load (the file rewritten without them) and on every write.
  */
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { writePrivateFileAtomic } from './private-file.js';
 
@@ -15,6 +16,15 @@ interface AttemptFile {
   version: 1;
   /** Key -> epoch milliseconds of its recent failures, oldest first. */
   failures: Record<string, number[]>;
+}
+
+/**
+ * The key an unknown username's failures are counted (and logged) under: a keyed hash, never the name, which is
+ * often a password typed into the wrong field. `secret` is the IdP's own (a new one per start: an unknown name's
+ * failures protect no account, so losing them on a restart costs nothing).
+ */
+export function unknownNameKey(secret: Buffer, name: string): string {
+  return `unknown:${createHmac('sha256', secret).update(name).digest('hex').slice(0, 32)}`;
 }
 
 /** The attempt file is not what this class writes (edited or damaged by hand). */
