@@ -8,8 +8,9 @@
  *   DELETE .../users/<username>  204
  *
  * Every request needs an access token of this IdP (`Authorization: Bearer`, verified against its own signing
- * keys: issuer, audience `<realm>-backend`, expiry) whose `realm_access.roles` holds `biometric-admin`: 401
- * without a valid token, 403 without the role. The web app is on another origin, so the origins of the app's
+ * keys: issuer, audience `<realm>-backend`, expiry) of a user who, as stored now, holds `biometric-admin`: 401
+ * without a valid token, 403 without the role or for a client-credentials token (no user behind it: the service
+ * client holds `biometric-admin` for the API, never to manage users). The last administrator cannot be removed. The web app is on another origin, so the origins of the app's
  * redirect URIs get CORS answers (the bearer token, not a cookie, is the credential: no CSRF to guard against).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -58,11 +59,12 @@ class Problem extends Error {
   }
 }
 
-const STATUS_OF: Record<UserError['code'], number> = {
+const STATUS_OF: Record<string, number | undefined> = {
   invalid_username: 400,
   invalid_password: 400,
   user_exists: 409,
   user_not_found: 404,
+  last_admin: 409,
 };
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -99,8 +101,13 @@ export function adminApi(deps: AdminApiDeps) {
   const jwks = createLocalJWKSet({ keys: deps.signingKeys.map((k) => publicJwk(k)) });
   const origins = new Set(deps.allowedOrigins);
 
-  /** The admin's username, or a Problem: 401 for no or a bad token, 403 without biometric-admin. */
-  async function authorise(req: IncomingMessage): Promise<string> {
+  /**
+   * The administrator as the IdP holds them now, or a Problem: 401 for no or a bad token, 403 for a token that
+   * speaks for no user (the service client's client-credentials token holds biometric-admin for the API, but no
+   * client may manage users) or for a user without biometric-admin. Roles are read from the user store, not the
+   * token, so a demoted or removed administrator's unexpired token manages nothing.
+   */
+  async function authorise(req: IncomingMessage): Promise<User> {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
     if (!match) throw new Problem(401, 'missing_token', 'Send an access token: Authorization: Bearer <token>.', 'Bearer');
@@ -111,10 +118,18 @@ export function adminApi(deps: AdminApiDeps) {
       const why = err instanceof Error ? err.message : 'invalid';
       throw new Problem(401, 'invalid_token', `The access token was refused: ${why}.`, 'Bearer error="invalid_token"');
     }
-    const roles = (payload.realm_access as { roles?: unknown } | undefined)?.roles;
-    if (!Array.isArray(roles) || !roles.includes(ROLE_ADMIN))
+    // A user's token has the user's id as `sub`; a client-credentials token the client's id, which names no user.
+    const user = typeof payload.sub === 'string' ? await deps.users.byId(payload.sub) : undefined;
+    if (!user)
+      throw new Problem(
+        403,
+        'user_token_required',
+        'Managing users needs the access token of a signed-in administrator; client (service account) tokens are refused.',
+        'Bearer error="insufficient_scope"',
+      );
+    if (!user.roles.includes(ROLE_ADMIN))
       throw new Problem(403, 'insufficient_role', `Managing users needs the role ${ROLE_ADMIN}.`, 'Bearer error="insufficient_scope"');
-    return String(payload.preferred_username ?? payload.sub ?? '');
+    return user;
   }
 
   function send(req: IncomingMessage, res: ServerResponse, status: number, body?: unknown): void {
@@ -142,7 +157,8 @@ export function adminApi(deps: AdminApiDeps) {
       res.setHeader('Access-Control-Max-Age', '600');
       return send(req, res, 204);
     }
-    const admin = await authorise(req);
+    const caller = await authorise(req);
+    const admin = caller.username;
     if (rest === '') {
       if (method === 'GET') {
         // A user whose face the API deleted shows as not enrolled; an API that cannot answer leaves the list as
@@ -176,7 +192,9 @@ export function adminApi(deps: AdminApiDeps) {
       const name = decodePathPart(rest.slice(1));
       if (name.includes('/')) throw new Problem(404, 'not_found', 'There is no such admin resource.');
       if (method === 'DELETE') {
-        if (name === admin) throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
+        // Compared as the store finds users (normalised), so `ROOT` is root.
+        if ((await deps.users.byUsername(name))?.id === caller.id)
+          throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
         const user = await deps.users.remove(name);
         deps.log.info('security event', { event: 'user_removed', username: user.username, by: admin });
         return send(req, res, 204);
@@ -197,7 +215,7 @@ export function adminApi(deps: AdminApiDeps) {
       } catch (err) {
         let problem: Problem;
         if (err instanceof Problem) problem = err;
-        else if (err instanceof UserError) problem = new Problem(STATUS_OF[err.code], err.code, `${err.message}.`);
+        else if (err instanceof UserError) problem = new Problem(STATUS_OF[err.code] ?? 400, err.code, `${err.message}.`);
         else {
           deps.log.error('admin API failed', { error: err instanceof Error ? err.message : String(err) });
           problem = new Problem(500, 'internal_error', 'The user administration failed; it has been logged.');

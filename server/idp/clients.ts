@@ -7,6 +7,7 @@
  *   no response type, no redirect URI, so every authorization and token request naming it is refused.
  * - `<realm>-service`: confidential, client credentials only, role `biometric-admin`. The IdP calls the backend
  *   with it (enrollment uploads and training) and integrations may use it. Offered only when a secret is set.
+ *   Its role is for the API: the IdP's user administration refuses client-credentials tokens (admin-api.ts).
  */
 import type { IdpSettings } from './settings.js';
 import { ROLE_ADMIN } from './users.js';

@@ -66,3 +66,52 @@ describe('malformed percent-escapes (#28 finding 4)', () => {
     }
   });
 });
+
+describe('who may manage users (#28 finding 2)', () => {
+  it("refuses the service client's client-credentials token, though it holds biometric-admin (403)", async () => {
+    const service = await issueServiceToken(idp.issuer);
+    const made = await create(service, { username: 'mallory', temporary_password: 'mallorys-temporary-1', admin: true });
+    expect(made.status).toBe(403);
+    expect((await errorOf(made)).code).toBe('user_token_required');
+    expect(await idp.users.byUsername('mallory')).toBeUndefined();
+    expect((await fetch(users(), as(service))).status).toBe(403);
+    expect((await fetch(`${users()}/bob`, as(service, { method: 'DELETE' }))).status).toBe(403);
+    expect(await idp.users.byUsername('bob')).toBeDefined();
+  });
+
+  it('lets a signed-in administrator manage users, as the user the IdP holds now', async () => {
+    const token = await userToken('root');
+    const made = await create(token, { username: 'carol', temporary_password: 'carols-temporary-1' });
+    expect(made.status).toBe(201);
+    expect((await fetch(`${users()}/carol`, as(token, { method: 'DELETE' }))).status).toBe(204);
+  });
+});
+
+describe('usernames as the IdP normalises them; the last administrator kept (#28 finding 3)', () => {
+  it('an administrator cannot remove their own account under another spelling (409)', async () => {
+    const token = await userToken('root');
+    for (const spelling of ['root', 'ROOT', 'Root', '%20root']) {
+      const res = await fetch(`${users()}/${spelling}`, as(token, { method: 'DELETE' }));
+      expect(res.status, spelling).toBe(409);
+      expect((await errorOf(res)).code).toBe('cannot_remove_self');
+    }
+    expect(await idp.users.byUsername('root')).toBeDefined();
+  });
+
+  it('two administrators removing each other at once leave one (409 last_admin for the other)', async () => {
+    await addSignedUpUsers(idp.users, [['eve', true]]);
+    const [rootToken, eveToken] = [await userToken('root'), await userToken('eve')];
+    const answers = await Promise.all([
+      fetch(`${users()}/EVE`, as(rootToken, { method: 'DELETE' })),
+      fetch(`${users()}/Root`, as(eveToken, { method: 'DELETE' })),
+    ]);
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(204);
+    expect(statuses[1]).toBeGreaterThanOrEqual(400);
+    const admins = (await idp.users.list()).filter((u) => u.roles.includes('biometric-admin'));
+    expect(admins).toHaveLength(1);
+    // Whoever is left is the last administrator: the IdP refuses to remove them, by any means.
+    await expect(idp.users.remove(admins[0].username)).rejects.toMatchObject({ code: 'last_admin' });
+    await addSignedUpUsers(idp.users, [[admins[0].username === 'root' ? 'eve' : 'root', true]]);
+  });
+});

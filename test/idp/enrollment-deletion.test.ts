@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENROLLMENT_REMOVED_REASON } from '../../server/idp/enrollment-sync.js';
 import { APP_REDIRECT as REDIRECT, authorizeUrl, pkce, serviceToken, startTestIdp, type TestIdp } from '../helpers/idp.js';
+import { mintedUserToken } from '../helpers/idp-admin-token.js';
 import { startTestServer, type TestServer } from '../helpers/test-server.js';
 import { Browser } from './browser.js';
 import { capture, PERSON_A, PERSON_B } from './faces.js';
@@ -85,7 +86,10 @@ async function signUp(username: string, person: typeof PERSON_A) {
 }
 
 async function adminList(): Promise<Record<string, { enrolled: boolean; required_actions: string[]; groups: string[] }>> {
-  const res = await fetch(`${origin()}/admin/realms/lookout/users`, { headers: await service() });
+  // User management takes a signed-in administrator's token, never the service client's (#28 finding 2).
+  if (!(await idp.users.byUsername('root'))) await idp.users.add('root', 'roots-own-password-1', { admin: true, temporary: false });
+  const headers = { authorization: `Bearer ${await mintedUserToken(idp, 'root')}` };
+  const res = await fetch(`${origin()}/admin/realms/lookout/users`, { headers });
   expect(res.status).toBe(200);
   const { users } = (await res.json()) as {
     users: { username: string; enrolled: boolean; required_actions: string[]; groups: string[] }[];

@@ -181,7 +181,7 @@ describe("the IdP's user administration API", () => {
   });
 
   it('refuses a bad request with a reason (400, 415)', async () => {
-    const token = await serviceToken();
+    const token = await userToken('ada', 'adas-own-password');
     const post = (body: string, type = 'application/json') =>
       fetch(users(), as(token, { method: 'POST', headers: { 'content-type': type }, body }));
     const weak = await post(JSON.stringify({ username: 'dan', temporary_password: 'x' }));
@@ -192,7 +192,7 @@ describe("the IdP's user administration API", () => {
     expect((await post('username=dan', 'application/x-www-form-urlencoded')).status).toBe(415);
   });
 
-  it('refuses no token or a forged one (401) and a user without biometric-admin (403)', async () => {
+  it('refuses no token or a forged one (401), a user without biometric-admin and the service client (403)', async () => {
     const none = await fetch(users());
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -201,6 +201,8 @@ describe("the IdP's user administration API", () => {
     const bob = await fetch(users(), as(await userToken('bob', 'bobs-own-password')));
     expect(bob.status).toBe(403);
     expect(((await bob.json()) as { error: { message: string } }).error.message).toContain('biometric-admin');
+    // The service client holds biometric-admin for the API, but no client manages users (#28 finding 2).
+    expect((await fetch(users(), as(await serviceToken()))).status).toBe(403);
   });
 
   it("answers the web app's origin with CORS, preflight included, and no other origin", async () => {
@@ -215,7 +217,7 @@ describe("the IdP's user administration API", () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/authorization/);
-    const list = await fetch(users(), as(await serviceToken(), { headers: { origin: APP_ORIGIN } }));
+    const list = await fetch(users(), as(await userToken('ada', 'adas-own-password'), { headers: { origin: APP_ORIGIN } }));
     expect(list.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
     const other = await fetch(users(), {
       method: 'OPTIONS',
