@@ -92,9 +92,38 @@ describe('normalizeLabel', () => {
     if (!check.ok) expect(check.reason).toContain(why);
   });
 
-  it('keeps invisible characters that join letters inside a visible name (Persian ZWNJ, emoji ZWJ)', () => {
-    expect(normalizeLabel('می\u200cخواهم')).toEqual({ ok: true, label: 'می\u200cخواهم' });
-    expect(normalizeLabel('👩\u200d🔬')).toEqual({ ok: true, label: '👩\u200d🔬' });
+  it.each([
+    ['a\u200db', 'a zero-width joiner'],
+    ['a\u{e0041}b', 'a tag character'],
+    ['a\u200bb', 'a zero-width space'],
+    ['ann\u00ada', 'a soft hyphen'],
+    ['a\u2060b', 'a word joiner'],
+    ['a\ufeffb', 'a zero-width no-break space inside'],
+    ['anna\ufe0f', 'a variation selector'],
+    ['a\u034fb', 'a combining grapheme joiner'],
+    ['a\u3164b', 'a Hangul filler'],
+    ['a\u{1d173}b', 'a musical format character'],
+    ['a\u0600b', 'an Arabic number sign (format)'],
+    ['\u{e0001}anna', 'a language tag'],
+    ['می\u200cخواهم', 'a Persian zero-width non-joiner'],
+    ['👩\u200d🔬', 'an emoji joined by ZWJ'],
+  ])('refuses %j inside a visible name (%s): it would look like another label (#28)', (raw) => {
+    const check = normalizeLabel(raw);
+    expect(check).toEqual({
+      ok: false,
+      reason: 'label must not contain invisible or format characters (zero-width joiners or spaces, tags, soft hyphens, ...)',
+    });
+  });
+
+  it('refuses every default-ignorable and format code point inside a name, and keeps visible emoji', () => {
+    const accepted: string[] = [];
+    for (let cp = 0; cp < 0x110000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      if (/[\p{Default_Ignorable_Code_Point}\p{Cf}]/u.test(c) && normalizeLabel(`a${c}b`).ok) accepted.push(cp.toString(16));
+    }
+    expect(accepted).toEqual([]);
     expect(normalizeLabel('😀😀')).toEqual({ ok: true, label: '😀😀' });
+    expect(normalizeLabel('ab')).toEqual({ ok: true, label: 'ab' });
   });
 });

@@ -25,10 +25,14 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\ud800-\udfff]/u;
 // Bidirectional controls reorder what is shown around them, so one label could look like another.
 const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-// Characters that show nothing on their own: default-ignorable code points (zero-width spaces and joiners,
-// variation selectors, tags, Hangul fillers, ...), other format characters, white space, combining marks and the
-// blank Braille pattern. A label needs at least one character that is not one of these.
-const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{White_Space}\p{Mn}\p{Me}\u2800]*$/u;
+// Default-ignorable code points (zero-width spaces and joiners, variation selectors, tags, soft hyphens, Hangul
+// fillers, ...) and format characters show nothing, so `a<U+200D>b` would look like `ab` and be a second label
+// beside it (#28): refused anywhere in a label, as bidi controls are. This also refuses the ZWNJ of Persian
+// spellings and emoji ZWJ sequences; a name can be written without them.
+const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/u;
+// Characters that show nothing on their own: white space, combining marks and the blank Braille pattern. A label
+// needs at least one character that is not one of these.
+const INVISIBLE = /^[\p{White_Space}\p{Mn}\p{Me}\u2800]*$/u;
 // Characters some file system or URL path treats specially.
 const UNSAFE = /[/\\:*?"<>|%]/;
 
@@ -41,6 +45,11 @@ export function normalizeLabel(raw: unknown): LabelCheck {
   if (BIDI_CONTROL.test(nfc)) return { ok: false, reason: 'label must not contain bidirectional control characters' };
   const trimmed = nfc.trim();
   if (trimmed.length === 0) return { ok: false, reason: 'label must not be empty' };
+  if (IGNORABLE.test(trimmed))
+    return {
+      ok: false,
+      reason: 'label must not contain invisible or format characters (zero-width joiners or spaces, tags, soft hyphens, ...)',
+    };
   if (INVISIBLE.test(trimmed)) return { ok: false, reason: 'label must contain a visible character' };
   const label = trimmed.toLowerCase().normalize('NFC').replace(/\s+/g, '-');
   if (label.length > MAX_LABEL_LENGTH) {

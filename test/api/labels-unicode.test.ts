@@ -74,6 +74,9 @@ describe('labels: one name, one folder', () => {
     ['an Arabic letter mark', 'anna\u061c', 'bidirectional'],
     ['a first-strong isolate', 'an\u2068na\u2069', 'bidirectional'],
     ['half a surrogate pair', 'anna\ud800', 'valid Unicode'],
+    // #28: would be stored beside "ab", looking the same.
+    ['a zero-width joiner inside a name', 'a\u200db', 'must not contain invisible or format characters'],
+    ['a tag character inside a name', 'a\u{e0041}b', 'must not contain invisible or format characters'],
   ])('refuses a label of %s with 400 invalid_label, storing nothing', async (_what, label, reason) => {
     const res = await upload(label, await photo('grace'));
     expect(res.status).toBe(400);
