@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type DeletedPerson, deletionsResponse } from '../../shared/api/deletions.js';
+import { recognizeResponse } from '../../shared/api/faces.js';
 import { type VerifyResponse, verifyResponse } from '../../shared/api/verify.js';
 
 export type BackendErrorCode = 'backend_unavailable' | 'backend_timeout' | 'backend_refused' | 'backend_error';
@@ -106,18 +107,26 @@ export function createBackend(options: BackendOptions): Backend {
     }
   }
 
-  /** Calls the API; a non-2xx answer is a BackendError carrying the API's own code. */
+  /**
+   * Calls the API; a non-2xx answer is a BackendError carrying the API's own code and status, its message in the
+   * IdP's words: the API's text (which may name its hosts or database) would reach the browser (#28).
+   */
   async function call(pathname: string, init: RequestInit = {}, timeoutMs?: number): Promise<unknown> {
     const headers = { ...(await bearer()), ...(init.headers as Record<string, string> | undefined) };
     const res = await send(`${options.baseUrl}${pathname}`, { ...init, headers }, timeoutMs);
     const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
     if (res.ok) return body;
-    const apiCode = body?.error?.code;
-    const apiMessage = body?.error?.message ?? `status ${res.status}`;
+    const apiCode = typeof body?.error?.code === 'string' ? body.error.code : undefined;
     if (res.status === 401 || res.status === 403)
-      throw new BackendError('backend_refused', `The face service refused the identity provider (${apiMessage}).`, apiCode, res.status);
-    if (res.status >= 500) throw new BackendError('backend_unavailable', `The face service failed (${apiMessage}).`, apiCode, res.status);
-    throw new BackendError('backend_error', apiMessage, apiCode, res.status);
+      throw new BackendError(
+        'backend_refused',
+        `The face service refused the identity provider (status ${res.status}).`,
+        apiCode,
+        res.status,
+      );
+    if (res.status >= 500)
+      throw new BackendError('backend_unavailable', `The face service failed (status ${res.status}).`, apiCode, res.status);
+    throw new BackendError('backend_error', `The face service refused the request (status ${res.status}).`, apiCode, res.status);
   }
 
   return {
@@ -127,13 +136,15 @@ export function createBackend(options: BackendOptions): Backend {
         throw new BackendError('backend_unavailable', 'The face service does not report itself healthy.');
     },
     async recognize(image, recognizer) {
-      const body = (await call('/api/recognize', {
+      const body = await call('/api/recognize', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ image: image.toString('base64'), ...(recognizer ? { recognition_model: recognizer } : {}) }),
-      })) as { faces?: RecognizedFace[]; recognition_model?: string; trained?: boolean } | null;
-      if (!body || !Array.isArray(body.faces)) throw new BackendError('backend_error', 'The face service gave an answer without faces.');
-      return { faces: body.faces, recognitionModel: String(body.recognition_model ?? ''), trained: body.trained === true };
+      });
+      // Checked against the contract: an answer of another shape (a string as confidence) passes nothing (#28).
+      const parsed = recognizeResponse.safeParse(body);
+      if (!parsed.success) throw new BackendError('backend_error', 'The face service gave a malformed recognition answer.');
+      return { faces: parsed.data.faces, recognitionModel: parsed.data.recognition_model, trained: parsed.data.trained };
     },
     async verify(label, frames, recognizer) {
       const body = await call('/api/verify', {
