@@ -21,6 +21,7 @@ import { modelConfigStatus } from '../../shared/kserve/protocol.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from './bus/types.js';
 import { describeError } from './safe-text.js';
+import { type ServiceToken, ServiceTokenError } from './service-token.js';
 import type { JsonState } from './state/json-state.js';
 import type { ProcessorStats } from './stats.js';
 
@@ -47,6 +48,8 @@ export interface PollerOptions {
   announceExisting: boolean;
   /** The fetch the backend is called with (the service token's under AUTH_MODE=oidc); default the global one. */
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
+  /** That fetch's service token, got before each poll: a refused secret is a credentials failure, not an unreachable backend. */
+  serviceToken?: Pick<ServiceToken, 'get'>;
 }
 
 export class Poller {
@@ -74,6 +77,8 @@ export class Poller {
   async pollLabels(): Promise<void> {
     const s = this.stats.labels;
     try {
+      await this.opts.serviceToken?.get();
+      this.stats.credentials = null;
       const init = { signal: AbortSignal.timeout(this.opts.timeoutMs) };
       const [list, config] = await Promise.all([
         this.client.call('labels', undefined, init),
@@ -86,8 +91,13 @@ export class Poller {
       s.error = null;
     } catch (err) {
       s.ok = false;
+      if (err instanceof ServiceTokenError) this.stats.credentials = err.kind === 'unreachable' ? null : err.message;
       s.error =
-        err instanceof LookoutError && err.code === 'network' ? `backend unreachable (${this.opts.backendUrl})` : describeError(err);
+        err instanceof ServiceTokenError
+          ? err.message
+          : err instanceof LookoutError && err.code === 'network'
+            ? `backend unreachable (${this.opts.backendUrl})`
+            : describeError(err);
       this.log.warn(`labels poll failed: ${s.error}`);
     } finally {
       s.last_at = new Date().toISOString();

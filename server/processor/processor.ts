@@ -63,6 +63,7 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
   const smtpTls = settings.mailSmtpCaFile ? { tls: { ca: await fs.readFile(settings.mailSmtpCaFile, 'utf8') } } : {};
   const transport = options.transport ?? createMailTransport(settings, smtpTls);
   const remoteUrl = settings.remoteDetectorUrl ? withoutCredentials(settings.remoteDetectorUrl) : '';
+  const service = serviceFetch(settings);
   const poller = new Poller(
     {
       backendUrl: settings.processorBackendUrl,
@@ -74,7 +75,8 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
       source: settings.processorSource,
       topic: settings.kafkaTopicFace,
       announceExisting: settings.processorAnnounceExisting,
-      fetch: serviceFetch(settings),
+      fetch: service?.fetch,
+      serviceToken: service?.token,
     },
     bus,
     labels,
@@ -125,9 +127,17 @@ export async function createProcessor(settings: ProcessorSettings, log: Logger, 
 
   function ready(): ProcessorReady {
     const b = bus.state();
-    const ok = b.connected && consuming && !closed;
+    // A refused secret keeps the processor from its backend for good: not ready, and why (#28).
+    const reason = closed
+      ? 'stopping'
+      : !b.connected
+        ? 'the broker is not connected'
+        : !consuming
+          ? 'not consuming events yet'
+          : stats.credentials;
     return {
-      status: ok ? 'ready' : 'not_ready',
+      status: reason ? 'not_ready' : 'ready',
+      ...(reason ? { reason } : {}),
       version: options.version,
       uptime_s: Math.round((Date.now() - startedAt) / 1000),
       broker: {

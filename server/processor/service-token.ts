@@ -20,7 +20,14 @@ export interface ServiceTokenOptions {
 }
 
 export class ServiceTokenError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /**
+     * `refused`: the token endpoint refused the client id and secret; `unreadable`: the secret file cannot be read;
+     * `unreachable`: no answer. The first two are the processor's configuration: it is not ready (#28).
+     */
+    readonly kind: 'refused' | 'unreadable' | 'unreachable',
+  ) {
     super(message);
     this.name = 'ServiceTokenError';
   }
@@ -62,7 +69,10 @@ export class ServiceToken {
       try {
         return (await readFile(this.opts.clientSecretFile, 'utf8')).replace(/\r?\n$/, '');
       } catch (err) {
-        throw new ServiceTokenError(`cannot read PROCESSOR_OIDC_CLIENT_SECRET_FILE: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+        throw new ServiceTokenError(
+          `cannot read PROCESSOR_OIDC_CLIENT_SECRET_FILE: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+          'unreadable',
+        );
       }
     }
     return this.opts.clientSecret ?? '';
@@ -81,12 +91,17 @@ export class ServiceToken {
         signal: AbortSignal.timeout(this.opts.timeoutMs),
       });
     } catch (err) {
-      throw new ServiceTokenError(`token endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ServiceTokenError(`token endpoint unreachable: ${err instanceof Error ? err.message : String(err)}`, 'unreachable');
     }
     const body = (await res.json().catch(() => null)) as { access_token?: unknown; expires_in?: unknown; error?: unknown } | null;
     if (!res.ok || typeof body?.access_token !== 'string') {
-      const why = typeof body?.error === 'string' ? body.error : `status ${res.status}`;
-      throw new ServiceTokenError(`token endpoint refused the client credentials (${why})`);
+      // The endpoint's error code only when it is one (RFC 6749 5.2), never free text of the answer.
+      const why = typeof body?.error === 'string' && /^[a-z_]{1,40}$/.test(body.error) ? body.error : `status ${res.status}`;
+      if (res.status >= 500) throw new ServiceTokenError(`token endpoint failed (${why})`, 'unreachable');
+      throw new ServiceTokenError(
+        `the token endpoint refused the processor's client credentials (${why}): check PROCESSOR_OIDC_CLIENT_ID and PROCESSOR_OIDC_CLIENT_SECRET (or _FILE)`,
+        'refused',
+      );
     }
     // No expires_in: assume a minute, so the token is renewed well before a typical lifetime ends.
     const lifetimeMs = (typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 60) * 1000;
@@ -113,7 +128,10 @@ export function fetchWithServiceToken(token: ServiceToken, inner: typeof fetch =
   };
 }
 
-/** The processor's fetch for the backend: with the service token when PROCESSOR_OIDC_TOKEN_URL is set. */
+/**
+ * The processor's fetch for the backend, with the service token when PROCESSOR_OIDC_TOKEN_URL is set, and that
+ * token (the poller gets it first, so a refused secret is told apart from an unreachable backend).
+ */
 export function serviceFetch(
   s: Pick<
     ProcessorSettings,
@@ -123,7 +141,7 @@ export function serviceFetch(
     | 'processorOidcClientSecretFile'
     | 'remoteDetectorTimeoutMs'
   >,
-): ((url: string, init?: RequestInit) => Promise<Response>) | undefined {
+): { fetch: (url: string, init?: RequestInit) => Promise<Response>; token: ServiceToken } | undefined {
   if (!s.processorOidcTokenUrl) return undefined;
   const token = new ServiceToken({
     tokenUrl: s.processorOidcTokenUrl,
@@ -132,5 +150,5 @@ export function serviceFetch(
     clientSecretFile: s.processorOidcClientSecretFile || undefined,
     timeoutMs: s.remoteDetectorTimeoutMs,
   });
-  return fetchWithServiceToken(token);
+  return { fetch: fetchWithServiceToken(token), token };
 }

@@ -15,6 +15,8 @@ export class ProcessorStats {
     pending: 0,
   };
   remote: PollRecord & { state: string | null } = { last_at: null, ok: null, error: null, state: null };
+  /** Why the token endpoint refused the processor's client credentials (or its secret file is unreadable); null: fine. */
+  credentials: string | null = null;
   published = 0;
   consumed = 0;
   unknownSkipped = 0;

@@ -21,6 +21,10 @@ export const processorPoll = z
 export const processorReady = z
   .object({
     status: z.enum(['ready', 'not_ready']),
+    reason: z.string().optional().meta({
+      description:
+        "Why it is not ready (absent when ready): the broker, stopping, or the token endpoint refusing the processor's client credentials (no secret in it).",
+    }),
     version: z.string(),
     uptime_s: z.number().int(),
     broker: z.object({
