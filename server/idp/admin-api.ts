@@ -17,9 +17,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { Logger } from '../logger.js';
 import { clientNames } from './clients.js';
-import type { EnrollmentSync } from './enrollment-sync.js';
+import { deleteFaceData, type EnrollmentSync, FaceDeletionError } from './enrollment-sync.js';
 import { publicJwk, type SigningKey } from './keys.js';
-import { isEnrolled, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
+import type { PasskeyAdminRoute } from './passkey-admin.js';
+import { isEnrolled, normaliseUsername, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
 import type { AdminUser } from '../../shared/api/idp-admin.js';
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -33,6 +34,15 @@ export interface AdminApiDeps {
   allowedOrigins: string[];
   /** #26 deletion: the users' links to their face data, checked against the API's deletions before each list. */
   enrollmentSync?: Pick<EnrollmentSync, 'checkAll'>;
+  /**
+   * The API the IdP enrols faces on (where its biometrics run): a removed user's face data is deleted there first.
+   * Absent: the IdP put no face anywhere (its face step is a stand-in), so there is none to delete.
+   */
+  faceService?: { url: string; timeoutMs: number };
+  /** Ends a removed user's sessions, grants and tokens (FileAdapter.revokeAccount); returns how many records went. */
+  revokeAccount?: (accountId: string) => Promise<number>;
+  /** A user's passkeys: recovery and per-user policy (passkey-admin.ts), after the same authorisation. */
+  passkeys?: PasskeyAdminRoute;
   log: Logger;
 }
 
@@ -159,6 +169,8 @@ export function adminApi(deps: AdminApiDeps) {
     }
     const caller = await authorise(req);
     const admin = caller.username;
+    const passkeyAnswer = await deps.passkeys?.(req, res, rest, admin);
+    if (passkeyAnswer) return send(req, res, passkeyAnswer.status, passkeyAnswer.body);
     if (rest === '') {
       if (method === 'GET') {
         // A user whose face the API deleted shows as not enrolled; an API that cannot answer leaves the list as
@@ -192,11 +204,29 @@ export function adminApi(deps: AdminApiDeps) {
       const name = decodePathPart(rest.slice(1));
       if (name.includes('/')) throw new Problem(404, 'not_found', 'There is no such admin resource.');
       if (method === 'DELETE') {
-        // Compared as the store finds users (normalised), so `ROOT` is root.
-        if ((await deps.users.byUsername(name))?.id === caller.id)
-          throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
-        const user = await deps.users.remove(name);
-        deps.log.info('security event', { event: 'user_removed', username: user.username, by: admin });
+        // Found as the store normalises names, and compared by id, so `ROOT` is root.
+        const target = await deps.users.byUsername(name);
+        if (!target) throw new UserError('user_not_found', `no user named ${normaliseUsername(name)}`);
+        if (target.id === caller.id) throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
+        if (target.roles.includes(ROLE_ADMIN) && !(await deps.users.list()).some((u) => u.id !== target.id && u.roles.includes(ROLE_ADMIN)))
+          throw new Problem(409, 'last_admin', `${target.username} is the last administrator; make another administrator first.`);
+        // The face first: when the API cannot delete it the user stays as they were (503, nothing lost, retry), so
+        // no face is ever left behind under a name a later account may take.
+        let face: 'deleted' | 'none' | 'not_managed' = 'not_managed';
+        if (deps.faceService) {
+          try {
+            face = await deleteFaceData({ ...deps.faceService, username: target.username, authorization: req.headers.authorization ?? '' });
+          } catch (err) {
+            if (!(err instanceof FaceDeletionError)) throw err;
+            res.setHeader('Retry-After', err.busy ? '10' : '60');
+            throw new Problem(503, 'face_service_unavailable', `${err.message}; the user was not removed. Try again later.`);
+          }
+        }
+        // UserStore.remove checks again, under its lock, that this is not the last administrator.
+        const user = await deps.users.remove(target.username);
+        // Their sessions, grants and refresh tokens end now; access tokens are refused by the IdP (the user is gone).
+        const revoked = (await deps.revokeAccount?.(user.id)) ?? 0;
+        deps.log.info('security event', { event: 'user_removed', username: user.username, by: admin, face, revoked });
         return send(req, res, 204);
       }
       res.setHeader('Allow', 'DELETE');

@@ -95,3 +95,46 @@ export function createEnrollmentSync(o: { backend: Backend; users: UserStore; lo
     },
   };
 }
+
+/** The face service could not delete a person's face data: the user is kept, so nothing is lost (503). */
+export class FaceDeletionError extends Error {
+  constructor(
+    message: string,
+    /** Training is running on the API (409): a retry in a few seconds works. */
+    readonly busy = false,
+  ) {
+    super(message);
+    this.name = 'FaceDeletionError';
+  }
+}
+
+/**
+ * Deletes a removed user's face data on the API (`DELETE /api/images/{label}`: images, templates, sightings), so a
+ * later account of the same name starts with no face. Sent with the removing administrator's own access token
+ * (audience `<realm>-backend`, role `biometric-admin`), so the API's audit names who deleted it. 200 and 404
+ * (nothing stored under the label) both mean the face is gone; anything else throws FaceDeletionError.
+ */
+export async function deleteFaceData(o: {
+  url: string;
+  timeoutMs: number;
+  username: string;
+  authorization: string;
+}): Promise<'deleted' | 'none'> {
+  const label = normalizeLabel(o.username);
+  if (!label.ok) return 'none'; // never a label: nothing can be stored under it
+  let res: Response;
+  try {
+    res = await fetch(`${o.url}/api/images/${encodeURIComponent(label.label)}`, {
+      method: 'DELETE',
+      headers: { authorization: o.authorization },
+      signal: AbortSignal.timeout(o.timeoutMs),
+    });
+  } catch {
+    throw new FaceDeletionError('The face service cannot be reached');
+  }
+  const body = (await res.json().catch(() => null)) as { error?: { code?: unknown } } | null;
+  if (res.ok) return 'deleted';
+  if (res.status === 404 && body?.error?.code === 'label_not_found') return 'none';
+  if (res.status === 409) throw new FaceDeletionError('The face service is training', true);
+  throw new FaceDeletionError(`The face service refused to delete the face data (${res.status})`);
+}

@@ -122,6 +122,26 @@ export class FileAdapter implements OidcAdapter {
     }
   }
 
+  /**
+   * Ends everything of an account (a removed user): its sessions, grants, codes, refresh and stored access tokens,
+   * and sign-ins in progress. Returns how many records went. A session holds `accountId`; an interaction names it
+   * in its session or its login result.
+   */
+  static async revokeAccount(root: string, accountId: string): Promise<number> {
+    let removed = 0;
+    for (const model of ['Session', 'Grant', 'Interaction', ...GRANT_BOUND]) {
+      const adapter = new FileAdapter(root, model);
+      for (const name of await listRecords(adapter.dir)) {
+        const record = await adapter.readRecord(path.join(adapter.dir, name));
+        if (record && accountOf(record.payload).includes(accountId)) {
+          await adapter.destroy(record.id);
+          removed++;
+        }
+      }
+    }
+    return removed;
+  }
+
   /** Removes expired records and leftover temporary files of every model; returns how many records went. */
   static async sweep(root: string): Promise<number> {
     let removed = 0;
@@ -200,6 +220,13 @@ export class FileAdapter implements OidcAdapter {
   private indexFile(kind: string, key: string): string {
     return path.join(this.dir, 'index', `${kind}-${hash(key)}`);
   }
+}
+
+/** The accounts a record speaks for (oidc-provider's fields). */
+function accountOf(payload: AdapterPayload): unknown[] {
+  const session = payload.session as { accountId?: unknown } | undefined;
+  const login = (payload.result as { login?: { accountId?: unknown } } | undefined)?.login;
+  return [payload.accountId, session?.accountId, login?.accountId];
 }
 
 async function listRecords(dir: string): Promise<string[]> {
