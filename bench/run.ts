@@ -65,6 +65,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['app', () => benchAppLoad(repoRoot)],
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
   ['scale', async () => (await import('./scale.bench.js')).benchScale(repoRoot)],
+  ['precision', async () => (await import('./descriptor-precision.bench.js')).benchDescriptorPrecision(repoRoot)],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);

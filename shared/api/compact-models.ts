@@ -8,9 +8,8 @@ import { z } from 'zod';
 import { isoTime } from './common.js';
 import { trainedModelFile } from './models.js';
 
-export const COMPACT_SEGMENTS_URL = '/api/models/trained/compact/segments';
-/** At most this many hashes per segments request (the URL stays a few KB). */
-export const COMPACT_SEGMENTS_MAX = 200;
+// Kept with the codec, which has no zod: the service worker's bundle reads them (client/src/pwa/keep-model.ts).
+export { COMPACT_SEGMENTS_MAX, COMPACT_SEGMENTS_URL } from '../recognition/compact-model.js';
 
 const segmentRef = z.object({
   label: z.string(),
@@ -29,7 +28,10 @@ const wireBytes = z
 export const compactModelManifest = z
   .object({
     format: z.literal('lookout-compact'),
-    format_version: z.number().int().meta({ description: 'The segment format (1).' }),
+    format_version: z
+      .number()
+      .int()
+      .meta({ description: 'The newest segment format in use: 1 (float32 descriptors, older servers) or 2 (float16 descriptors).' }),
     version: z.string().meta({ description: 'As `GET /api/models/trained` `version` (also the ETag): the models and their corrections.' }),
     models_version: z.string().meta({ description: "The model files' own version." }),
     trained_at: isoTime.nullable(),

@@ -7,8 +7,11 @@ import { seededRandom } from '../../test/helpers/seeded-random.js';
 import { type EmbeddingModel, rankEmbedding } from '../embedding/matcher.js';
 import type { GrayImage } from '../image/types.js';
 import { LBPH_DEFAULTS, type LbphModel, rankLbph } from '../lbph/lbph.js';
+import { atPrecision, toHalfBits } from '../embedding/quantise.js';
 import {
   assembleEmbedding,
+  COMPACT_FORMAT,
+  crc32,
   assembleLbph,
   CompactModelError,
   cellPixelsOf,
@@ -131,19 +134,74 @@ describe('compact models', () => {
     }
   });
 
-  it('an embedding model split per person and assembled again is the same float32 descriptors', () => {
+  it('an embedding model split per person and assembled again is the same float32 descriptors, when asked for float32', () => {
     const random = seededRandom(5);
     const d = realisticDescriptors(30, 3, 128, random);
     const model: EmbeddingModel = { dim: 128, descriptors: d, labels: Int32Array.from({ length: 90 }, (_, i) => Math.floor(i / 3)) };
     const labelIds = Object.fromEntries(Array.from({ length: 30 }, (_, p) => [`p${p}`, p]));
     const { model: back } = assembleEmbedding(
       128,
-      embeddingSegments(model, labelIds).map((s) => s.bytes),
+      embeddingSegments(model, labelIds, 'float32').map((s) => s.bytes),
     );
     expect(sameBits(back.descriptors, d)).toBe(true);
     expect([...back.labels]).toEqual([...model.labels]);
     const q = realisticDescriptors(1, 1, 128, random);
     expect(rankEmbedding(back, q)).toEqual(rankEmbedding(model, q));
+  });
+
+  it("the browser's embedding segments are float16 (format 2): half the bytes, each value the nearest half", () => {
+    const random = seededRandom(6);
+    const d = realisticDescriptors(30, 3, 128, random);
+    const model: EmbeddingModel = { dim: 128, descriptors: d, labels: Int32Array.from({ length: 90 }, (_, i) => Math.floor(i / 3)) };
+    const labelIds = Object.fromEntries(Array.from({ length: 30 }, (_, p) => [`p${p}`, p]));
+    const half = embeddingSegments(model, labelIds);
+    const full = embeddingSegments(model, labelIds, 'float32');
+    expect(half[0].bytes[4]).toBe(2);
+    expect(full[0].bytes[4]).toBe(1);
+    half.forEach((s, i) => {
+      expect(s.bytes.length).toBe(full[i].bytes.length - 3 * 128 * 2);
+    });
+    expect(decodeSegment(half[0].bytes).precision).toBe('float16');
+    const { model: back } = assembleEmbedding(
+      128,
+      half.map((s) => s.bytes),
+    );
+    expect(sameBits(back.descriptors, atPrecision(d, 128, 'float16'))).toBe(true);
+    // At most half an ulp of a half: 2^-11 of the value, or 2^-25 for a value under 2^-14 (a subnormal half).
+    let over = 0;
+    d.forEach((v, i) => {
+      if (Math.abs(back.descriptors[i] - v) > Math.max(2 ** -11 * Math.abs(v), 2 ** -25)) over++;
+    });
+    expect(over).toBe(0);
+  });
+
+  it('float32 segments are byte for byte what format 1 wrote, and a stored format-1 segment still decodes', () => {
+    // Made by the format-1 encoder (commit 86c84f3), values past float16's range included.
+    const v1 = Buffer.from('4c4b43530102047a6fc3ab0402000000003e000080bd9a99993e82a87bb70ad7233ccdcc4c3e333333bf00208047eeff3a91', 'hex');
+    const values = new Float32Array([0.125, -0.0625, 0.3, -1.5e-5, 0.01, 0.2, -0.7, 65600]);
+    const back = decodeSegment(new Uint8Array(v1));
+    expect(back).toMatchObject({ kind: 'embedding', name: 'zoë', dim: 4, precision: 'float32' });
+    expect(sameBits(back.descriptors!, values)).toBe(true);
+    expect(Buffer.from(encodeEmbeddingSegment('zoë', 4, values))).toEqual(v1);
+    // float16 cannot hold 65600: that person's segment stays float32 (format 1), exact.
+    expect(Buffer.from(encodeEmbeddingSegment('zoë', 4, values, 'float16'))).toEqual(v1);
+    expect(assembleEmbedding(4, [new Uint8Array(v1)]).model.descriptors).toEqual(values);
+  });
+
+  it('refuse float16 in a format-1 segment and a format from a newer build, in words', () => {
+    const half = encodeEmbeddingSegment('a', 2, new Float32Array([0.5, -0.25]), 'float16');
+    expect([...half.subarray(half.length - 8, half.length - 4)]).toEqual([toHalfBits(0.5) & 0xff, toHalfBits(0.5) >> 8, 0x00, 0xb4]);
+    const reseal = (bytes: Uint8Array, at: number, value: number) => {
+      const out = bytes.slice();
+      out[at] = value;
+      new DataView(out.buffer).setUint32(out.length - 4, crc32(out.subarray(0, out.length - 4)), true);
+      return out;
+    };
+    expect(() => decodeSegment(reseal(half, 4, 1))).toThrow(/descriptor type 1 is not one this build reads in format 1/);
+    expect(() => decodeSegment(reseal(half, 4, COMPACT_FORMAT + 1))).toThrow(/format 3 is not one this build reads/);
+    const altered = half.slice();
+    altered[half.length - 6] ^= 1;
+    expect(() => decodeSegment(altered)).toThrow(/checksum/);
   });
 
   it('refuse segments of the wrong kind, size or a person twice', () => {
@@ -163,6 +221,8 @@ describe('compact models', () => {
     let lbphGz = 0;
     let embRaw = 0;
     let embGz = 0;
+    let halfRaw = 0;
+    let halfGz = 0;
     for (let p = 0; p < people; p++) {
       const seg = encodeLbphSegment(`person-${p}`, hs.slice(p * 3, p * 3 + 3));
       lbphRaw += seg.length;
@@ -170,12 +230,17 @@ describe('compact models', () => {
       const e = encodeEmbeddingSegment(`person-${p}`, 128, d.subarray(p * 384, p * 384 + 384));
       embRaw += e.length;
       embGz += gzipSync(e).length;
+      const h = encodeEmbeddingSegment(`person-${p}`, 128, d.subarray(p * 384, p * 384 + 384), 'float16');
+      halfRaw += h.length;
+      halfGz += gzipSync(h).length;
     }
     const yaml = hs.reduce((n, h) => n + h.length, 0) * 7; // at least 7 characters per value in training.yml
     console.log(
       `compact model, 1,000 people x 3: LBPH ${(lbphRaw / 1e6).toFixed(2)} MB (${(lbphGz / 1e6).toFixed(2)} MB gzipped per segment; ` +
-        `training.yml over ${(yaml / 1e6).toFixed(0)} MB), embedding 128-d ${(embRaw / 1e6).toFixed(2)} MB (${(embGz / 1e6).toFixed(2)} MB gzipped)`,
+        `training.yml over ${(yaml / 1e6).toFixed(0)} MB), embedding 128-d float32 ${(embRaw / 1e6).toFixed(2)} MB (${(embGz / 1e6).toFixed(2)} MB gzipped), ` +
+        `float16 ${(halfRaw / 1e6).toFixed(2)} MB (${(halfGz / 1e6).toFixed(2)} MB gzipped)`,
     );
+    expect(halfGz).toBeLessThan(embGz * 0.6);
     expect(lbphGz).toBeLessThanOrEqual(20e6);
     expect(embGz).toBeLessThanOrEqual(4e6);
   });

@@ -2,27 +2,49 @@
  * The compact form of the trained models for browsers (#27 section 2): one binary segment per person, so a device
  * that has a model fetches only the people a training added or changed. Not the YAML (about 118 KB per face):
  *
- *   segment  = "LKCS" u8:format(1) u8:kind(1 lbph, 2 embedding) varint:nameBytes name(utf-8) body u32le:crc32
- *   lbph     = varint:samples, then per sample:
+ *   segment  = "LKCS" u8:format u8:kind(1 lbph, 2 embedding) varint:nameBytes name(utf-8) body u32le:crc32
+ *   lbph     = varint:samples, then per sample:                                                     (format 1)
  *                u8:0 (counts)  varint:cellPixels varint:nnz  nnz x varint:gap  nnz x varint:count
  *                u8:1 (float32) varint:nnz  nnz x varint:gap  nnz x f32le
- *   embedding= varint:dim varint:samples u8:0 (float32) samples*dim x f32le
+ *   embedding= varint:dim varint:samples u8:dtype, then the values:
+ *                dtype 0 (float32) samples*dim x f32le                                               (format 1)
+ *                dtype 1 (float16) samples*dim x u16le, IEEE half, nearest (ties to even)            (format 2)
  *
  * OpenCV's histogram values are count * float32(1 / cellPixels) rounded to float32 (lbph.ts lbpHistogram), so
  * the counts and the cell's pixel count give back the very same float32 bits; a histogram for which they do not
  * (a model made elsewhere) is kept as its non-zero float32 values. Gaps are the distance from the previous
- * non-zero bin (all gaps first, then all values: it compresses better on the wire). Descriptors stay float32:
- * no benchmark has shown float16 keeps every decision, so the format has room for it (the dtype byte) but does
- * not use it. The crc32 catches a torn or altered segment; the server also names each segment by its sha256.
+ * non-zero bin (all gaps first, then all values: it compresses better on the wire). Descriptors go as float16
+ * (half the bytes): `npm run bench precision` (bench/RESULTS.md, "Descriptor precision in the browser model")
+ * changed no decision on the real faces of either descriptor model nor on synthetic galleries of up to 10,000
+ * people. A stored value moves by at most 2^-11 of itself (2^-25 when under 2^-14), so a distance by at most
+ * about 2^-11 |x| (measured: under 1.3e-4): only a face that close to a threshold can be decided otherwise in the
+ * browser than on the server, which keeps float32. int8 (one scale per descriptor) changed real decisions and is not used. A descriptor float16 cannot
+ * hold (a value past 65504 or not finite, from a hand-made model) keeps float32.
+ * A segment says its format: 1 for what format-1 readers read (LBPH, float32 descriptors: their bytes and
+ * hashes are as before), 2 for float16 descriptors; the manifest's format_version is the newest in use, so an
+ * older browser build (which reads only 1) falls back to the full model files instead of failing on them.
+ * The crc32 catches a torn or altered segment; the server also names each segment by its sha256.
  *
  * The label ids are not in a segment (they change when a training adds someone); the model is assembled from
  * segments in the manifest's order, ids 0, 1, 2, ... in that order.
  */
 import type { EmbeddingModel } from '../embedding/matcher.js';
+import { fromHalfBits, toHalfBits } from '../embedding/quantise.js';
 import type { LbphModel, LbphParams } from '../lbph/lbph.js';
 import type { LabelIds } from './model-files.js';
 
-export const COMPACT_FORMAT = 1;
+export const COMPACT_SEGMENTS_URL = '/api/models/trained/compact/segments';
+/** At most this many hashes per segments request (the URL stays a few KB). */
+export const COMPACT_SEGMENTS_MAX = 200;
+
+/** The newest segment format this build writes and reads (the manifest's format_version); it reads 1 as well. */
+export const COMPACT_FORMAT = 2;
+/** How the browser's copy holds descriptors (the server's own recognition keeps float32). */
+export type CompactDescriptors = 'float32' | 'float16';
+export const BROWSER_DESCRIPTORS: CompactDescriptors = 'float16';
+const DTYPE: Record<CompactDescriptors, number> = { float32: 0, float16: 1 };
+/** The largest finite float16. */
+const HALF_MAX = 65504;
 const MAGIC = [0x4c, 0x4b, 0x43, 0x53]; // "LKCS"
 export type SegmentKind = 'lbph' | 'embedding';
 const KIND_CODE: Record<SegmentKind, number> = { lbph: 1, embedding: 2 };
@@ -89,6 +111,12 @@ class Writer {
     this.length += 4;
   }
 
+  u16(v: number): void {
+    this.room(2);
+    this.view.setUint16(this.length, v, true);
+    this.length += 2;
+  }
+
   u32(v: number): void {
     this.room(4);
     this.view.setUint32(this.length, v, true);
@@ -142,14 +170,20 @@ class Reader {
     this.at += 4;
     return v;
   }
+  u16(): number {
+    this.need(2);
+    const v = this.view.getUint16(this.at, true);
+    this.at += 2;
+    return v;
+  }
 }
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-function header(w: Writer, kind: SegmentKind, name: string): void {
+function header(w: Writer, kind: SegmentKind, name: string, format = 1): void {
   for (const b of MAGIC) w.u8(b);
-  w.u8(COMPACT_FORMAT);
+  w.u8(format);
   w.u8(KIND_CODE[kind]);
   const n = utf8.encode(name);
   w.varint(n.length);
@@ -257,16 +291,32 @@ export function encodeLbphSegment(name: string, histograms: readonly Float32Arra
   return sealed(w);
 }
 
-/** One person's descriptors (`dim` each, float32) as a segment. */
-export function encodeEmbeddingSegment(name: string, dim: number, descriptors: Float32Array): Uint8Array {
+/** Whether float16 holds every value (finite, within its range). */
+function halfFits(values: Float32Array): boolean {
+  for (let i = 0; i < values.length; i++) if (!(Math.abs(values[i]) <= HALF_MAX)) return false;
+  return true;
+}
+
+/**
+ * One person's descriptors (`dim` each) as a segment, in `precision` (float32: format 1, as before; float16:
+ * format 2, or float32 where float16 cannot hold a value).
+ */
+export function encodeEmbeddingSegment(
+  name: string,
+  dim: number,
+  descriptors: Float32Array,
+  precision: CompactDescriptors = 'float32',
+): Uint8Array {
   if (dim < 1 || descriptors.length % dim !== 0)
     throw new Error(`compact model: ${descriptors.length} values are not whole ${dim}-d descriptors`);
+  const dtype = precision === 'float16' && halfFits(descriptors) ? 'float16' : 'float32';
   const w = new Writer();
-  header(w, 'embedding', name);
+  header(w, 'embedding', name, dtype === 'float16' ? 2 : 1);
   w.varint(dim);
   w.varint(descriptors.length / dim);
-  w.u8(0);
-  for (let i = 0; i < descriptors.length; i++) w.f32(descriptors[i]);
+  w.u8(DTYPE[dtype]);
+  if (dtype === 'float16') for (let i = 0; i < descriptors.length; i++) w.u16(toHalfBits(descriptors[i]));
+  else for (let i = 0; i < descriptors.length; i++) w.f32(descriptors[i]);
   return sealed(w);
 }
 
@@ -275,9 +325,11 @@ export interface DecodedSegment {
   name: string;
   /** LBPH: the histograms (each `bins` values). */
   histograms?: Float32Array[];
-  /** Embedding: dim and the descriptors one after the other. */
+  /** Embedding: dim and the descriptors one after the other (float16 ones decoded to float32). */
   dim?: number;
   descriptors?: Float32Array;
+  /** Embedding: how the segment held them. */
+  precision?: CompactDescriptors;
 }
 
 /** Reads a segment, checking its crc32 first. `bins`: the LBPH model's histogram size (needed for lbph). */
@@ -289,7 +341,8 @@ export function decodeSegment(bytes: Uint8Array, bins?: number): DecodedSegment 
   const r = new Reader(body);
   for (const b of MAGIC) if (r.u8() !== b) throw new CompactModelError('not a compact model segment (bad magic)');
   const format = r.u8();
-  if (format !== COMPACT_FORMAT) throw new CompactModelError(`format ${format} is not one this build reads (${COMPACT_FORMAT})`);
+  if (format < 1 || format > COMPACT_FORMAT)
+    throw new CompactModelError(`format ${format} is not one this build reads (1 to ${COMPACT_FORMAT})`);
   const code = r.u8();
   const kind = code === 1 ? 'lbph' : code === 2 ? 'embedding' : null;
   if (!kind) throw new CompactModelError(`unknown segment kind ${code}`);
@@ -311,11 +364,15 @@ export function decodeSegment(bytes: Uint8Array, bins?: number): DecodedSegment 
     const dim = r.varint();
     const n = r.varint();
     const dtype = r.u8();
-    if (dtype !== 0) throw new CompactModelError(`descriptor type ${dtype} is not one this build reads`);
-    if (dim < 1 || n * dim * 4 > body.length) throw new CompactModelError(`${n} descriptors of ${dim} values do not fit the segment`);
+    // float16 came with format 2: a format-1 segment holding it is not one a writer made.
+    const precision = dtype === 0 ? 'float32' : dtype === 1 && format >= 2 ? 'float16' : null;
+    if (!precision) throw new CompactModelError(`descriptor type ${dtype} is not one this build reads in format ${format}`);
+    const size = precision === 'float16' ? 2 : 4;
+    if (dim < 1 || n * dim * size > body.length) throw new CompactModelError(`${n} descriptors of ${dim} values do not fit the segment`);
     const descriptors = new Float32Array(n * dim);
-    for (let i = 0; i < descriptors.length; i++) descriptors[i] = r.f32();
-    out = { kind, name, dim, descriptors };
+    if (precision === 'float16') for (let i = 0; i < descriptors.length; i++) descriptors[i] = fromHalfBits(r.u16());
+    else for (let i = 0; i < descriptors.length; i++) descriptors[i] = r.f32();
+    out = { kind, name, dim, descriptors, precision };
   }
   if (r.at !== body.length) throw new CompactModelError(`${body.length - r.at} bytes after the segment's data`);
   return out;
@@ -352,14 +409,19 @@ export function lbphSegments(model: LbphModel, labelIds: LabelIds): PersonSegmen
   }));
 }
 
-export function embeddingSegments(model: EmbeddingModel, labelIds: LabelIds): PersonSegment[] {
+/** The embedding model's people as segments, descriptors in `precision` (the browser's: float16). */
+export function embeddingSegments(
+  model: EmbeddingModel,
+  labelIds: LabelIds,
+  precision: CompactDescriptors = BROWSER_DESCRIPTORS,
+): PersonSegment[] {
   const d = model.dim;
   return people(model.labels, labelIds).map((p) => {
     const out = new Float32Array(p.samples.length * d);
     p.samples.forEach((i, k) => {
       out.set(model.descriptors.subarray(i * d, i * d + d), k * d);
     });
-    return { name: p.name, samples: p.samples.length, bytes: encodeEmbeddingSegment(p.name, d, out) };
+    return { name: p.name, samples: p.samples.length, bytes: encodeEmbeddingSegment(p.name, d, out, precision) };
   });
 }
 

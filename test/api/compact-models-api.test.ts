@@ -59,7 +59,7 @@ describe('compact trained models', () => {
     const m1 = (await res.json()) as CompactModelManifest;
     expect(m1).toMatchObject({
       format: 'lookout-compact',
-      format_version: 1,
+      format_version: 2,
       version: index.version,
       segments_url: '/api/models/trained/compact/segments',
     });

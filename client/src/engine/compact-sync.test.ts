@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { CompactModelManifest } from '../../../shared/api/compact-models';
 import { assembleLbph, encodeLbphSegment } from '../../../shared/recognition/compact-model';
 import { LBPH_DEFAULTS } from '../../../shared/lbph/lbph';
-import { downloadCompact, memorySegments, splitSegments } from './compact-sync';
+import { downloadCompact, fetchManifest, memorySegments, splitSegments } from './compact-sync';
 import { ModelSync } from './model-sync';
 
 const BINS = 16384;
@@ -139,5 +139,14 @@ describe('compact model download', () => {
       { via: 'compact', fetched: 1, segments: 3, fetchedBytes: expect.any(Number), installedBytes: expect.any(Number) },
     ]);
     expect(server.fetch.mock.calls.some(([url]) => String(url).endsWith('/lbph'))).toBe(false);
+  });
+
+  it('reads manifests of format 1 (float32 descriptors, an older server) and 2 (float16), not a newer one', async () => {
+    const answer = (format_version: number) => async () =>
+      new Response(JSON.stringify({ ...compactServer(['a']).manifest(), format_version }));
+    for (const v of [1, 2])
+      expect((await fetchManifest('http://lookout.test/api/models/trained/compact', answer(v)))?.format_version).toBe(v);
+    // A format this build cannot read: null, so the sync downloads the model files instead.
+    expect(await fetchManifest('http://lookout.test/api/models/trained/compact', answer(3))).toBeNull();
   });
 });

@@ -5,7 +5,8 @@
  * Cache API in a browser, so a reload or an offline start needs none again) and those no manifest names any more
  * are dropped at once (a deleted person's templates do not stay on the device).
  */
-import { COMPACT_SEGMENTS_MAX, type CompactModelManifest } from '../../../shared/api/compact-models';
+import type { CompactModelManifest } from '../../../shared/api/compact-models';
+import { COMPACT_FORMAT, COMPACT_SEGMENTS_MAX } from '../../../shared/recognition/compact-model';
 import type { CompactModels } from './protocol';
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
@@ -65,7 +66,9 @@ export async function fetchManifest(url: string, fetchFn: Fetch): Promise<Compac
   }
   if (!res.ok) throw new Error(`the server answered ${res.status} for the compact model (${url})`);
   const manifest = (await res.json()) as CompactModelManifest;
-  if (manifest?.format !== 'lookout-compact' || manifest.format_version !== 1) return null; // a format this build does not read
+  // Format 1 (float32 descriptors, an older server) or 2 (float16): a newer one falls back to the model files.
+  const version = manifest?.format_version;
+  if (manifest?.format !== 'lookout-compact' || !Number.isInteger(version) || version < 1 || version > COMPACT_FORMAT) return null;
   return manifest;
 }
 
