@@ -10,6 +10,7 @@
  *   /assets/* not precached (ORT's WASM)      cache first, kept once fetched (a few, newest kept)
  *   /models/* not precached                   cache first, kept once fetched
  *   GET /api/models/trained*                  network first, the last good answer when the server is gone
+ *     (but .../compact/segments)              not cached here: the page keeps segments by hash (compact-sync.ts)
  *   every other /api request                  not touched: straight to the network, never cached
  *
  * Two precaches, app and models, each with its own cache (lookout-app-*, lookout-models-*): the engines'
@@ -29,6 +30,9 @@ import { ExpirationPlugin } from 'workbox-expiration';
 import { PrecacheController, PrecacheRoute, type PrecacheEntry } from 'workbox-precaching';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { CacheFirst, NetworkOnly, Strategy, type StrategyHandler, type StrategyOptions } from 'workbox-strategies';
+import { COMPACT_SEGMENTS_URL } from '../../../shared/recognition/compact-model';
+import { browserSegments } from '../engine/compact-sync';
+import { keepTrainedModel, TRAINED_INDEX } from './keep-model';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: (PrecacheEntry | string)[] };
 
@@ -81,7 +85,7 @@ self.addEventListener('install', (event) => {
   void app.install(event);
   void models.install(event);
   // Best effort: a server without a trained model (or gone already) must not stop the install.
-  event.waitUntil(keepTrainedModel().catch(() => undefined));
+  event.waitUntil(keepTrained().catch(() => undefined));
 });
 
 self.addEventListener('activate', (event) => {
@@ -155,31 +159,27 @@ class TrainedModel extends Strategy {
   }
 }
 
-const TRAINED_INDEX = '/api/models/trained';
-
 /**
- * Stores the server's current trained model (its index and the files it lists, corrections included) at install. The page loads it
- * as soon as it starts, usually before this worker controls the page, and asks again only when the version
- * changes: without this, a first visit followed by the server going away would leave nothing to recognise with.
+ * Stores the server's current trained model at install (keep-model.ts: the compact model, or the files from an
+ * older server). The page loads it as soon as it starts, usually before this worker controls the page, and asks
+ * again only when the version changes: without this, a first visit followed by the server going away would leave
+ * nothing to recognise with. Under AUTH_MODE=oidc the page hands its access token over after sign-in (a worker
+ * cannot read the page's storage).
  */
-async function keepTrainedModel(token?: string): Promise<void> {
-  // Under AUTH_MODE=oidc the page hands its access token over after sign-in (a worker cannot read the page's storage).
-  const headers: HeadersInit = token ? { authorization: `Bearer ${token}` } : {};
-  const index = await fetch(TRAINED_INDEX, { cache: 'no-store', headers });
-  if (index.status !== 200) return;
-  type Entry = { available?: boolean; url?: string } | undefined;
-  const body = (await index.clone().json()) as { lbph?: Entry; embedding?: Entry; corrections?: Entry };
-  const base = new URL(TRAINED_INDEX, self.location.href);
-  // The corrections too: offline, a first visit must not name a corrected stranger again.
-  const urls = [body.lbph, body.embedding, body.corrections].filter((e) => e?.available && e.url).map((e) => new URL(e!.url!, base).href);
-  const files = await Promise.all(urls.map(async (url) => [url, await fetch(url, { cache: 'no-store', headers })] as const));
-  if (files.some(([, res]) => res.status !== 200)) return; // a training changed it meanwhile: the page's next fetch keeps it
-  const cache = await caches.open(TRAINED_CACHE);
-  await Promise.all([cache.put(base.href, index), ...files.map(([url, res]) => cache.put(url, res))]);
+function keepTrained(token?: string): Promise<unknown> {
+  return keepTrainedModel({
+    origin: self.location.origin,
+    fetch: (url, init) => fetch(url, init),
+    cache: () => caches.open(TRAINED_CACHE),
+    segments: browserSegments(),
+    ...(token ? { token } : {}),
+  });
 }
 
+// Not the compact model's segments: the page keeps them by hash (compact-sync.ts) and drops a deleted person's;
+// a cached segments answer would keep that person's templates on the device.
 registerRoute(
-  ({ url }) => sameOrigin(url) && under(url, TRAINED_INDEX),
+  ({ url }) => sameOrigin(url) && under(url, TRAINED_INDEX) && !under(url, COMPACT_SEGMENTS_URL),
   new TrainedModel({ cacheName: TRAINED_CACHE, plugins: [isolation], matchOptions: { ignoreVary: true } }),
 );
 
@@ -208,5 +208,5 @@ registerRoute(
 self.addEventListener('message', (event: ExtendableMessageEvent) => {
   const data = event.data as { type?: unknown; token?: unknown } | null;
   if (data?.type === 'keep-trained-model' && typeof data.token === 'string')
-    event.waitUntil(keepTrainedModel(data.token).catch(() => undefined));
+    event.waitUntil(keepTrained(data.token).catch(() => undefined));
 });
