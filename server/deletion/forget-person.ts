@@ -124,6 +124,15 @@ export async function forgetPerson(ctx: AppContext, models: ModelStore, label: s
 }
 
 /** Deletions of people, newest first (devices drop what they still queue of them). */
+/** When the person of `label` was last deleted, or null (BearerAuth refuses their tokens issued before it). */
+export async function lastDeletion(ctx: Pick<AppContext, 'db'>, label: string): Promise<Date | null> {
+  const rows = await ctx.db.query<{ deleted_at: Date }>(
+    'SELECT deleted_at FROM deleted_people WHERE label = $1 ORDER BY deleted_at DESC LIMIT 1',
+    [label],
+  );
+  return rows[0] ? new Date(rows[0].deleted_at) : null;
+}
+
 export async function recentDeletions(
   ctx: AppContext,
   since: Date | null,

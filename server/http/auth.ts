@@ -9,6 +9,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { normalizeLabel } from '../../shared/api/labels.js';
 import { roleAllows, type Access } from '../../shared/api/roles.js';
 import type { ApiRoute } from '../../shared/api/route.js';
 import { apiRoutes } from '../../shared/api/routes.js';
@@ -47,6 +48,12 @@ export interface BearerAuthOptions {
   log: Logger;
   /** One fetch of the discovery document or the keys (default 5 s). */
   timeoutMs?: number;
+  /**
+   * When the person of this label was last deleted (`DELETE /api/images/{label}`; null: never). A user's token
+   * issued before their label's deletion is refused: the IdP deletes a removed user's face data, so their unexpired
+   * access tokens end with it (#28), and a later account of the same name signs in afresh.
+   */
+  lastDeletion?: (label: string) => Promise<Date | null>;
 }
 
 /** Asymmetric signatures only: a JWKS holds public keys, and an HMAC "signed" with one would be forgeable. */
@@ -321,8 +328,24 @@ export class BearerAuth {
       }
 
       const roles = rolesOf(payload);
+      const principal = principalOf(payload, roles);
+      if (principal.kind === 'user' && principal.username !== null && this.options.lastDeletion) {
+        const label = normalizeLabel(principal.username);
+        let deletedAt: Date | null = null;
+        try {
+          deletedAt = label.ok ? await this.options.lastDeletion(label.label) : null;
+        } catch (err) {
+          log.warn(`AUTH_MODE=oidc: deletions could not be read: ${err instanceof Error ? err.message : String(err)}`);
+          return deny(new ApiError('auth_unavailable', 'the token could not be checked; try again'), null);
+        }
+        // `iat` has whole seconds: a token of the deletion's own second is refused too (fail closed; a new account
+        // cannot sign up that fast); one without `iat` counts as older.
+        const issuedMs = typeof payload.iat === 'number' ? payload.iat * 1000 : Number.NEGATIVE_INFINITY;
+        if (deletedAt && issuedMs <= deletedAt.getTime())
+          return invalid('the user was removed (their face data deleted) after this token was issued; sign in again');
+      }
       // Set before the role check, so a refusal is attributed too (the audit log, server/audit); the request ends there.
-      c.set('principal', principalOf(payload, roles));
+      c.set('principal', principal);
       if (!roleAllows(access, roles)) {
         const message = `this endpoint needs the role ${access}; the token has ${roles.filter((r) => r.startsWith('biometric-')).join(', ') || 'neither biometric-user nor biometric-admin'}`;
         return deny(

@@ -149,6 +149,8 @@ describe('removing a user ends them (#28 finding 5)', () => {
     const dee = (await idp.users.byUsername('dee'))!;
     expect(await recordsOf('Session', dee.id)).toBeGreaterThan(0);
     expect(await recordsOf('Grant', dee.id)).toBeGreaterThan(0);
+    const asDee = { authorization: `Bearer ${tokens.body.access_token}` };
+    expect((await fetch(`${api.url}/api/labels`, { headers: asDee })).status).toBe(200);
 
     expect((await removeUser('dee')).status).toBe(204);
     for (const model of ['Session', 'Grant', 'RefreshToken', 'AccessToken', 'AuthorizationCode', 'Interaction'])
@@ -160,6 +162,10 @@ describe('removing a user ends them (#28 finding 5)', () => {
     });
     expect(refreshed.status).toBe(400);
     expect(refreshed.body.error).toBe('invalid_grant');
+    // Their unexpired access token: refused by the API (issued before their face data was deleted).
+    const late = await fetch(`${api.url}/api/labels`, { headers: asDee });
+    expect(late.status).toBe(401);
+    expect(late.headers.get('www-authenticate')).toMatch(/invalid_token.*removed/);
     // Signed in again in that browser: no session carries them through; the password is asked for again.
     const again = await browser.follow(authorizeUrl(idp.issuer, REDIRECT, pkce().challenge, { state: 's2' }), origin());
     expect(await again.res.text()).toContain('password');
