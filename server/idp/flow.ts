@@ -1,15 +1,25 @@
 /**
  * The sign-in flow `biometric browser` as an explicit state machine: a valid session cookie (handled by
- * oidc-provider before any of this runs), or password AND face. There is no path to `grant` that skips the face
- * step: every state after the password leads through `face`, and `face` grants only on the verifier's word.
+ * oidc-provider before any of this runs), or the password AND a second factor, the face or a passkey. There is no
+ * path to `grant` that skips the second factor: every state after the password leads through `face` or
+ * `passkey`, which grant only on the verifier's word.
  *
  *   password --ok--> update-password   (required action UPDATE_PASSWORD: temporary password)
+ *            --ok--> passkey            (passkeys offered and the user has one)
+ *            --ok--> passkey-enrollment (a passkey required, by IDP_PASSKEYS=required or for this user, and none yet)
  *            --ok--> biometric-enrollment (required action pending / not enrolled)
  *            --ok--> face
- *   update-password --changed--> biometric-enrollment | face
+ *   update-password --changed--> (as after the password)
  *   biometric-enrollment --enrolled--> face (the enrollment captures do not count as a verification)
  *                        --failed--> denied
- *   face --verified--> granted
+ *                        --chose-passkey--> passkey-enrollment (IDP_PASSKEYS=alternative: a passkey instead)
+ *   passkey-enrollment --registered--> passkey (the registration does not count as a verification), or granted
+ *                                      when the face was verified first (a passkey added after a face sign-in)
+ *                      --failed--> denied
+ *   passkey --verified--> granted
+ *           --rejected--> denied
+ *           --chose-face--> face (IDP_PASSKEYS=alternative, the user enrolled a face and no passkey is required)
+ *   face --verified--> granted, or passkey-enrollment when the user asked to add a passkey
  *        --rejected--> denied (with the reason)
  *
  * The real face verification (face-verifier.ts) and enrollment (enrollment.ts) are wired by biometrics.ts when
@@ -18,13 +28,29 @@
  */
 import { ACTION_BIOMETRIC_ENROLLMENT, ACTION_UPDATE_PASSWORD, isEnrolled, type User } from './users.js';
 
-export type Step = 'password' | 'update-password' | 'biometric-enrollment' | 'face';
+export type Step = 'password' | 'update-password' | 'biometric-enrollment' | 'face' | 'passkey-enrollment' | 'passkey';
 
 export interface FlowState {
   step: Step;
   /** Set once the password is accepted. */
   userId?: string;
+  /** The WebAuthn challenge of the passkey page last shown (base64url); taken out before a response is checked. */
+  challenge?: string;
+  /** Set once the face was verified in this sign-in (a passkey is being added after it). */
+  faceVerified?: boolean;
 }
+
+/** What decides the second factor besides the user record: the passkey policy and the user's passkeys. */
+export interface SecondFactor {
+  /** IDP_PASSKEYS; `off` also where passkeys cannot work (the issuer is an IP address). */
+  policy: 'off' | 'alternative' | 'required';
+  /** This user's registered passkeys. */
+  passkeys: number;
+  /** An administrator requires a passkey of this user. */
+  userRequired: boolean;
+}
+
+export const FACE_ONLY: SecondFactor = { policy: 'off', passkeys: 0, userRequired: false };
 
 /** What the face page sends: a short burst of frames (base64 JPEG or PNG), for recognition and liveness. */
 export interface FaceEvidence {
@@ -69,7 +95,11 @@ export type FlowEvent =
   | { type: 'password-changed'; user: User }
   | { type: 'enrolled'; user: User }
   | { type: 'enrollment-failed'; code: string; reason: string }
-  | { type: 'face'; decision: FaceDecision };
+  | { type: 'face'; decision: FaceDecision; addPasskey?: boolean }
+  | { type: 'chose-passkey' }
+  | { type: 'chose-face' }
+  | { type: 'passkey-registered' }
+  | { type: 'passkey'; decision: { granted: true } | { granted: false; code: string; reason: string } };
 
 export type Outcome =
   | { kind: 'continue'; state: FlowState }
@@ -78,9 +108,16 @@ export type Outcome =
 
 export const INITIAL: FlowState = { step: 'password' };
 
-/** The first step still owed after the password: pending required actions, then the face. */
-export function stepAfterPassword(user: User): Step {
+export const passkeyRequired = (f: SecondFactor) => f.policy === 'required' || (f.policy !== 'off' && f.userRequired);
+
+/** Whether a user at the passkey step may take the face step instead. */
+export const faceAllowed = (user: User, f: SecondFactor) => f.policy === 'alternative' && !f.userRequired && isEnrolled(user);
+
+/** The first step still owed after the password: pending required actions, then the passkey or the face. */
+export function stepAfterPassword(user: User, f: SecondFactor = FACE_ONLY): Step {
   if (user.requiredActions.includes(ACTION_UPDATE_PASSWORD)) return 'update-password';
+  if (f.policy !== 'off' && f.passkeys > 0) return 'passkey';
+  if (passkeyRequired(f)) return 'passkey-enrollment';
   if (user.requiredActions.includes(ACTION_BIOMETRIC_ENROLLMENT) || !isEnrolled(user)) return 'biometric-enrollment';
   return 'face';
 }
@@ -89,8 +126,10 @@ export function stepAfterPassword(user: User): Step {
 const ACCEPTS: Record<Step, FlowEvent['type'][]> = {
   password: ['password-accepted'],
   'update-password': ['password-changed'],
-  'biometric-enrollment': ['enrolled', 'enrollment-failed'],
+  'biometric-enrollment': ['enrolled', 'enrollment-failed', 'chose-passkey'],
   face: ['face'],
+  'passkey-enrollment': ['passkey-registered', 'enrollment-failed'],
+  passkey: ['passkey', 'chose-face'],
 };
 
 export class FlowError extends Error {
@@ -103,22 +142,46 @@ export class FlowError extends Error {
   }
 }
 
-export function transition(state: FlowState, event: FlowEvent): Outcome {
+/**
+ * `factors`: the passkey policy and the user's passkeys now (for the steps after the password, and the choices);
+ * the interaction handler reads them, and checks a choice is offered, before sending the event.
+ */
+export function transition(state: FlowState, event: FlowEvent, factors: SecondFactor = FACE_ONLY): Outcome {
   if (!ACCEPTS[state.step].includes(event.type)) throw new FlowError(state.step, event.type);
   switch (event.type) {
     case 'password-accepted':
     case 'password-changed':
-      return { kind: 'continue', state: { step: stepAfterPassword(event.user), userId: event.user.id } };
+      return { kind: 'continue', state: { step: stepAfterPassword(event.user, factors), userId: event.user.id } };
     case 'enrolled':
       return { kind: 'continue', state: { step: 'face', userId: event.user.id } };
     case 'enrollment-failed':
       return { kind: 'deny', code: event.code, reason: event.reason };
-    case 'face': {
+    case 'chose-passkey':
+      if (!state.userId || factors.policy !== 'alternative') throw new FlowError(state.step, event.type);
+      return { kind: 'continue', state: { step: 'passkey-enrollment', userId: state.userId } };
+    case 'chose-face':
+      if (!state.userId || factors.policy !== 'alternative' || factors.userRequired) throw new FlowError(state.step, event.type);
+      return { kind: 'continue', state: { step: 'face', userId: state.userId } };
+    case 'passkey-registered':
+      if (!state.userId) throw new FlowError(state.step, event.type);
+      return state.faceVerified
+        ? { kind: 'grant', userId: state.userId, amr: ['pwd', 'face', 'hwk'] }
+        : { kind: 'continue', state: { step: 'passkey', userId: state.userId } };
+    case 'passkey': {
       if (!state.userId) throw new FlowError(state.step, event.type);
       const d = event.decision;
       return d.granted === true
-        ? { kind: 'grant', userId: state.userId, amr: ['pwd', 'face'] }
+        ? { kind: 'grant', userId: state.userId, amr: ['pwd', 'hwk'] }
         : { kind: 'deny', code: d.code, reason: d.reason };
+    }
+    case 'face': {
+      if (!state.userId) throw new FlowError(state.step, event.type);
+      const d = event.decision;
+      if (d.granted !== true) return { kind: 'deny', code: d.code, reason: d.reason };
+      // A passkey added after a verified face (IDP_PASSKEYS not off): the face, not the password alone, vouches for it.
+      if (event.addPasskey && factors.policy !== 'off')
+        return { kind: 'continue', state: { step: 'passkey-enrollment', userId: state.userId, faceVerified: true } };
+      return { kind: 'grant', userId: state.userId, amr: ['pwd', 'face'] };
     }
   }
 }
