@@ -2,7 +2,8 @@
  * #27 section 2, compact models in the browser: the in-browser engine (Chromium, the bench page's harness) gets the
  * server's trained models through the pages' model check as the compact model (manifest and per-person segments, not
  * training.yml) and recognises with it; after a training that added one person, the next check fetches that person's
- * segments only, and the engine knows both people.
+ * segments only, and the engine knows both people. A first visit to the app keeps that compact model for offline
+ * use (the service worker's install, client/src/pwa/keep-model.ts), not training.yml.
  */
 import { expect, test } from './helpers/fixtures.js';
 import { type EnginePage, mimeOf, openEnginePage, testImage, trainOnServer, watchEngineApiCalls } from './helpers/engine-page.js';
@@ -84,4 +85,42 @@ test('the engine installs the compact model; after one person is added, the next
   await expect(page.getByTestId('browser-model-lbph')).toContainText(
     /LBPH: \d+ KB to download, \d+ KB installed \(the full file would be [\d.]+ MB\)\./,
   );
+});
+
+test('a first visit keeps the compact model for offline use, not training.yml, and it answers with the server stopped', async ({
+  page,
+}) => {
+  const manifest = (await (await fetch(`${lookout.url}/api/models/trained/compact`)).json()) as Manifest & { version: string };
+  const hashes = [...(manifest.lbph?.people ?? []), ...(manifest.embedding?.people ?? [])].map((p) => p.hash).sort();
+  expect(hashes.length).toBeGreaterThanOrEqual(1);
+  await page.goto(`${lookout.url}/`);
+  // `ready`: the worker installed, and its install keeps the trained model.
+  await page.evaluate('navigator.serviceWorker.ready.then(() => undefined)');
+  const kept = () =>
+    page.evaluate<{ trained: string[]; segments: string[] }>(`(async () => {
+      const paths = async (name) => (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname);
+      return { trained: await paths('lookout-trained-v1'), segments: await paths('lookout-compact-segments-v1') };
+    })()`);
+  await expect.poll(async () => (await kept()).trained).toContain('/api/models/trained/compact');
+  const cached = await kept();
+  expect(cached.trained).toContain('/api/models/trained');
+  expect(cached.trained).not.toContain('/api/models/trained/lbph');
+  expect(cached.trained).not.toContain('/api/models/trained/embedding');
+  expect(cached.segments.map((p) => p.split('/').pop()).sort()).toEqual(hashes);
+
+  const controlled = () => page.evaluate<boolean>('navigator.serviceWorker.controller !== null');
+  if (!(await controlled())) await page.reload();
+  await expect.poll(controlled).toBe(true);
+  await lookout.stop();
+  try {
+    // What the model sync reads offline: the manifest from the worker's cache (segments from the store above).
+    const offline = await page.evaluate<string>(
+      "fetch('/api/models/trained/compact', { cache: 'no-store' }).then((r) => r.text(), () => 'unreachable')",
+    );
+    expect(offline).not.toBe('unreachable');
+    expect((JSON.parse(offline) as { version: string }).version).toBe(manifest.version);
+    expect((await kept()).segments).toHaveLength(hashes.length);
+  } finally {
+    await lookout.restart();
+  }
 });

@@ -31,7 +31,9 @@ export function memorySegments(): SegmentStore & { map: Map<string, Uint8Array> 
   };
 }
 
-const CACHE = 'lookout-compact-segments-v1';
+/** The Cache API cache of segments (the service worker keeps it across its versions: sw.ts KEEP). */
+export const COMPACT_SEGMENTS_CACHE = 'lookout-compact-segments-v1';
+const CACHE = COMPACT_SEGMENTS_CACHE;
 const keyOf = (hash: string) => new URL(`/__lookout/compact-segment/${hash}`, self.location.href).href;
 
 /** Segments in the Cache API (the page's origin), or in memory where it is missing (tests, old browsers). */

@@ -31,7 +31,7 @@ import { PrecacheController, PrecacheRoute, type PrecacheEntry } from 'workbox-p
 import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { CacheFirst, NetworkOnly, Strategy, type StrategyHandler, type StrategyOptions } from 'workbox-strategies';
 import { COMPACT_SEGMENTS_URL } from '../../../shared/recognition/compact-model';
-import { browserSegments } from '../engine/compact-sync';
+import { browserSegments, COMPACT_SEGMENTS_CACHE } from '../engine/compact-sync';
 import { keepTrainedModel, TRAINED_INDEX } from './keep-model';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: (PrecacheEntry | string)[] };
@@ -46,7 +46,8 @@ const TRAINED_CACHE = 'lookout-trained-v1';
 const RUNTIME_ASSETS = 'lookout-runtime-assets';
 const RUNTIME_MODELS = 'lookout-runtime-models';
 const OUR_CACHES = /^lookout-/;
-const KEEP = new Set([APP_CACHE, MODELS_CACHE, TRAINED_CACHE, RUNTIME_ASSETS, RUNTIME_MODELS]);
+// The page's compact-model segments too (#27): dropping them at each update would leave an offline start without a model.
+const KEEP = new Set([APP_CACHE, MODELS_CACHE, TRAINED_CACHE, RUNTIME_ASSETS, RUNTIME_MODELS, COMPACT_SEGMENTS_CACHE]);
 
 const INDEX = '/index.html';
 /** A navigation waits this long for the server before the cached app is shown instead. */
