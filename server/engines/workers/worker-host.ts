@@ -4,6 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { answer, type ArgsOf, type OpHandlers, type OpName, type ResultOf } from '../../../shared/recognition/worker-messages.js';
+import { postMoving } from './post-message.js';
 import type { HelpReply, HelpRequest, PoolRequest } from './worker-pool.js';
 
 /** Other workers that were idle, with nothing queued, when the current request was sent. */
@@ -46,6 +47,6 @@ export function askForHelp<Ops, K extends OpName<Ops>>(
   return new Promise((resolve) => {
     waiting.set(help, (reply) => resolve(reply.ok ? (reply.result as ResultOf<Ops, K>) : null));
     const request: HelpRequest = { help, op, args, transfer };
-    port.postMessage(request, transfer);
+    postMoving(port, request, transfer);
   });
 }

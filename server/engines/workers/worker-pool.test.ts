@@ -63,6 +63,22 @@ describe('WorkerPool (vision workers)', () => {
     expect(pool.helped).toBe(0);
   });
 
+  it('copies a buffer the runtime will not move instead of failing the job (Node 24: sharp output, the Buffer pool)', async () => {
+    pool = visionPool(1);
+    // sharp's raw output as it comes is memory the addon owns: Node 21 and later refuse to transfer it.
+    const { data, info } = await sharp(path.join(TESTDATA, 'faces/grace_hopper.jpg'))
+      .grayscale()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const image = { width: info.width, height: info.height, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
+    expect(await pool.run('detect', { gray: image }, [data.buffer as ArrayBuffer])).toHaveLength(1);
+    // A small Buffer lives in Node's shared pool, also never moved; the pool goes on working.
+    const pooled = Buffer.from([0, 0, 0, 0]);
+    const tiny = { width: 2, height: 2, data: new Uint8Array(pooled.buffer, pooled.byteOffset, 4) };
+    expect(await pool.run('detect', { gray: tiny }, [pooled.buffer as ArrayBuffer])).toEqual([]);
+    expect(await pool.run('detect', { gray: await gray('faces/grace_hopper.jpg') })).toHaveLength(1);
+  });
+
   it('replaces a worker that dies, with the current model, and keeps working', async () => {
     pool = visionPool(2);
     const image = await gray('faces/grace_hopper.jpg');

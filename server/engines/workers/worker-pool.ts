@@ -14,6 +14,7 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { postMoving } from './post-message.js';
 import type { ArgsOf, OpName, OpReply, OpRequest, OpsOf, ResultOf } from '../../../shared/recognition/worker-messages.js';
 
 interface Pending {
@@ -172,7 +173,7 @@ export class WorkerPool<Ops extends OpsOf<Ops>> {
     slot.busy = job;
     this.inflight.set(id, job);
     const request = { id, op: job.op, args: job.args, spare } as PoolRequest<Ops>;
-    slot.worker.postMessage(request, job.transfer);
+    postMoving(slot.worker, request, job.transfer);
   }
 
   private pump(): void {
