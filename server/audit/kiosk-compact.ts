@@ -1,7 +1,9 @@
 /**
  * The kiosk gallery's models in compact form (#27 section 2): one segment per person and recognizer
- * (shared/recognition/compact-model.ts), named by the first 16 hex digits of its sha256, made from the kiosk
- * snapshot's own files (so they hold exactly what the YAML download holds) once per snapshot version. A person whose
+ * (shared/recognition/compact-model.ts), named by the first 16 hex digits of its sha256, made once per snapshot
+ * version from the kiosk snapshot's LBPH model in memory (the one its training.yml was written from, so they hold
+ * exactly what the YAML download holds; the file is read again only for a snapshot without it) and its
+ * embeddings.json. A person whose
  * samples did not change keeps the same segment, and so the same hash, across trainings: a device fetches only
  * the segments it lacks.
  */
@@ -47,13 +49,14 @@ function refs(list: PersonSegment[], into: Map<string, Uint8Array>): CompactSegm
   });
 }
 
-/** Builds a snapshot's compact set (training.yml read in pieces). */
+/** Builds a snapshot's compact set. */
 export async function compactSet(snapshot: TrainedSnapshot): Promise<CompactSet> {
   if (!snapshot.version) throw new Error('compact set: nothing trained');
   const segments = new Map<string, Uint8Array>();
   let lbph: CompactSet['lbph'] = null;
   if (snapshot.lbphFile) {
-    const { model, labelIds } = await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap);
+    // The model in memory when the snapshot has it (a training or start-up made it); else training.yml read again.
+    const { model, labelIds } = snapshot.lbphModel ?? (await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap));
     const { radius, neighbors, gridX, gridY, threshold } = model;
     const list = lbphSegments(model, labelIds);
     lbph = {

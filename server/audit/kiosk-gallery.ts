@@ -15,9 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { LbphModel } from '../../shared/lbph/lbph.js';
-import { decodeLbphStream, encodeLbphChunks, type LabelIds } from '../../shared/recognition/model-files.js';
+import { decodeLbphStream, encodeLbphBytes, type LabelIds } from '../../shared/recognition/model-files.js';
 import type { Database } from '../db/database.js';
-import { descriptorFile, type ModelFile, snapshotFiles, type TrainedSnapshot } from '../storage/trained-files.js';
+import { descriptorFile, type LbphSource, type ModelFile, snapshotFiles, type TrainedSnapshot } from '../storage/trained-files.js';
 
 /** The labels kept out of the kiosk gallery now. */
 export async function excludedFromKiosk(db: Database): Promise<Set<string>> {
@@ -51,21 +51,28 @@ export async function lbphFileWithout(
   excluded: ReadonlySet<string>,
   spoolDir: string,
 ): Promise<ModelFile> {
-  const { model, labelIds } = await decodeLbphStream(file.chunks(), labelMap);
-  const out = modelWithout(model, labelIds, excluded);
+  return (await lbphWithout(await decodeLbphStream(file.chunks(), labelMap), excluded, spoolDir)).file;
+}
+
+/** lbphFileWithout from the model in memory; also gives the filtered model. */
+async function lbphWithout(
+  source: LbphSource,
+  excluded: ReadonlySet<string>,
+  spoolDir: string,
+): Promise<{ file: ModelFile; model: LbphSource }> {
+  const out = modelWithout(source.model, source.labelIds, excluded);
   const spool = path.join(spoolDir, `.tmp-kiosk-${randomUUID()}.yml`);
   const fd = await openFd(spool, 'wx+', 0o600);
   await fs.promises.rm(spool, { force: true });
   try {
     const hash = createHash('sha256');
     let size = 0;
-    for (const piece of encodeLbphChunks(out.model, out.labelIds)) {
-      const bytes = Buffer.from(piece);
+    for (const bytes of encodeLbphBytes(out.model, out.labelIds)) {
       hash.update(bytes);
       for (let at = 0; at < bytes.length; ) at += (await write(fd, bytes, at, bytes.length - at, size + at)).bytesWritten;
       size += bytes.length;
     }
-    return descriptorFile(fd, size, hash.digest('hex'));
+    return { file: descriptorFile(fd, size, hash.digest('hex')), model: out };
   } catch (err) {
     await closeFd(fd).catch(() => {});
     throw err;
@@ -105,7 +112,10 @@ export class KioskGallery {
     const key = `${snapshot.version}\n${[...excluded].sort().join('\n')}`;
     if (this.cache?.key === key) return this.cache.snapshot;
     const { embedding, labelMap } = snapshot.files;
-    const lbphFile = snapshot.lbphFile ? await lbphFileWithout(snapshot.lbphFile, labelMap, excluded, this.spoolDir) : null;
+    // From the model in memory when the snapshot has it, else training.yml read again.
+    const source = snapshot.lbphFile ? (snapshot.lbphModel ?? (await decodeLbphStream(snapshot.lbphFile.chunks(), labelMap))) : null;
+    const lbph = source ? await lbphWithout(source, excluded, this.spoolDir) : null;
+    const lbphFile = lbph?.file ?? null;
     const view: TrainedSnapshot = Object.freeze({
       version: createHash('sha256').update(key).digest('hex').slice(0, 16),
       trainedAt: snapshot.trainedAt,
@@ -113,6 +123,7 @@ export class KioskGallery {
       // The names are in training.yml's labelsInfo now: the pickle would still name the excluded.
       files: snapshotFiles(lbphFile, null, embedding ? encoder.encode(embeddingsWithout(decoder.decode(embedding), excluded)) : null),
       lbphFile,
+      lbphModel: lbph?.model ?? null,
     });
     this.cache = { key, snapshot: view };
     return view;

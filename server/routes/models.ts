@@ -75,9 +75,11 @@ async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot):
   const names = (labelIds: Record<string, number>) => new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
   const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   if (recognizer === 'lbph') {
-    if (!snapshot.lbphFile) return { reason: 'the lbph recognizer is not trained' };
-    // In pieces: a large gallery's training.yml is more text than one string holds.
-    const { model, labelIds } = await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap);
+    // The model in memory when the snapshot has it; else training.yml in pieces (more text than one string holds).
+    const source =
+      snapshot.lbphModel ?? (snapshot.lbphFile ? await decodeLbphStream(snapshot.lbphFile.chunks(), snapshot.files.labelMap) : null);
+    if (!source) return { reason: 'the lbph recognizer is not trained' };
+    const { model, labelIds } = source;
     if (model.labels.length < 2) return { reason: 'the trained model has fewer than 2 samples' };
     return { loo: await leaveOneOutLbph(model), names: names(labelIds) };
   }

@@ -3,8 +3,10 @@
  * /api/models/trained/lbph and /api/models/trained/embedding are the files. Every answer's ETag is the
  * models' content version, so a browser that has a version asks with If-None-Match and gets a 304 until a
  * training changes the files. Each request reads one snapshot, so a download during a training gets the old
- * set or the new one, never a mix. What is downloaded is the kiosk gallery (server/audit/kiosk-gallery.ts): the
- * people kept out of it (`people.kiosk = false`) are not in the files, and its version changes with it.
+ * set or the new one, never a mix. A training answers before its training.yml is written (#27): until it is, these
+ * routes wait for it (FaceService.writtenFiles), so a download is the new version whole, never a missing file.
+ * What is downloaded is the kiosk gallery (server/audit/kiosk-gallery.ts): the people kept out of it
+ * (`people.kiosk = false`) are not in the files, and its version changes with it.
  *
  * The corrections of the gallery's people come with them (/api/models/trained/corrections, kiosk-corrections.ts):
  * the list's version (its ETag) covers both, so a new or deleted correction reaches a kiosk at its next check
@@ -67,7 +69,7 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
   const kioskCorrections = new KioskCorrections(ctx.db, () => ctx.faces.embeddingAvailability.descriptorModel ?? null);
   /** The gallery a device gets, and the corrections of its people (null: none, or nothing trained). */
   const current = async () => {
-    const snapshot = await gallery.view(ctx.faces.trainedFiles);
+    const snapshot = await gallery.view(await ctx.faces.writtenFiles());
     const corrections = snapshot.version ? await kioskCorrections.view(snapshot.version, snapshot.labels) : null;
     return { snapshot, corrections, version: corrections?.version ?? snapshot.version };
   };
@@ -94,7 +96,7 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
   });
 
   const file = (name: 'lbph' | 'embedding', contentType: string) => async (c: Context) => {
-    const snapshot = await gallery.view(ctx.faces.trainedFiles);
+    const snapshot = await gallery.view(await ctx.faces.writtenFiles());
     const lbph = name === 'lbph' ? snapshot.lbphFile : null;
     const bytes = name === 'lbph' ? null : snapshot.files[name];
     if (!(lbph || bytes) || !snapshot.version) {
@@ -159,7 +161,7 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
   });
 
   mountRoute(app, 'trainedCompactSegments', async (c, { query }) => {
-    const snapshot = await gallery.view(ctx.faces.trainedFiles);
+    const snapshot = await gallery.view(await ctx.faces.writtenFiles());
     if (!snapshot.version)
       throw new ApiError('not_trained', 'no model is trained yet; upload images with POST /api/images and run POST /api/train');
     const set = await compact.view(snapshot);

@@ -9,8 +9,8 @@ import path from 'node:path';
 
 export const TEMP_PREFIX = '.tmp-';
 
-/** What a file is written from: bytes, text, or text in pieces (written one after the other, never joined). */
-export type FileData = Uint8Array | string | Iterable<string>;
+/** What a file is written from: bytes, text, or text or bytes in pieces (written one after the other, never joined). */
+export type FileData = Uint8Array | string | Iterable<string | Uint8Array>;
 
 /** `mtime`: the modification time the new file shows (a model rewritten without a person keeps its training time). */
 export async function writeFileAtomic(target: string, data: FileData, opts: { mtime?: Date } = {}): Promise<void> {
@@ -43,7 +43,7 @@ async function writeTemp(target: string, data: FileData): Promise<string> {
   const handle = await fs.open(temp, 'wx', 0o644);
   try {
     if (typeof data === 'string' || data instanceof Uint8Array) await handle.writeFile(data);
-    else for (const piece of data) await handle.write(piece);
+    else for (const piece of data) await (typeof piece === 'string' ? handle.write(piece) : handle.write(piece));
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => {});

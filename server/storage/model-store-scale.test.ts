@@ -87,7 +87,7 @@ describe(`LBPH model files at ${FACES} faces`, () => {
         t = performance.now();
         const loaded = (await store.loadLbph())!;
         times.load = performance.now() - t;
-        expect(loaded.files.lbph.sha256).toBe(saved.yaml.sha256);
+        expect(loaded.files.lbph!.sha256).toBe(saved.yaml.sha256);
         expect(loaded.labelIds).toEqual(labelIds);
         expect(Array.from(loaded.model.labels)).toEqual(Array.from(model.labels));
         const params = (m: LbphModel) => ({ ...m, histograms: [], labels: [], labelsInfo: [] });

@@ -6,7 +6,17 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
 import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
-import { LABELS_FILE, ModelStore, TRAINING_FILE } from './model-store.js';
+import { encodeLbphFile } from '../../shared/recognition/model-files.js';
+import { FileLock } from './file-lock.js';
+import {
+  LABELS_FILE,
+  LBPH_SOURCE_FILE,
+  ModelStore,
+  PLACE_LOCK_FILE,
+  TRAINING_FILE,
+  TRAINING_SOURCE_NOTE,
+  YamlSuperseded,
+} from './model-store.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -56,7 +66,7 @@ describe('ModelStore', () => {
     const restarted = new ModelStore(dir);
     await restarted.init();
     expect((await restarted.loadLbph())!.labelIds).toEqual({ ada: 0 });
-    expect((await fs.readdir(dir)).sort()).toEqual([LABELS_FILE, TRAINING_FILE]);
+    expect((await fs.readdir(dir)).sort()).toEqual([LABELS_FILE, LBPH_SOURCE_FILE, TRAINING_FILE, TRAINING_SOURCE_NOTE].sort());
   });
 
   it('loads a training.yml written by OpenCV, with names from model.pickle', async () => {
@@ -96,8 +106,8 @@ describe('ModelStore', () => {
     expect(written.yaml.sha256).toBe(createHash('sha256').update(onDisk).digest('hex'));
     expect(Buffer.from(written.pickle).equals(await fs.readFile(path.join(dir, LABELS_FILE)))).toBe(true);
     const loaded = (await store.loadLbph())!;
-    expect(Buffer.from(loaded.files.lbph.bytesSync()).equals(onDisk)).toBe(true);
-    expect(loaded.files.lbph.sha256).toBe(written.yaml.sha256);
+    expect(Buffer.from(loaded.files.lbph!.bytesSync()).equals(onDisk)).toBe(true);
+    expect(loaded.files.lbph!.sha256).toBe(written.yaml.sha256);
     expect(Buffer.from(loaded.files.labelMap!).equals(Buffer.from(written.pickle))).toBe(true);
   });
 
@@ -110,7 +120,7 @@ describe('ModelStore', () => {
     await store.saveLbph(model([0, 1, 2]), { ada: 0, alan: 1, grace: 2 });
     expect((await fs.readFile(path.join(dir, TRAINING_FILE))).equals(firstBytes)).toBe(false);
     // Both still read the first training's inode, in pieces or whole.
-    for (const file of [first.yaml, loaded.files.lbph]) {
+    for (const file of [first.yaml, loaded.files.lbph!]) {
       const pieces: Uint8Array[] = [];
       for await (const piece of file.chunks()) pieces.push(piece);
       expect(Buffer.concat(pieces).equals(firstBytes)).toBe(true);
@@ -139,5 +149,73 @@ describe('ModelStore and symbolic links', () => {
     } finally {
       await fs.rm(outside, { recursive: true, force: true });
     }
+  });
+});
+
+describe('ModelStore: training.yml written after the model is saved (#27)', () => {
+  const yamlOf = (m: LbphModel, ids: Record<string, number>) => Buffer.from(encodeLbphFile(m, ids));
+
+  it('a stop after training.lbph, before training.yml: the new model loads, and training.yml is due', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    const old = await fs.readFile(path.join(dir, TRAINING_FILE));
+    await store.saveSource(model([0, 1, 2]), { ada: 0, alan: 1, grace: 2 }); // then a kill -9
+    const loaded = (await new ModelStore(dir).loadLbph())!;
+    expect(loaded.labelIds).toEqual({ ada: 0, alan: 1, grace: 2 });
+    expect(loaded.model.histograms).toEqual(model([0, 1, 2]).histograms);
+    expect(loaded.files.lbph).toBeNull(); // not the old training.yml
+    expect(loaded.source).not.toBeNull();
+    expect((await fs.readFile(path.join(dir, TRAINING_FILE))).equals(old)).toBe(true);
+    // Written again from it: OpenCV's bytes of the new model, and a restart then reads it as current.
+    const file = await store.writeYaml(loaded.model, loaded.labelIds, loaded.source!);
+    const want = yamlOf(model([0, 1, 2]), { ada: 0, alan: 1, grace: 2 });
+    expect(Buffer.from(file.bytesSync()).equals(want)).toBe(true);
+    expect((await fs.readFile(path.join(dir, TRAINING_FILE))).equals(want)).toBe(true);
+    const again = (await new ModelStore(dir).loadLbph())!;
+    expect(again.files.lbph?.sha256).toBe(createHash('sha256').update(want).digest('hex'));
+    expect(again.source).toEqual(loaded.source);
+  });
+
+  it('a torn training.lbph is refused, not loaded', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    const file = path.join(dir, LBPH_SOURCE_FILE);
+    const bytes = await fs.readFile(file);
+    bytes[bytes.length - 100] ^= 1;
+    await fs.writeFile(file, bytes);
+    await expect(store.loadLbph()).rejects.toThrow(/checksum/);
+  });
+
+  it('a training.yml put in place by hand after it was written is the model again', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    await store.saveLbph(model([0, 1]), { ada: 0, alan: 1 });
+    await fs.writeFile(path.join(dir, `${TRAINING_FILE}.new`), yamlOf(model([0, 0, 1]), { bo: 0, cy: 1 }));
+    await fs.rename(path.join(dir, `${TRAINING_FILE}.new`), path.join(dir, TRAINING_FILE));
+    const loaded = (await store.loadLbph())!;
+    expect(loaded.labelIds).toEqual({ bo: 0, cy: 1 });
+    expect(loaded.source).toBeNull();
+  });
+
+  it('a write overtaken by a newer model, or cancelled, gives up and puts nothing in place', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    const first = await store.saveSource(model([0, 1]), { ada: 0, alan: 1 });
+    await store.saveSource(model([0, 1, 2]), { ada: 0, alan: 1, grace: 2 }); // a newer training saved meanwhile
+    await expect(store.writeYaml(model([0, 1]), { ada: 0, alan: 1 }, first.source)).rejects.toBeInstanceOf(YamlSuperseded);
+    await expect(fs.access(path.join(dir, TRAINING_FILE))).rejects.toThrow();
+    // Waiting to put its file in place (another replica replacing training.lbph holds the place lock), then cancelled.
+    const current = await store.saveSource(model([0]), { ada: 0 });
+    const other = await new FileLock(path.join(dir, PLACE_LOCK_FILE)).acquire();
+    let cancelled = false;
+    const writing = store.writeYaml(model([0]), { ada: 0 }, current.source, { cancelled: () => cancelled });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    cancelled = true;
+    await expect(writing).rejects.toBeInstanceOf(YamlSuperseded);
+    await other.release();
+    await expect(fs.access(path.join(dir, TRAINING_FILE))).rejects.toThrow();
+    expect((await fs.readdir(dir)).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
   });
 });

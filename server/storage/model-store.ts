@@ -5,8 +5,15 @@
  * (OpenCV's own slot for them), so a crash between the two renames leaves a self-consistent `training.yml`.
  * training.yml is written and read in pieces, never as one string (about 118 KB per face: 1.2 GB at 10,000
  * faces, past V8's longest string), and handed on as an open file (trained-files.ts), not as bytes.
+ *
+ * A training does not wait for training.yml (#27: writing it cost more than the rest of a training after a delete).
+ * It saves the model first as `training.lbph`, a checksummed binary of our own (the raw histograms: fast to write
+ * and to read), which is the model from then on; training.yml is written from it afterwards (writeLbphYaml, off the
+ * request path) and `training.yml.source` then records which training.lbph it was written from (and its size and
+ * sha256). So after a crash before training.yml was written, a restart loads training.lbph and writes training.yml
+ * again; a training.yml replaced by hand after it was written (an OpenCV model put in place) is the model again.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -20,10 +27,10 @@ import {
   decodeEmbeddingsFile,
   decodeLbphStream,
   encodeEmbeddingsFile,
-  encodeLbphChunks,
+  encodeLbphBytes,
   type LabelIds,
 } from '../../shared/recognition/model-files.js';
-import { removeStaleTemps, writeFileAtomic } from './atomic.js';
+import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
 import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
 import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
 import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
@@ -31,6 +38,9 @@ import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
 const openFd = promisify(fsCallback.open);
 const fstat = promisify(fsCallback.fstat);
 const closeFd = promisify(fsCallback.close);
+const writeFd = promisify(fsCallback.write);
+const readFd = promisify(fsCallback.read);
+const fsyncFd = promisify(fsCallback.fsync);
 
 /** Opens a regular file read-only without following a link; null when there is none (or a link, or a folder). */
 async function openNoFollow(file: string): Promise<{ fd: number; stat: fsCallback.Stats } | null> {
@@ -49,10 +59,19 @@ async function openNoFollow(file: string): Promise<{ fd: number; stat: fsCallbac
 }
 
 export const TRAINING_FILE = 'training.yml';
+/** The model as a training saved it (see the top of this file). */
+export const LBPH_SOURCE_FILE = 'training.lbph';
+/** Which training.lbph training.yml was written from: { source, size, sha256, ino } (JSON). */
+export const TRAINING_SOURCE_NOTE = 'training.yml.source';
 export const LABELS_FILE = 'model.pickle';
 export const EMBEDDINGS_FILE = 'embeddings.json';
 /** Held (server/storage/file-lock.ts) by the one training that runs across every replica sharing DATA_DIR. */
 export const TRAINING_LOCK_FILE = '.training.lock';
+/**
+ * Held for moments only (never across a training): while training.lbph is replaced or removed, and while a
+ * training.yml written from it is checked against it and put in place, so one is never put beside a newer model.
+ */
+export const PLACE_LOCK_FILE = '.training-yml.lock';
 
 export interface StoredEmbedding {
   model: EmbeddingModel;
@@ -67,8 +86,150 @@ export interface StoredLbph {
   /** Label name -> id, as in model.pickle. */
   labelIds: Record<string, number>;
   trainedAt: string;
-  /** training.yml (the file that was read, still open) and model.pickle (null when absent) as read. */
-  files: { lbph: ModelFile; labelMap: Uint8Array | null };
+  /**
+   * training.yml (the file that was read, still open; null while it is still to be written from training.lbph) and
+   * model.pickle (null when absent) as read.
+   */
+  files: { lbph: ModelFile | null; labelMap: Uint8Array | null };
+  /** training.lbph's size and sha256 when the model was read from it (null: from training.yml, as OpenCV wrote it). */
+  source: SourceId | null;
+}
+
+/** What identifies a saved training.lbph. */
+export interface SourceId {
+  size: number;
+  sha256: string;
+}
+
+interface SourceNote extends SourceId {
+  /** training.lbph's sha256 that training.yml was written from. */
+  source: string;
+  ino: number;
+}
+
+/** A background training.yml write given up because a newer model was saved (or the caller cancelled it). */
+export class YamlSuperseded extends Error {
+  constructor() {
+    super('training.yml write superseded by a newer model');
+    this.name = 'YamlSuperseded';
+  }
+}
+
+const SOURCE_MAGIC = Buffer.from('LKLBPH\x00\x01', 'latin1');
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** training.lbph's bytes in pieces: magic, header length, JSON header padded to 4, labels, histograms, sha256. */
+function* sourcePieces(model: LbphModel, labelIds: LabelIds, id: { size: number; sha256: string }): Generator<Uint8Array> {
+  if (!LITTLE_ENDIAN) throw new Error('training.lbph is written little-endian only');
+  const bins = model.histograms[0]?.length ?? 0;
+  const { radius, neighbors, gridX, gridY, threshold, faceAlignment } = model;
+  const json = Buffer.from(
+    JSON.stringify({
+      radius,
+      neighbors,
+      gridX,
+      gridY,
+      // As text when not finite (JSON has no Infinity).
+      threshold: Number.isFinite(threshold) ? threshold : String(threshold),
+      faceAlignment: faceAlignment ?? null,
+      faces: model.labels.length,
+      bins,
+      labelIds,
+    }),
+  );
+  const head = Buffer.alloc(SOURCE_MAGIC.length + 4 + json.length + ((4 - ((json.length + SOURCE_MAGIC.length + 4) % 4)) % 4), 0x20);
+  SOURCE_MAGIC.copy(head, 0);
+  head.writeUInt32LE(json.length, SOURCE_MAGIC.length);
+  json.copy(head, SOURCE_MAGIC.length + 4);
+  const hash = createHash('sha256');
+  let size = 0;
+  const out = (b: Uint8Array) => {
+    hash.update(b);
+    size += b.length;
+    return b;
+  };
+  yield out(head);
+  yield out(new Uint8Array(Int32Array.from(model.labels).buffer));
+  for (const h of model.histograms) {
+    if (h.length !== bins) throw new Error(`training.lbph: histograms of ${h.length} and ${bins} bins`);
+    yield out(new Uint8Array(h.buffer, h.byteOffset, h.byteLength));
+  }
+  const digest = hash.digest();
+  id.sha256 = digest.toString('hex');
+  id.size = size + digest.length;
+  yield digest;
+}
+
+/**
+ * Reads training.lbph back in place (each histogram read straight into its own array: no copy of the whole file in
+ * memory); null when there is none. Throws naming the problem when it is not one whole file of ours.
+ */
+async function readSource(file: string): Promise<{ model: LbphModel; labelIds: LabelIds; id: SourceId; mtime: Date } | null> {
+  const opened = await openNoFollow(file);
+  if (!opened) return null;
+  const { fd, stat } = opened;
+  const fail = (why: string): never => {
+    throw new Error(`${LBPH_SOURCE_FILE}: ${why}`);
+  };
+  const hash = createHash('sha256');
+  let pos = 0;
+  /** The next `bytes.length` bytes of the file into `bytes`, hashed. */
+  const next = async (bytes: Uint8Array) => {
+    if (pos + bytes.length > stat.size - 32) fail('shorter than its header says (torn?)');
+    for (let at = 0; at < bytes.length; ) {
+      const { bytesRead } = await readFd(fd, bytes, at, bytes.length - at, pos + at);
+      if (bytesRead === 0) fail('truncated');
+      at += bytesRead;
+    }
+    hash.update(bytes);
+    pos += bytes.length;
+  };
+  try {
+    const pre = Buffer.alloc(SOURCE_MAGIC.length + 4);
+    await next(pre);
+    if (!pre.subarray(0, SOURCE_MAGIC.length).equals(SOURCE_MAGIC)) fail('not a model file of this format');
+    const jsonLength = pre.readUInt32LE(SOURCE_MAGIC.length);
+    const json = Buffer.alloc(jsonLength + ((4 - ((pre.length + jsonLength) % 4)) % 4));
+    await next(json);
+    const head = JSON.parse(json.toString('utf8', 0, jsonLength)) as {
+      radius: number;
+      neighbors: number;
+      gridX: number;
+      gridY: number;
+      threshold: number | string;
+      faceAlignment: string | null;
+      faces: number;
+      bins: number;
+      labelIds: LabelIds;
+    };
+    if (pos + head.faces * 4 * (1 + head.bins) + 32 !== stat.size) fail('length does not match its header (torn?)');
+    const labels = new Int32Array(head.faces);
+    await next(new Uint8Array(labels.buffer));
+    // Each histogram its own buffer: views of one shared buffer would each be sent whole to a worker.
+    const histograms: Float32Array[] = [];
+    for (let i = 0; i < head.faces; i++) {
+      const h = new Float32Array(head.bins);
+      await next(new Uint8Array(h.buffer));
+      histograms.push(h);
+    }
+    const digest = Buffer.alloc(32);
+    await readFd(fd, digest, 0, 32, pos);
+    const sha256 = hash.digest();
+    if (!sha256.equals(digest)) fail('checksum mismatch (torn or changed)');
+    const model: LbphModel = {
+      radius: head.radius,
+      neighbors: head.neighbors,
+      gridX: head.gridX,
+      gridY: head.gridY,
+      threshold: Number(head.threshold),
+      histograms,
+      labels,
+      ...(head.faceAlignment ? { faceAlignment: head.faceAlignment } : {}),
+    };
+    return { model, labelIds: head.labelIds, id: { size: stat.size, sha256: sha256.toString('hex') }, mtime: stat.mtime };
+  } finally {
+    await closeFd(fd).catch(() => {});
+  }
 }
 
 export class ModelStore {
@@ -80,6 +241,29 @@ export class ModelStore {
     opts: { lockStaleMs?: number } = {},
   ) {
     this.trainingLock = new FileLock(path.join(dir, TRAINING_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 60_000 });
+    this.placeLock = new FileLock(path.join(dir, PLACE_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 60_000 });
+  }
+
+  /** See PLACE_LOCK_FILE. */
+  private readonly placeLock: FileLock;
+
+  /** Runs `work` holding the place lock, waiting for it (others hold it for moments); `giveUp` ends the wait. */
+  private async placing<T>(work: () => Promise<T>, giveUp: () => Promise<boolean> = async () => false): Promise<T> {
+    let lock: HeldLock | null = null;
+    while (!lock) {
+      try {
+        lock = await this.placeLock.acquire();
+      } catch (err) {
+        if (!(err instanceof LockBusyError)) throw err;
+        if (await giveUp()) throw new YamlSuperseded();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
+    try {
+      return await work();
+    } finally {
+      await lock.release();
+    }
   }
 
   async init(): Promise<void> {
@@ -106,7 +290,7 @@ export class ModelStore {
    */
   async filesSignature(): Promise<string> {
     const parts = await Promise.all(
-      [TRAINING_FILE, LABELS_FILE, EMBEDDINGS_FILE].map((name) =>
+      [TRAINING_FILE, LABELS_FILE, EMBEDDINGS_FILE, LBPH_SOURCE_FILE, TRAINING_SOURCE_NOTE].map((name) =>
         fs.lstat(path.join(this.dir, name)).then(
           (st) => `${st.ino}:${st.size}:${st.mtimeMs}`,
           () => '-',
@@ -117,40 +301,145 @@ export class ModelStore {
   }
 
   /**
-   * Writes training.yml and model.pickle; returns what was written (what a browser downloads): training.yml as
-   * the file itself, open, and the pickle's bytes. The caller holds the training lock.
+   * Writes training.lbph, model.pickle and training.yml (with its note), all before it returns; returns what was
+   * written (what a browser downloads): training.yml as the file itself, open, and the pickle's bytes. The caller
+   * holds the training lock. A training saves with saveSource and writes training.yml afterwards (writeYaml).
    */
-  async saveLbph(model: LbphModel, labelIds: Record<string, number>): Promise<{ yaml: ModelFile; pickle: Uint8Array }> {
-    const pickle = encodeLabelMapPickle(labelIds);
-    // YAML first: it carries the names too, so it is complete on its own if the pickle's rename never happens.
-    const yaml = await this.writeLbph(model, labelIds);
-    await writeFileAtomic(path.join(this.dir, LABELS_FILE), pickle);
-    return { yaml, pickle };
+  async saveLbph(
+    model: LbphModel,
+    labelIds: Record<string, number>,
+    opts: { mtime?: Date } = {},
+  ): Promise<{ yaml: ModelFile; pickle: Uint8Array; source: SourceId }> {
+    const { source, pickle } = await this.saveSource(model, labelIds, opts);
+    const yaml = await this.writeYaml(model, labelIds, source, { locked: true, mtime: opts.mtime });
+    return { yaml, pickle, source };
   }
 
   /**
-   * training.yml written atomically from its text in pieces (hashed and counted as they go), then opened: under
-   * the training lock nothing renames over it meanwhile, so this is the inode just written.
+   * The model saved for good: training.lbph (fast: the histograms as they are in memory), then model.pickle,
+   * each atomically. From here on a restart loads this model; training.yml follows with writeYaml. The caller
+   * holds the training lock.
    */
-  private async writeLbph(model: LbphModel, labelIds: LabelIds, opts: { mtime?: Date } = {}): Promise<ModelFile> {
-    const hash = createHash('sha256');
-    let size = 0;
-    const pieces = function* () {
-      for (const piece of encodeLbphChunks(model, labelIds)) {
-        hash.update(piece);
-        size += Buffer.byteLength(piece);
-        yield piece;
-      }
+  async saveSource(
+    model: LbphModel,
+    labelIds: Record<string, number>,
+    opts: { mtime?: Date } = {},
+  ): Promise<{ source: SourceId; pickle: Uint8Array }> {
+    const pickle = encodeLabelMapPickle(labelIds);
+    const id = { size: 0, sha256: '' };
+    await this.placing(() => writeFileAtomic(path.join(this.dir, LBPH_SOURCE_FILE), sourcePieces(model, labelIds, id), opts));
+    await writeFileAtomic(path.join(this.dir, LABELS_FILE), pickle, opts);
+    return { source: id, pickle };
+  }
+
+  /**
+   * training.yml written from the model saved as `source` (the same bytes whoever writes them), then put in place
+   * with its note under the place lock, and only while training.lbph is still `source`; a newer model, or
+   * `cancelled()` turning true, gives YamlSuperseded. Returns the file written, open (downloads read it, even if
+   * another replica's identical copy was put in place first). `locked`: the caller holds the training lock and
+   * waits for the file (no yielding to other work between pieces).
+   */
+  async writeYaml(
+    model: LbphModel,
+    labelIds: LabelIds,
+    source: SourceId,
+    opts: { locked?: boolean; cancelled?: () => boolean; mtime?: Date } = {},
+  ): Promise<ModelFile> {
+    const check = () => {
+      if (opts.cancelled?.()) throw new YamlSuperseded();
     };
-    const file = path.join(this.dir, TRAINING_FILE);
-    await writeFileAtomic(file, pieces(), opts);
-    const opened = await openNoFollow(file);
-    if (!opened) throw new Error(`${file} vanished right after it was written`);
-    if (opened.stat.size !== size) {
-      await closeFd(opened.fd).catch(() => {});
-      throw new Error(`${file} has ${opened.stat.size} bytes right after ${size} were written (written over meanwhile?)`);
+    for (let attempt = 1; ; attempt++) {
+      const temp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}-${TRAINING_FILE}`);
+      const fd = await openFd(temp, 'wx+', 0o644);
+      let file: ModelFile;
+      try {
+        const hash = createHash('sha256');
+        let size = 0;
+        for (const piece of encodeLbphBytes(model, labelIds)) {
+          check();
+          hash.update(piece);
+          for (let at = 0; at < piece.length; ) at += (await writeFd(fd, piece, at, piece.length - at, size + at)).bytesWritten;
+          size += piece.length;
+          // Let requests in between pieces: this runs beside the server's other work.
+          if (!opts.locked) await new Promise((resolve) => setImmediate(resolve));
+        }
+        await fsyncFd(fd);
+        if (opts.mtime) await fs.utimes(temp, opts.mtime, opts.mtime);
+        file = descriptorFile(fd, size, hash.digest('hex'));
+      } catch (err) {
+        await closeFd(fd).catch(() => {});
+        await fs.rm(temp, { force: true });
+        throw err;
+      }
+      try {
+        check();
+        const placed = await this.placeYaml(temp, file, source, opts);
+        if (placed) return file;
+      } finally {
+        await fs.rm(temp, { force: true });
+      }
+      // The temp file was swept by a replica's start-up before it was renamed: write it again.
+      if (attempt >= 3) throw new Error(`${TRAINING_FILE}: its temporary file kept vanishing before it was put in place`);
     }
-    return descriptorFile(opened.fd, size, hash.digest('hex'));
+  }
+
+  /** Renames `temp` over training.yml and writes its note, under the place lock; false when `temp` vanished meanwhile. */
+  private async placeYaml(temp: string, file: ModelFile, source: SourceId, opts: { cancelled?: () => boolean }): Promise<boolean> {
+    return this.placing(
+      async () => {
+        if (!(await this.isSource(source))) throw new YamlSuperseded();
+        const note = await this.readNote();
+        if (note?.source === source.sha256 && (await this.noteMatches(note))) return true; // another replica's copy is in place
+        let ino: number;
+        try {
+          ino = (await fs.stat(temp)).ino;
+          await fs.rename(temp, path.join(this.dir, TRAINING_FILE));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+          throw err;
+        }
+        const written: SourceNote = { source: source.sha256, size: file.size, sha256: file.sha256, ino };
+        await writeFileAtomic(path.join(this.dir, TRAINING_SOURCE_NOTE), JSON.stringify(written));
+        return true;
+      },
+      async () => opts.cancelled?.() === true || !(await this.isSource(source)),
+    );
+  }
+
+  /** Whether training.lbph is (still) the file `source` names: same size and sha256 (read only when the size matches). */
+  private async isSource(source: SourceId): Promise<boolean> {
+    const current = await this.sourceId();
+    return current !== null && current.size === source.size && current.sha256 === source.sha256;
+  }
+
+  /** training.lbph's size and sha256 (its last 32 bytes: the file carries its own checksum), or null when absent. */
+  private async sourceId(): Promise<SourceId | null> {
+    const opened = await openNoFollow(path.join(this.dir, LBPH_SOURCE_FILE));
+    if (!opened) return null;
+    try {
+      if (opened.stat.size < 32) return null;
+      const tail = Buffer.alloc(32);
+      await readFd(opened.fd, tail, 0, 32, opened.stat.size - 32);
+      return { size: opened.stat.size, sha256: tail.toString('hex') };
+    } finally {
+      await closeFd(opened.fd).catch(() => {});
+    }
+  }
+
+  private async readNote(): Promise<SourceNote | null> {
+    const found = await this.readText(TRAINING_SOURCE_NOTE);
+    if (!found) return null;
+    try {
+      return JSON.parse(found.text) as SourceNote;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Whether training.yml is still the file the note describes (not replaced since, by hand or by OpenCV). */
+  private async noteMatches(note: SourceNote): Promise<boolean> {
+    const st = await fs.lstat(path.join(this.dir, TRAINING_FILE)).catch(() => null);
+    return st?.isFile() === true && st.ino === note.ino && st.size === note.size;
   }
 
   /** The embedding recognizer's descriptors and names, in one file (so one atomic write); returns its bytes. */
@@ -176,12 +465,13 @@ export class ModelStore {
       if (out.removed > 0 || Object.keys(out.labelIds).length < Object.keys(lbph.labelIds).length) {
         if (out.model.labels.length === 0) {
           // Nobody left: no model (a training makes the next one), rather than a model that knows no one.
-          await fs.rm(path.join(this.dir, TRAINING_FILE), { force: true });
-          await fs.rm(path.join(this.dir, LABELS_FILE), { force: true });
+          await this.placing(async () => {
+            for (const name of [LBPH_SOURCE_FILE, TRAINING_SOURCE_NOTE, TRAINING_FILE, LABELS_FILE]) {
+              await fs.rm(path.join(this.dir, name), { force: true });
+            }
+          });
         } else {
-          const mtime = new Date(lbph.trainedAt);
-          await this.writeLbph(out.model, out.labelIds, { mtime });
-          await writeFileAtomic(path.join(this.dir, LABELS_FILE), encodeLabelMapPickle(out.labelIds), { mtime });
+          await this.saveLbph(out.model, out.labelIds, { mtime: new Date(lbph.trainedAt) });
         }
       }
     }
@@ -206,20 +496,55 @@ export class ModelStore {
   }
 
   /**
-   * Loads the model, or null when none was trained. A model written by OpenCV (no labelsInfo) takes its names
-   * from model.pickle. Throws with a clear message when the files exist but cannot be used.
+   * Loads the model, or null when none was trained: from training.lbph when a training saved it (training.yml
+   * with it when its note says it was written from it; else null, to be written again), or from training.yml
+   * (written by OpenCV, by an older Lookout, or put in place by hand since). A model written by OpenCV (no
+   * labelsInfo) takes its names from model.pickle. Throws with a clear message when the files exist but cannot
+   * be used.
    */
   async loadLbph(): Promise<StoredLbph | null> {
+    const read = await readSource(path.join(this.dir, LBPH_SOURCE_FILE));
+    if (read) {
+      const note = await this.readNote();
+      const yamlReplaced = note !== null && !(await this.noteMatches(note)) && (await this.hasYaml());
+      const { model, labelIds, id } = read;
+      if (!(note?.source === id.sha256 && yamlReplaced)) {
+        const pickle = await this.readPickle();
+        let lbph: ModelFile | null = null;
+        if (note?.source === id.sha256) {
+          const opened = await openNoFollow(path.join(this.dir, TRAINING_FILE));
+          if (opened && opened.stat.ino === note.ino && opened.stat.size === note.size)
+            lbph = descriptorFile(opened.fd, note.size, note.sha256);
+          else if (opened) await closeFd(opened.fd).catch(() => {});
+        }
+        return { model, labelIds, trainedAt: read.mtime.toISOString(), files: { lbph, labelMap: pickle }, source: id };
+      }
+      // training.yml was replaced after it was written from training.lbph: it is the model now (below).
+    }
+    return this.loadYaml();
+  }
+
+  private async hasYaml(): Promise<boolean> {
+    const st = await fs.lstat(path.join(this.dir, TRAINING_FILE)).catch(() => null);
+    return st?.isFile() ?? false;
+  }
+
+  private async readPickle(): Promise<Uint8Array | null> {
+    return readFileNoFollow(path.join(this.dir, LABELS_FILE)).then(
+      (b) => new Uint8Array(b),
+      () => null,
+    );
+  }
+
+  /** The model from training.yml itself. */
+  private async loadYaml(): Promise<StoredLbph | null> {
     // Read in pieces from one open file, which the result keeps (the bytes it was read from, for downloads).
     const opened = await openNoFollow(path.join(this.dir, TRAINING_FILE));
     if (!opened) return null;
     const { fd, stat } = opened;
     try {
       // Read beside the YAML even when its labelsInfo has the names: it is part of the downloadable model set.
-      const pickle = await readFileNoFollow(path.join(this.dir, LABELS_FILE)).then(
-        (b) => new Uint8Array(b),
-        () => null,
-      );
+      const pickle = await this.readPickle();
       const hash = createHash('sha256');
       const pieces = async function* () {
         for await (const piece of readChunks(fd, stat.size)) {
@@ -229,7 +554,7 @@ export class ModelStore {
       };
       const { model, labelIds } = await decodeLbphStream(pieces(), pickle);
       const lbph = descriptorFile(fd, stat.size, hash.digest('hex'));
-      return { model, labelIds, trainedAt: stat.mtime.toISOString(), files: { lbph, labelMap: pickle } };
+      return { model, labelIds, trainedAt: stat.mtime.toISOString(), files: { lbph, labelMap: pickle }, source: null };
     } catch (err) {
       await closeFd(fd).catch(() => {});
       throw err;

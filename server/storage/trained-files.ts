@@ -9,7 +9,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
-import { EMBEDDINGS_FILE, LABELS_FILE, TRAINING_FILE } from './model-store.js';
+import type { LbphModel } from '../../shared/lbph/lbph.js';
+import type { LabelIds } from '../../shared/recognition/model-files.js';
+import { EMBEDDINGS_FILE, LABELS_FILE, LBPH_SOURCE_FILE, type SourceId, TRAINING_FILE } from './model-store.js';
 
 /** A model file's bytes as one unit: their size and sha256, readable in pieces or whole. */
 export interface ModelFile {
@@ -79,8 +81,13 @@ export function descriptorFile(fd: number, size: number, sha256: string): ModelF
 
 /** The files a snapshot is made of. */
 export interface TrainedFiles {
-  /** training.yml: OpenCV FileStorage YAML with the label names in labelsInfo. */
+  /** training.yml: OpenCV FileStorage YAML with the label names in labelsInfo (null while it is being written). */
   lbph: ModelFile | Uint8Array | null;
+  /**
+   * training.lbph, when the LBPH model was saved as one: the version follows it instead of training.yml, so a
+   * training's snapshot has its version before training.yml is written, and keeps it once it is.
+   */
+  lbphSource?: SourceId | null;
   /** model.pickle: the label name -> id map as the original service wrote it. */
   labelMap: Uint8Array | null;
   /** embeddings.json. */
@@ -107,6 +114,23 @@ export interface TrainedSnapshot {
   files: SnapshotFiles;
   /** training.yml, to stream (its `size` is the download's length). */
   lbphFile: ModelFile | null;
+  /**
+   * The model training.yml holds, as the server holds it in memory (the one it installed), when it does: what is
+   * derived from the model (the compact browser segments, the kiosk gallery) is made from it, not by reading
+   * the file again (13 s at 1,000 people).
+   */
+  lbphModel?: LbphSource | null;
+  /**
+   * Present while this version's training.yml is still being written (lbphFile is null meanwhile): settles when
+   * it is written or given up; the service then publishes this version with lbphFile (or a newer one).
+   */
+  written?: Promise<unknown>;
+}
+
+/** An LBPH model with its label map. */
+export interface LbphSource {
+  model: LbphModel;
+  labelIds: LabelIds;
 }
 
 export const EMPTY_SNAPSHOT: TrainedSnapshot = Object.freeze({
@@ -145,10 +169,10 @@ export function snapshotFiles(lbph: ModelFile | null, labelMap: Uint8Array | nul
  * (an absent file a distinct marker), so no two different sets hash alike by shifting bytes between files.
  */
 export function modelVersion(files: TrainedFiles): string | null {
-  if (!files.lbph && !files.embedding) return null;
+  if (!files.lbph && !files.lbphSource && !files.embedding) return null;
   const hash = createHash('sha256');
   for (const [name, file] of [
-    [TRAINING_FILE, asModelFile(files.lbph)],
+    files.lbphSource ? ([LBPH_SOURCE_FILE, files.lbphSource] as const) : ([TRAINING_FILE, asModelFile(files.lbph)] as const),
     [LABELS_FILE, asModelFile(files.labelMap)],
     [EMBEDDINGS_FILE, asModelFile(files.embedding)],
   ] as const) {
@@ -157,7 +181,13 @@ export function modelVersion(files: TrainedFiles): string | null {
   return hash.digest('hex').slice(0, 16);
 }
 
-export function makeSnapshot(files: TrainedFiles, labels: Iterable<string>, trainedAt: (string | null | undefined)[]): TrainedSnapshot {
+export function makeSnapshot(
+  files: TrainedFiles,
+  labels: Iterable<string>,
+  trainedAt: (string | null | undefined)[],
+  lbphModel: LbphSource | null = null,
+  written?: Promise<unknown>,
+): TrainedSnapshot {
   const version = modelVersion(files);
   if (version === null) return EMPTY_SNAPSHOT;
   const times = trainedAt.filter((t): t is string => typeof t === 'string').sort();
@@ -168,5 +198,7 @@ export function makeSnapshot(files: TrainedFiles, labels: Iterable<string>, trai
     labels: [...new Set(labels)].sort(),
     files: snapshotFiles(lbphFile, files.labelMap, files.embedding),
     lbphFile,
+    lbphModel: lbphFile || files.lbphSource ? lbphModel : null,
+    ...(written && !lbphFile ? { written } : {}),
   });
 }

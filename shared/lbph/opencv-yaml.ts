@@ -24,7 +24,7 @@ import { PackingScanner } from './yaml/packed.js';
 import { parsePacked, seqItems, YamlError, type YMap, type YValue } from './yaml/parser.js';
 
 export { parseOpenCvYaml } from './yaml/parser.js';
-export { lbphYamlChunks, writeLbphYaml } from './yaml/writer.js';
+export { lbphYamlBytes, lbphYamlChunks, writeLbphYaml } from './yaml/writer.js';
 
 function asMap(v: YValue, what: string): YMap {
   if (v === null || typeof v !== 'object' || v.kind !== 'map') throw new YamlError(`${what} must be a map`);

@@ -9,7 +9,7 @@
 import type { EmbeddingModel } from '../embedding/matcher.js';
 import { decodeEmbeddingFile, encodeEmbeddingFile } from '../embedding/model-file.js';
 import type { LbphModel } from '../lbph/lbph.js';
-import { lbphYamlChunks, readLbphYaml, readLbphYamlStream } from '../lbph/opencv-yaml.js';
+import { lbphYamlBytes, lbphYamlChunks, readLbphYaml, readLbphYamlStream } from '../lbph/opencv-yaml.js';
 import { decodeLabelMapPickle } from '../lbph/pickle.js';
 import { namesFromLabelIds } from './face-results.js';
 import type { Trained } from './pipeline.js';
@@ -31,12 +31,21 @@ export function encodeLbphFile(model: LbphModel, labelIds: LabelIds): string {
   return [...encodeLbphChunks(model, labelIds)].join('');
 }
 
-/** encodeLbphFile's text in pieces (64 K characters or a histogram's text each), for a model of any size. */
+/** encodeLbphFile's text in pieces (whole lines, about 1 MB each), for a model of any size. */
 export function encodeLbphChunks(model: LbphModel, labelIds: LabelIds): Generator<string, void, undefined> {
+  return lbphYamlChunks(withLabelsInfo(model, labelIds));
+}
+
+/** encodeLbphChunks as UTF-8 bytes (what a file is written from, without encoding the text again). */
+export function encodeLbphBytes(model: LbphModel, labelIds: LabelIds): Generator<Uint8Array, void, undefined> {
+  return lbphYamlBytes(withLabelsInfo(model, labelIds));
+}
+
+function withLabelsInfo(model: LbphModel, labelIds: LabelIds): LbphModel {
   const labelsInfo = Object.entries(labelIds)
     .map(([value, label]) => ({ label, value }))
     .sort((a, b) => a.label - b.label);
-  return lbphYamlChunks({ ...model, labelsInfo });
+  return { ...model, labelsInfo };
 }
 
 /**

@@ -36,9 +36,9 @@ import type { DecodedImage, ImageDecoder } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
 import { cropVersion, featureWork, type FeatureVersions, type ImageFeatures, imageHash } from '../../storage/feature-store.js';
 import type { ImageRef, ImageStore } from '../../storage/image-store.js';
-import type { ModelStore } from '../../storage/model-store.js';
+import { type ModelStore, type SourceId, YamlSuperseded } from '../../storage/model-store.js';
 import { type HeldLock, LockBusyError } from '../../storage/file-lock.js';
-import { EMPTY_SNAPSHOT, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../../storage/trained-files.js';
+import { EMPTY_SNAPSHOT, type LbphSource, makeSnapshot, type TrainedFiles, type TrainedSnapshot } from '../../storage/trained-files.js';
 import type { RemoteEngine } from '../remote/remote-engine.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 import type { EmbeddingPool } from './embedding-protocol.js';
@@ -124,9 +124,27 @@ function transferable(gray: GrayImage): ArrayBuffer[] {
   return gray.data.byteOffset === 0 && gray.data.byteLength === gray.data.buffer.byteLength ? [gray.data.buffer as ArrayBuffer] : [];
 }
 
-function snapshotOf(files: TrainedFiles, lbph: Trained<unknown> | null, embedding: Trained<unknown> | null): TrainedSnapshot {
+/** `lbphSource`: the model training.yml holds, in memory (what the kiosk's compact segments are made from). */
+function snapshotOf(
+  files: TrainedFiles,
+  lbph: Trained<unknown> | null,
+  embedding: Trained<unknown> | null,
+  lbphSource: LbphSource | null,
+  written?: Promise<unknown>,
+): TrainedSnapshot {
   const labels = [...(lbph?.names.values() ?? []), ...(embedding?.names.values() ?? [])];
-  return makeSnapshot(files, labels, [lbph?.trainedAt, embedding?.trainedAt]);
+  return makeSnapshot(files, labels, [lbph?.trainedAt, embedding?.trainedAt], lbphSource, written);
+}
+
+/** Saved models as loaded, with what their snapshot is made of. */
+interface LoadedModels {
+  lbph: Trained<LbphModel> | null;
+  embedding: Trained<EmbeddingModel> | null;
+  snapshot: TrainedSnapshot;
+  files: TrainedFiles;
+  lbphSource: LbphSource | null;
+  /** training.lbph's identity when training.yml is still to be written from it (a crash came first). */
+  yamlDue: SourceId | null;
 }
 
 export class FaceService {
@@ -142,6 +160,8 @@ export class FaceService {
   /** Counts installs, so a reload that loaded before a training installed does not go back to older models. */
   private generation = 0;
   private watcher: NodeJS.Timeout | null = null;
+  /** The training.yml write in progress (off the training's path), to give up when a newer model is published. */
+  private yamlWrite: { cancel(): void } | null = null;
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
 
@@ -171,9 +191,10 @@ export class FaceService {
     }
 
     const signature = await this.opts.models.filesSignature();
-    const { lbph, embedding, snapshot } = await this.loadSaved();
+    const loaded = await this.loadSaved();
+    const { lbph, embedding } = loaded;
     // Only files that loaded are offered for download: a browser gets what this server itself runs.
-    this.snapshot = snapshot;
+    this.publishLoaded(loaded);
     this.signature = signature;
     if (lbph || embedding) {
       await this.install(lbph, embedding);
@@ -184,20 +205,21 @@ export class FaceService {
   }
 
   /** The saved models and the snapshot of the files that loaded; a broken file is logged and left out. */
-  private async loadSaved(): Promise<{
-    lbph: Trained<LbphModel> | null;
-    embedding: Trained<EmbeddingModel> | null;
-    snapshot: TrainedSnapshot;
-  }> {
+  private async loadSaved(): Promise<LoadedModels> {
     let lbph: Trained<LbphModel> | null = null;
     let embedding: Trained<EmbeddingModel> | null = null;
     const files: TrainedFiles = { lbph: null, labelMap: null, embedding: null };
+    let lbphSource: LbphSource | null = null;
+    let yamlDue: SourceId | null = null;
     try {
       const stored = await this.opts.models.loadLbph();
       if (stored) {
         lbph = trained(stored, stored.trainedAt);
+        lbphSource = { model: stored.model, labelIds: stored.labelIds };
         files.lbph = stored.files.lbph;
+        files.lbphSource = stored.source;
         files.labelMap = stored.files.labelMap;
+        if (stored.source && !stored.files.lbph) yamlDue = stored.source;
       }
     } catch (err) {
       this.opts.log.error(`the saved LBPH model could not be loaded and is ignored until the next training: ${String(err)}`);
@@ -211,7 +233,73 @@ export class FaceService {
     } catch (err) {
       this.opts.log.error(`the saved embedding model could not be loaded and is ignored until the next training: ${String(err)}`);
     }
-    return { lbph, embedding, snapshot: snapshotOf(files, lbph, embedding) };
+    return { lbph, embedding, snapshot: snapshotOf(files, lbph, embedding, lbphSource), files, lbphSource, yamlDue };
+  }
+
+  private publishLoaded(loaded: LoadedModels): void {
+    if (loaded.yamlDue) this.opts.log.warn('training.yml is older than the saved model (a stop before it was written); writing it again');
+    this.publish(loaded.files, loaded.lbph, loaded.embedding, loaded.lbphSource, loaded.yamlDue);
+  }
+
+  /**
+   * Makes `files` the snapshot devices download. When training.yml is still to be written from training.lbph
+   * (`yamlDue`), it is written now in the background and the snapshot says so (`written`: downloads of this
+   * version wait for it), then published again with it; a later publish gives that write up.
+   */
+  private publish(
+    files: TrainedFiles,
+    lbph: Trained<unknown> | null,
+    embedding: Trained<unknown> | null,
+    lbphSource: LbphSource | null,
+    yamlDue: SourceId | null,
+  ): void {
+    this.yamlWrite?.cancel();
+    this.yamlWrite = null;
+    if (!yamlDue || !lbphSource) {
+      this.snapshot = snapshotOf(files, lbph, embedding, lbphSource);
+      return;
+    }
+    let cancelled = false;
+    const handle = {
+      cancel() {
+        cancelled = true;
+      },
+    };
+    const started = Date.now();
+    const write = this.opts.models.writeYaml(lbphSource.model, lbphSource.labelIds, yamlDue, { cancelled: () => cancelled });
+    const pending = snapshotOf(files, lbph, embedding, lbphSource, write);
+    this.yamlWrite = handle;
+    this.snapshot = pending;
+    write
+      .then(
+        (file) => {
+          if (this.snapshot === pending) this.snapshot = snapshotOf({ ...files, lbph: file }, lbph, embedding, lbphSource);
+          this.opts.log.info(`training.yml written in ${Date.now() - started} ms, after the training answered`);
+        },
+        (err) => {
+          if (err instanceof YamlSuperseded) return;
+          // The model stays in use (training.lbph has it); only the YAML download is missing until a restart writes it.
+          this.opts.log.error(`writing training.yml failed; it is written again at the next start or training: ${String(err)}`);
+          if (this.snapshot === pending) this.snapshot = snapshotOf(files, lbph, embedding, lbphSource);
+        },
+      )
+      .finally(() => {
+        if (this.yamlWrite === handle) this.yamlWrite = null;
+      });
+  }
+
+  /**
+   * The snapshot with its training.yml: the current one, once a training.yml write in progress for it is done
+   * (a download of training.yml, or of anything versioned with it, waits for the write rather than miss it).
+   */
+  async writtenFiles(): Promise<TrainedSnapshot> {
+    for (;;) {
+      const snapshot = this.snapshot;
+      if (!snapshot.written) return snapshot;
+      await snapshot.written.catch(() => undefined);
+      // Settled: published again with the file (or a newer training published meanwhile).
+      if (this.snapshot === snapshot) return snapshot;
+    }
   }
 
   /**
@@ -244,12 +332,13 @@ export class FaceService {
     const signature = await this.opts.models.filesSignature();
     if (signature === this.signature) return false;
     const generation = this.generation;
-    const { lbph, embedding, snapshot } = await this.loadSaved();
+    const loaded = await this.loadSaved();
+    const { lbph, embedding, snapshot } = loaded;
     // A training here (or another reload) got in first: its models are at least as new; look again next tick.
     if (this.training || generation !== this.generation) return false;
     this.signature = signature;
     if (snapshot.version === this.snapshot.version) return false;
-    this.snapshot = snapshot;
+    this.publishLoaded(loaded);
     await this.install(lbph, embedding);
     this.opts.log.info(
       `loaded models saved by another replica (version ${snapshot.version ?? 'none'}): lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`,
@@ -615,10 +704,16 @@ export class FaceService {
     const assembled = assembleModels(samples);
     const { labels, labelIds, lbph: lbphModel, facesPerLabel } = assembled;
     const trainedAt = new Date().toISOString();
-    const saved = await this.opts.models.saveLbph(lbphModel, labelIds);
+    // The model saved for good (training.lbph, fast); training.yml is written from it after the answer (publish).
+    const saved = await this.opts.models.saveSource(lbphModel, labelIds);
     const lbph = trained({ model: lbphModel, labelIds }, trainedAt);
     // An embedding model this run does not replace stays, and so do its file's bytes.
-    const files: TrainedFiles = { lbph: saved.yaml, labelMap: saved.pickle, embedding: this.snapshot.files.embedding };
+    const files: TrainedFiles = {
+      lbph: null,
+      lbphSource: saved.source,
+      labelMap: saved.pickle,
+      embedding: this.snapshot.files.embedding,
+    };
 
     let embedding = this.installed.embedding;
     if (withEmbedding && assembled.embedding) {
@@ -627,12 +722,12 @@ export class FaceService {
       embedding = trained({ model, labelIds: usedIds }, trainedAt);
     }
     // Published once every file of this training is on disk: downloads switch from the old set to the new whole.
-    this.snapshot = snapshotOf(files, lbph, embedding);
+    this.publish(files, lbph, embedding, { model: lbphModel, labelIds }, saved.source);
     const savedAt = Date.now();
     await this.install(lbph, embedding);
     // Where a training's time goes, now that the image pass is no longer all of it.
     this.opts.log.info(
-      `trained on ${refs.length} images: image pass ${passed - started} ms (${progress.reused} reused, ${progress.computed} computed), models assembled and saved ${savedAt - passed} ms, installed ${Date.now() - savedAt} ms`,
+      `trained on ${refs.length} images: image pass ${passed - started} ms (${progress.reused} reused, ${progress.computed} computed), models assembled and saved ${savedAt - passed} ms, installed ${Date.now() - savedAt} ms (training.yml written after the answer)`,
     );
 
     skipped.sort((a, b) => a.label.localeCompare(b.label) || a.filename.localeCompare(b.filename));

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LBPH_DEFAULTS } from '../lbph.js';
-import { lbphYamlChunks, readLbphYaml, readLbphYamlStream, writeLbphYaml } from '../opencv-yaml.js';
+import { lbphYamlBytes, lbphYamlChunks, readLbphYaml, readLbphYamlStream, writeLbphYaml } from '../opencv-yaml.js';
 import { flowStart, PackingScanner } from './packed.js';
 import { parseOpenCvYaml, parsePacked } from './parser.js';
 
@@ -71,14 +71,19 @@ describe('reading training.yml in pieces', () => {
   it('writes in pieces that join to the one-string text, and reads them back', async () => {
     const model = {
       ...LBPH_DEFAULTS,
-      histograms: Array.from({ length: 12 }, (_, i) => Float32Array.from({ length: 16384 }, (_, k) => ((k * 7 + i) % 13) / 144)),
-      labels: Int32Array.from({ length: 12 }, (_, i) => i % 5),
+      histograms: Array.from({ length: 40 }, (_, i) => Float32Array.from({ length: 16384 }, (_, k) => ((k * 7 + i) % 13) / 144)),
+      labels: Int32Array.from({ length: 40 }, (_, i) => i % 5),
       labelsInfo: [{ label: 0, value: 'ada' }],
     };
     const pieces = [...lbphYamlChunks(model)];
     expect(pieces.length).toBeGreaterThan(5);
-    for (const p of pieces) expect(p.length).toBeLessThan(1 << 20); // a histogram's text at most, plus 64 K
+    for (const p of pieces) {
+      expect(p.length).toBeLessThanOrEqual(1 << 20);
+      expect(p.endsWith('\n')).toBe(true); // whole lines: a multi-byte name is never cut
+    }
     expect(pieces.join('')).toBe(writeLbphYaml(model));
+    const bytes = [...lbphYamlBytes({ ...model, labelsInfo: [{ label: 0, value: 'tén ✓' }] })];
+    expect(Buffer.concat(bytes).toString('utf8')).toBe(writeLbphYaml({ ...model, labelsInfo: [{ label: 0, value: 'tén ✓' }] }));
     const back = await readLbphYamlStream(pieces);
     expect(back.histograms).toEqual(model.histograms);
     expect([...back.labels]).toEqual([...model.labels]);

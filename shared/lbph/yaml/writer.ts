@@ -2,8 +2,10 @@
  * The writer: OpenCV 4.6's YAMLEmitter (modules/core/src/persistence_yml.cpp) reproduced, with its 3-space
  * indents, flow `data: [ ... ]` wrapped past column 71 and strings quoted where OpenCV quotes them, and
  * writeLbphYaml, which emits a model in the structure LBPHFaceRecognizer::write uses, so for the same model the
- * bytes are OpenCV's. lbphYamlChunks gives the same bytes in pieces: a 10,000-face model is about 1.2 GB of text,
- * past V8's longest string (~536 M characters), so a file that size is only ever written piece by piece.
+ * bytes are OpenCV's. lbphYamlBytes gives the same bytes (UTF-8) in pieces of whole lines: a 10,000-face model is
+ * about 1.2 GB of text, past V8's longest string (~536 M characters), so a file that size is only ever written
+ * piece by piece. The numbers of a matrix go straight into bytes from a cache of each distinct value's spelling
+ * (building them as strings and encoding them again was most of a training's time at 3,000 faces).
  * Part of opencv-yaml.ts, which re-exports both.
  */
 import type { LbphModel } from '../lbph.js';
@@ -16,8 +18,54 @@ const FLOW = 4;
 const EMPTY = 8;
 const WRAP_MARGIN = 71;
 const INDENT = 3;
-/** Output is handed out in pieces of at least this many characters (or a histogram's text, if that is more). */
-const CHUNK_CHARS = 1 << 16;
+/** Output is handed out in pieces of whole lines of at most this many bytes (a longer line alone). */
+const PIECE_BYTES = 1 << 20;
+const COMMA = 0x2c;
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+/** The emitter's finished lines as bytes, handed out in pieces that end at a line's end. */
+class ByteSink {
+  private buf = new Uint8Array(PIECE_BYTES);
+  private pos = 0;
+  private ready: Uint8Array[] = [];
+
+  /** Room for `n` more bytes in the current piece (a new piece when they do not fit). */
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    this.seal();
+    if (n > this.buf.length) this.buf = new Uint8Array(n);
+  }
+
+  private seal(): void {
+    if (this.pos === 0) return;
+    this.ready.push(this.buf.subarray(0, this.pos));
+    this.buf = new Uint8Array(PIECE_BYTES);
+    this.pos = 0;
+  }
+
+  text(s: string): void {
+    this.room(s.length * 3);
+    this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written;
+  }
+
+  bytes(b: Uint8Array, n: number): void {
+    this.room(n);
+    this.buf.set(b.subarray(0, n), this.pos);
+    this.pos += n;
+  }
+
+  /** The full pieces so far (every piece with `force`); they are dropped here. */
+  take(force = false): Uint8Array[] {
+    if (force) this.seal();
+    const out = this.ready;
+    this.ready = [];
+    return out;
+  }
+}
 
 interface Struct {
   indent: number;
@@ -25,8 +73,7 @@ interface Struct {
 }
 
 class Emitter {
-  private out: string[] = ['%YAML:1.0\n---\n'];
-  private outChars = 0;
+  private readonly out = new ByteSink();
   // The current line as pieces plus its length: cheaper than growing one string per character.
   private parts: string[] = [];
   private len = 0;
@@ -37,18 +84,17 @@ class Emitter {
     return this.stack[this.stack.length - 1];
   }
 
-  private emitLine(line: string): void {
-    this.out.push(line);
-    this.outChars += line.length;
+  constructor() {
+    this.out.text('%YAML:1.0\n---\n');
   }
 
-  /** The finished lines once they make a piece worth handing out (else null); they are dropped here. */
-  take(force = false): string | null {
-    if (this.outChars === 0 || (!force && this.outChars < CHUNK_CHARS)) return null;
-    const chunk = this.out.join('');
-    this.out = [];
-    this.outChars = 0;
-    return chunk;
+  private emitLine(line: string): void {
+    this.out.text(line);
+  }
+
+  /** The finished pieces so far; they are dropped here. */
+  take(force = false): Uint8Array[] {
+    return this.out.take(force);
   }
 
   private append(s: string): void {
@@ -126,70 +172,92 @@ class Emitter {
     this.int('cols', cols);
     this.string('dt', dt);
     this.startStruct('data', SEQ | FLOW);
-    this.flowNumbers(data, dt === 'f' ? formatFloat : String);
+    this.flowNumbers(data, dt === 'f' ? floatBytes : intBytes);
     this.endStruct();
     this.endStruct();
   }
 
   /**
-   * scalar(null, format(v)) for each value of an open flow sequence, inlined: the same commas, spaces and line
-   * breaks, without a call and an array push per value (a 10,000-face model has 164 M of them).
+   * scalar(null, format(v)) for each value of an open flow sequence, inlined and in bytes: the same commas, spaces
+   * and line breaks, without a call, a string and an array push per value (a 10,000-face model has 164 M of them).
+   * The line being built is kept in `line` (bytes); `len` counts its characters as scalar() does.
    */
-  private flowNumbers(data: ArrayLike<number>, format: (v: number) => string): void {
+  private flowNumbers(data: ArrayLike<number>, format: (v: number) => Uint8Array): void {
     if (data.length === 0) return;
     const cur = this.top();
     const indent = cur.indent;
-    const pad = ' '.repeat(indent);
-    let line = this.parts.join('');
+    let line: Uint8Array = utf8.encode(this.parts.join(''));
+    let l = line.length;
+    line = grown(line, l + 64);
     let len = this.len;
     let empty = (cur.flags & EMPTY) !== 0;
     let wrapped = false;
     for (let i = 0; i < data.length; i++) {
       const d = format(data[i]);
+      const n = d.length;
+      if (l + n + 2 > line.length) line = grown(line, l + n + 64);
       if (!empty) {
-        line += ',';
+        line[l++] = COMMA;
         len++;
       }
       empty = false;
-      const newOffset = len + d.length;
+      const newOffset = len + n;
       if (newOffset > WRAP_MARGIN && newOffset - indent > 10) {
         // flush(): the line has content past its indent here, so it is always written.
-        this.emitLine(`${line}\n`);
-        line = pad;
+        line[l++] = NEWLINE;
+        this.out.bytes(line, l);
+        if (line.length < indent + n + 2) line = new Uint8Array(indent + n + 64);
+        line.fill(SPACE, 0, indent);
+        l = indent;
         len = indent;
         wrapped = true;
       } else {
-        line += ' ';
+        line[l++] = SPACE;
         len++;
       }
-      line += d;
-      len += d.length;
+      for (let k = 0; k < n; k++) line[l++] = d[k];
+      len += n;
     }
-    this.parts = [line];
+    this.parts = [utf8Decoder.decode(line.subarray(0, l))];
     this.len = len;
     if (wrapped) this.space = indent;
     cur.flags &= ~EMPTY;
   }
 
-  finish(): string {
+  finish(): Uint8Array[] {
     this.flush();
-    return this.take(true) ?? '';
+    return this.take(true);
   }
 }
 
+/** `bytes` in a buffer of at least `size` bytes (itself when it is that long). */
+function grown(bytes: Uint8Array, size: number): Uint8Array {
+  if (bytes.length >= size) return bytes;
+  const out = new Uint8Array(Math.max(size, bytes.length * 2));
+  out.set(bytes);
+  return out;
+}
+
 /**
- * formatReal(v, 8) remembered: an LBPH histogram holds counts over a cell's pixel count, so a model of millions of
- * values has only a few thousand distinct ones. Bounded, so an unusual model costs memory no more than this.
+ * formatReal(v, 8) as bytes, remembered: an LBPH histogram holds counts over a cell's pixel count, so a model of
+ * millions of values has only a few thousand distinct ones (and mostly zeros). Bounded, so an unusual model costs
+ * memory no more than this.
  */
-const floatCache = new Map<number, string>();
-function formatFloat(v: number): string {
+const ZERO = utf8.encode(formatReal(0, 8));
+const floatCache = new Map<number, Uint8Array>();
+function floatBytes(v: number): Uint8Array {
+  if (v === 0 && !Object.is(v, -0)) return ZERO;
   let s = floatCache.get(v);
   if (s === undefined) {
-    s = formatReal(v, 8);
+    s = utf8.encode(formatReal(v, 8));
     if (floatCache.size >= 1 << 16) floatCache.clear();
     floatCache.set(v, s);
   }
   return s;
+}
+
+function intBytes(v: number): Uint8Array {
+  return utf8.encode(String(v));
 }
 
 /**
@@ -215,18 +283,23 @@ function quoteString(str: string): string {
 
 /**
  * The model as OpenCV 4.6 writes it with `recognizer.write("training.yml")`: same structure,
- * number spellings and line wrapping, so OpenCV reads it back unchanged. For small models only: see lbphYamlChunks.
+ * number spellings and line wrapping, so OpenCV reads it back unchanged. For small models only: see lbphYamlBytes.
  */
 export function writeLbphYaml(model: LbphModel): string {
   return [...lbphYamlChunks(model)].join('');
 }
 
-/**
- * writeLbphYaml's text in pieces of 64 K characters or one histogram's text (about 118 K), whichever is more, made
- * as they are taken, so writing a model never holds more than a piece of its text: the pieces joined are
- * writeLbphYaml's string.
- */
+/** writeLbphYaml's text in pieces (each a whole number of lines, about 1 MB): see lbphYamlBytes. */
 export function* lbphYamlChunks(model: LbphModel): Generator<string, void, undefined> {
+  for (const piece of lbphYamlBytes(model)) yield utf8Decoder.decode(piece);
+}
+
+/**
+ * writeLbphYaml's text as UTF-8, in pieces of whole lines of about 1 MB (a piece is the caller's to keep), made as
+ * they are taken, so writing a model never holds more than a piece of its text: the pieces joined are
+ * writeLbphYaml's string, encoded.
+ */
+export function* lbphYamlBytes(model: LbphModel): Generator<Uint8Array, void, undefined> {
   const n = model.histograms.length;
   if (model.labels.length !== n) throw new Error(`LBPH YAML: ${n} histograms but ${model.labels.length} labels`);
   const e = new Emitter();
@@ -239,8 +312,7 @@ export function* lbphYamlChunks(model: LbphModel): Generator<string, void, undef
   e.startStruct('histograms', SEQ);
   for (const h of model.histograms) {
     e.matrix(null, 1, h.length, 'f', h);
-    const chunk = e.take();
-    if (chunk !== null) yield chunk;
+    yield* e.take();
   }
   e.endStruct();
   // OpenCV keeps labels as an N x 1 CV_32S column; an untrained model has an empty CV_8U Mat.
@@ -253,13 +325,11 @@ export function* lbphYamlChunks(model: LbphModel): Generator<string, void, undef
     e.int('label', info.label);
     e.string('value', info.value);
     e.endStruct();
-    const chunk = e.take();
-    if (chunk !== null) yield chunk;
+    yield* e.take();
   }
   e.endStruct();
   // Lookout's own key (OpenCV's LBPH::read looks up its keys by name and skips any other).
   if (model.faceAlignment) e.string('lookout_face_alignment', model.faceAlignment);
   e.endStruct();
-  const last = e.finish();
-  if (last) yield last;
+  yield* e.finish();
 }
