@@ -89,6 +89,8 @@ describe('symbolic links inside DATA_DIR', () => {
     expect(trained.status).toBe(200);
     expect(trained.body).toMatchObject({ images_total: 1, labels: ['ada'] });
     // The training replaced the link with its own file; the linked one is unchanged (checked after all).
+    // training.yml is written after the training answers (#27): the index waits for it.
+    await getJson(`${server.url}/api/models/trained`);
     expect((await fs.lstat(path.join(dataDir, 'models', 'training.yml'))).isFile()).toBe(true);
   });
 

@@ -42,7 +42,15 @@ describe('embedding recognizer', () => {
     const { status, body } = await postJson(`${server.url}/api/train`, {});
     expect(status).toBe(200);
     expect(body.recognizers_trained).toEqual(['lbph', 'embedding']);
-    expect((await fs.readdir(path.join(dataDir, 'models'))).sort()).toEqual(['embeddings.json', 'model.pickle', 'training.yml']);
+    // training.yml is written after the training answers (#27): the index waits for it.
+    await getJson(`${server.url}/api/models/trained`);
+    expect((await fs.readdir(path.join(dataDir, 'models'))).sort()).toEqual([
+      'embeddings.json',
+      'model.pickle',
+      'training.lbph',
+      'training.yml',
+      'training.yml.source',
+    ]);
     const config = await getJson(`${server.url}/api/models/config`);
     expect(config.body.recognizers.embedding).toMatchObject({ trained: true, labels: 3 });
   });

@@ -147,6 +147,8 @@ describe('upload, train, recognize', () => {
 
   it('saves training.yml (OpenCV reads it) and model.pickle (Python unpickles it)', async () => {
     const models = path.join(dataDir, 'models');
+    // training.yml is written after the training answers (#27): the index waits for it.
+    await getJson(`${server.url}/api/models/trained`);
     const script = [
       'import cv2, pickle, sys',
       'r = cv2.face.LBPHFaceRecognizer_create()',
