@@ -4,6 +4,7 @@
  * whole (its ETag the version the index names), a newer training gives an unfinished write up, and a stop before
  * training.yml was written (the files a kill -9 leaves) restarts with the new model and writes training.yml again.
  */
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,12 +12,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { decodeLbphFile } from '../../shared/recognition/model-files.js';
 import { LBPH_SOURCE_FILE, type ModelStore, TRAINING_FILE, TRAINING_SOURCE_NOTE } from '../../server/storage/model-store.js';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
+import { spawnServer } from '../helpers/server-process.js';
 import { getJson, postJson, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
 
 const ENV = { EMBEDDING_ENABLED: 'false', OBJECT_DETECTION_ENABLED: 'false', WORKERS: '2' };
 const servers: TestServer[] = [];
 const dirs: string[] = [];
+const children: ChildProcess[] = [];
 afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
   for (const s of servers.splice(0)) await s.close();
   for (const d of dirs.splice(0)) await fs.rm(d, { recursive: true, force: true });
 });
@@ -139,5 +143,26 @@ describe('training.yml written after the training answers', { timeout: 240_000 }
     const got = await download(server.url);
     expect(decodeLbphFile(got.bytes.toString('utf8')).labelIds).toEqual({ eileen: 0, grace: 1 });
     expect(got.bytes.equals(await fs.readFile(path.join(modelsDir, TRAINING_FILE)))).toBe(true);
+  });
+
+  it('a real SIGKILL right after the training answered: the restart serves the new model and its training.yml', async () => {
+    // The compiled server (npm start), killed whether or not training.yml was written yet: either way consistent.
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-model-kill-'));
+    dirs.push(dataDir);
+    const env = { ...ENV, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    let server = await spawnServer(env, children);
+    await upload(server.url, 'grace');
+    await train(server.url);
+    await upload(server.url, 'eileen');
+    await train(server.url);
+    server.child.kill('SIGKILL');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+    server = await spawnServer(env, children);
+    const { body } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled('eileen', 0.7)) });
+    expect(body.faces[0].label).toBe('eileen');
+    const got = await download(server.url);
+    expect(decodeLbphFile(got.bytes.toString('utf8')).labelIds).toEqual({ eileen: 0, grace: 1 });
+    expect(got.bytes.equals(await fs.readFile(path.join(dataDir, 'models', TRAINING_FILE)))).toBe(true);
+    expect((await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
   });
 });
