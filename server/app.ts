@@ -25,6 +25,7 @@ import type { EmbeddingOps } from './engines/faces/embedding-protocol.js';
 import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
+import { lastDeletion } from './deletion/forget-person.js';
 import { BearerAuth } from './http/auth.js';
 import { ApiError, errorBody, sendError, sendInternalError } from './http/errors.js';
 import { appHeaders } from './http/headers.js';
@@ -401,6 +402,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
       audience: settings.oidcAudience,
       jwksUrl: settings.oidcJwksUrl,
       cooldownMs: settings.oidcJwksCooldownMs,
+      // #28: a user's tokens issued before their face data was deleted (the IdP removing them) are refused.
+      lastDeletion: (label) => lastDeletion(ctx, label),
       log,
     });
     auth.start();

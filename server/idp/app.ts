@@ -21,6 +21,9 @@ import { ENROLLMENT_UNAVAILABLE, type EnrollmentHandler, FACE_VERIFICATION_UNAVA
 import { hostChecker } from './host-check.js';
 import { interactionHandler } from './interactions.js';
 import { KeyStore } from './keys.js';
+import { passkeyAdmin } from './passkey-admin.js';
+import { PASSKEY_SCRIPT } from './passkey-script.js';
+import { PasskeyStore, relyingPartyFor } from './passkeys.js';
 import { createProvider } from './provider.js';
 import { type IdpSettings, issuerFor } from './settings.js';
 import { UserError, UserStore } from './users.js';
@@ -130,6 +133,11 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   const providerCallback = provider.callback();
   const localUrl = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
   const biometric = biometricWiring({ settings, users, log, url: localUrl, mountPath, real: options.biometrics === true });
+  // Passkeys: the issuer is the relying party; an IP address cannot be one, so none are offered there.
+  const passkeyStore = new PasskeyStore(settings.dataDir);
+  const rp = relyingPartyFor(issuer, settings.realm);
+  if (settings.passkeys !== 'off' && !rp) log.info('passkeys not offered: the issuer is an IP address (set IDP_ISSUER with a host name)');
+  const passkeys = settings.passkeys !== 'off' && rp ? { policy: settings.passkeys, rp, store: passkeyStore } : undefined;
   const interactions = interactionHandler({
     provider,
     users,
@@ -142,9 +150,11 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
     passwordFailures,
     faceFailures,
     enrollmentSync: biometric.enrollmentSync,
+    passkeys,
     log,
   });
   const cameraScript = `${mountPath}/assets/camera.js`;
+  const passkeyScript = `${mountPath}/assets/passkey.js`;
   const interactionPrefix = `${mountPath}/interaction/`;
   // User administration for the web app's Admin page (admin-api.ts), at Keycloak's admin path.
   const admin = adminApi({
@@ -154,6 +164,11 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
     users,
     allowedOrigins: [...new Set(settings.appRedirectUris.map((u) => new URL(u).origin))],
     enrollmentSync: biometric.enrollmentSync,
+    // #28: a removed user's face data goes from the API (where the real face step enrols), their tokens end.
+    faceService: biometric.enrollmentSync ? { url: settings.backendUrl, timeoutMs: settings.backendTimeout } : undefined,
+    // A removed user's sessions, grants and tokens end, and their passkeys go (a new account never inherits them).
+    revokeAccount: async (accountId) => (await FileAdapter.revokeAccount(storeDir, accountId)) + (await passkeyStore.forget(accountId)),
+    passkeys: passkeyAdmin({ store: passkeyStore, users, log }),
     log,
   });
 
@@ -169,6 +184,13 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
       res.setHeader('Cache-Control', 'no-cache');
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.end(req.method === 'HEAD' ? undefined : CAMERA_SCRIPT);
+      return;
+    }
+    if (pathname === passkeyScript && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.end(req.method === 'HEAD' ? undefined : PASSKEY_SCRIPT);
       return;
     }
     if (pathname.startsWith(interactionPrefix)) {

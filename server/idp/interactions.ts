@@ -7,26 +7,48 @@
  * state lives in the file adapter under `LoginFlow`, so a restart mid-sign-in loses nothing. Consent is granted
  * at once: every client of the realm is first-party, as in the spec's Keycloak realm.
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Interaction, Provider } from 'oidc-provider';
 import type { Logger } from '../logger.js';
-import { AttemptLimiter } from './attempts.js';
+import { AttemptLimiter, unknownNameKey } from './attempts.js';
 import type { EnrollmentSync } from './enrollment-sync.js';
 import type { FileAdapter } from './file-adapter.js';
 import {
   type EnrollmentHandler,
+  FACE_ONLY,
   type FaceDecision,
   type FaceVerifier,
+  faceAllowed,
   FlowError,
   type FlowState,
   INITIAL,
   type Outcome,
+  type SecondFactor,
   type Step,
   transition,
 } from './flow.js';
-import { enrollmentPage, facePage, messagePage, PAGE_CSP, passwordPage, updatePasswordPage } from './pages.js';
+import {
+  enrollmentPage,
+  facePage,
+  messagePage,
+  PAGE_CSP,
+  passkeyEnrollmentPage,
+  passkeyPage,
+  passwordPage,
+  updatePasswordPage,
+} from './pages.js';
+import {
+  authenticationOptions,
+  finishAuthentication,
+  finishRegistration,
+  type PasskeyPolicy,
+  type PasskeyStore,
+  registrationOptions,
+  type RelyingParty,
+} from './passkeys.js';
 import { verifyPassword } from './passwords.js';
-import { normaliseUsername, UserError, type UserStore } from './users.js';
+import { normaliseUsername, type User, UserError, type UserStore } from './users.js';
 
 const MAX_FORM_BYTES = 16 * 1024;
 /** The camera steps carry pictures: up to 20 captures of a few hundred KB each, as base64. */
@@ -53,6 +75,8 @@ export interface InteractionDeps {
   faceFailures?: AttemptLimiter;
   /** #26 deletion: after the password, a user whose face data the API deleted since they enrolled goes to enrollment. */
   enrollmentSync?: Pick<EnrollmentSync, 'checkUser'>;
+  /** Passkeys (passkeys.ts): the realm's policy, the relying party (the issuer) and the users' credentials. */
+  passkeys?: { policy: PasskeyPolicy; rp: RelyingParty; store: PasskeyStore };
 }
 
 class HttpProblem extends Error {
@@ -113,6 +137,14 @@ const STEP_ACTIONS: Record<string, Step> = {
   'update-password': 'update-password',
   'biometric-enrollment': 'biometric-enrollment',
   face: 'face',
+  'passkey-enrollment': 'passkey-enrollment',
+  passkey: 'passkey',
+};
+
+/** The forms that switch the second factor, and the step each is offered at. */
+const CHOICES: Record<string, { at: Step; event: 'chose-passkey' | 'chose-face' }> = {
+  'choose-passkey': { at: 'biometric-enrollment', event: 'chose-passkey' },
+  'choose-face': { at: 'passkey', event: 'chose-face' },
 };
 
 export function interactionHandler(deps: InteractionDeps) {
@@ -120,12 +152,43 @@ export function interactionHandler(deps: InteractionDeps) {
   // Guessing passwords: 10 failures per username in 15 minutes lock that username until the oldest expires.
   const passwordFailures = deps.passwordFailures ?? new AttemptLimiter(10, 15 * 60_000);
   const faceFailures = deps.faceFailures ?? new AttemptLimiter(5, 15 * 60_000);
+  const unknownNameSecret = randomBytes(32);
   const camera = deps.camera ?? { width: 640, height: 480, maxEnrollmentImages: 5 };
   const base = (uid: string) => `${deps.mountPath}/interaction/${uid}`;
 
   const loadState = async (uid: string): Promise<FlowState> => ((await flows.find(uid)) as FlowState | undefined) ?? INITIAL;
   const saveState = async (details: Interaction, state: FlowState) =>
     flows.upsert(details.uid, { ...state }, Math.max(1, details.exp - Math.floor(Date.now() / 1000)));
+
+  // One request at a time per sign-in: a passkey challenge is taken out of the state before it is checked, and a
+  // page shown meanwhile must not put it (or an older step) back.
+  const queues = new Map<string, Promise<unknown>>();
+  function serial<T>(uid: string, work: () => Promise<T>): Promise<T> {
+    const run = (queues.get(uid) ?? Promise.resolve()).catch(() => {}).then(work);
+    const tail = run.catch(() => {});
+    queues.set(uid, tail);
+    void tail.then(() => {
+      if (queues.get(uid) === tail) queues.delete(uid);
+    });
+    return run;
+  }
+
+  /** The user's passkeys; a store that cannot be read stops the sign-in (never a silent fall back to fewer factors). */
+  async function passkeysOf(store: PasskeyStore, user: User) {
+    try {
+      return await store.forUser(user.id);
+    } catch (err) {
+      log.error('passkeys unreadable', { error: err instanceof Error ? err.message : String(err) });
+      throw new HttpProblem(503, 'Passkeys unavailable', 'The passkeys cannot be read, so the sign-in cannot continue. Try again later.');
+    }
+  }
+
+  async function factorsOf(user: User): Promise<SecondFactor> {
+    const pk = deps.passkeys;
+    if (!pk || pk.policy === 'off') return FACE_ONLY;
+    const mine = await passkeysOf(pk.store, user);
+    return { policy: pk.policy, passkeys: mine.credentials.length, userRequired: mine.required };
+  }
 
   async function finish(req: IncomingMessage, res: ServerResponse, details: Interaction, outcome: Exclude<Outcome, { kind: 'continue' }>) {
     await flows.destroy(details.uid);
@@ -171,10 +234,37 @@ export function interactionHandler(deps: InteractionDeps) {
         return send(res, status, passwordPage({ ...common, username: details.params.login_hint, error }));
       case 'update-password':
         return send(res, status, updatePasswordPage({ ...common, username: user!.username, error }));
-      case 'biometric-enrollment':
-        return send(res, status, enrollmentPage({ ...cameraPage, username: user!.username, min: 3, max: camera.maxEnrollmentImages }));
-      case 'face':
-        return send(res, status, facePage({ ...cameraPage, username: user!.username, frames: FACE_FRAMES }));
+      case 'biometric-enrollment': {
+        const passkeyInstead = (await factorsOf(user!)).policy === 'alternative';
+        return send(
+          res,
+          status,
+          enrollmentPage({ ...cameraPage, username: user!.username, min: 3, max: camera.maxEnrollmentImages, passkeyInstead }),
+        );
+      }
+      case 'face': {
+        const offerPasskey = (await factorsOf(user!)).policy !== 'off';
+        return send(res, status, facePage({ ...cameraPage, username: user!.username, frames: FACE_FRAMES, offerPasskey }));
+      }
+      case 'passkey-enrollment':
+      case 'passkey': {
+        const pk = deps.passkeys;
+        if (!pk) throw new HttpProblem(409, 'Out of order', 'Passkeys are not offered here.');
+        const factors = await factorsOf(user!);
+        const mine = await passkeysOf(pk.store, user!);
+        // A new challenge for each page shown: the one before it can no longer be answered.
+        const options =
+          state.step === 'passkey'
+            ? await authenticationOptions(pk.rp, mine.credentials)
+            : await registrationOptions(pk.rp, user!, mine.credentials);
+        await saveState(details, { ...state, challenge: options.challenge });
+        const o = { realm, base: base(details.uid), mountPath: deps.mountPath, username: user!.username, options, error };
+        return send(
+          res,
+          status,
+          state.step === 'passkey' ? passkeyPage({ ...o, faceInstead: faceAllowed(user!, factors) }) : passkeyEnrollmentPage(o),
+        );
+      }
     }
   }
 
@@ -199,11 +289,14 @@ export function interactionHandler(deps: InteractionDeps) {
     switch (step) {
       case 'password': {
         const name = form.get('username') ?? '';
-        const key = normaliseUsername(name).slice(0, 64);
-        const wait = passwordFailures.lockedFor(key);
-        if (wait > 0) {
+        // Users that exist by their name; an unknown name (often a password in the wrong field) only as a keyed hash.
+        const known = await users.byUsername(name);
+        const key = known ? known.username : unknownNameKey(unknownNameSecret, normaliseUsername(name).slice(0, 64));
+        // Counted before the check (attempts.ts `begin`), so guesses in flight at once cannot pass the limit.
+        const started = passwordFailures.begin(key);
+        if ('lockedForMs' in started) {
           log.info('security event', { event: 'password', username: key, result: 'locked' });
-          const minutes = Math.ceil(wait / 60_000);
+          const minutes = Math.ceil(started.lockedForMs / 60_000);
           return show(
             res,
             details,
@@ -215,13 +308,13 @@ export function interactionHandler(deps: InteractionDeps) {
         const found = await users.authenticate(name, form.get('password') ?? '');
         log.info('security event', { event: 'password', username: key, result: found ? 'accepted' : 'rejected' });
         if (!found) {
-          await passwordFailures.fail(key);
+          await started.attempt.failed();
           return show(res, details, state, 'Unknown username or wrong password.', 401);
         }
-        await passwordFailures.succeed(key);
+        await started.attempt.release();
         // An API that cannot answer leaves the user as stored: the face step checks again and fails closed.
         const current = (await deps.enrollmentSync?.checkUser(found).catch(() => found)) ?? found;
-        return advance(req, res, details, transition(state, { type: 'password-accepted', user: current }));
+        return advance(req, res, details, transition(state, { type: 'password-accepted', user: current }, await factorsOf(current)));
       }
       case 'update-password': {
         const next = form.get('password-new') ?? '';
@@ -231,7 +324,7 @@ export function interactionHandler(deps: InteractionDeps) {
         try {
           const changed = await users.setPassword(user!.id, next);
           log.info('security event', { event: 'password_changed', username: changed.username, result: 'ok' });
-          return advance(req, res, details, transition(state, { type: 'password-changed', user: changed }));
+          return advance(req, res, details, transition(state, { type: 'password-changed', user: changed }, await factorsOf(changed)));
         } catch (err) {
           if (err instanceof UserError && err.code === 'invalid_password') return show(res, details, state, `${err.message}.`, 400);
           throw err;
@@ -254,10 +347,10 @@ export function interactionHandler(deps: InteractionDeps) {
       }
       case 'face': {
         const key = user!.username;
-        const wait = faceFailures.lockedFor(key);
-        const minutes = Math.ceil(wait / 60_000);
+        const started = faceFailures.begin(key);
+        const minutes = Math.ceil(('lockedForMs' in started ? started.lockedForMs : 0) / 60_000);
         const decision: FaceDecision =
-          wait > 0
+          'lockedForMs' in started
             ? {
                 granted: false,
                 code: 'too_many_attempts',
@@ -265,8 +358,10 @@ export function interactionHandler(deps: InteractionDeps) {
               }
             : await deps.faceVerifier.verify(user!, { frames: form.getAll('frame') });
         // Awaited: the failure is on disk before the answer, so a restart right after it keeps it.
-        if (decision.granted) await faceFailures.succeed(key);
-        else if (wait === 0 && !notTheUsersFault(decision.code)) await faceFailures.fail(key);
+        if ('attempt' in started) {
+          if (decision.granted || notTheUsersFault(decision.code)) await started.attempt.release();
+          else await started.attempt.failed();
+        }
         // Who, result, reason and score; never the frames.
         log.info('security event', {
           event: 'face',
@@ -275,9 +370,55 @@ export function interactionHandler(deps: InteractionDeps) {
           reason: decision.granted ? null : decision.code,
           score: decision.score ?? null,
         });
-        return advance(req, res, details, transition(state, { type: 'face', decision }));
+        const addPasskey = decision.granted && form.get('add-passkey') === '1';
+        return advance(req, res, details, transition(state, { type: 'face', decision, addPasskey }, await factorsOf(user!)));
+      }
+      case 'passkey-enrollment':
+      case 'passkey': {
+        const pk = deps.passkeys;
+        if (!pk) throw new HttpProblem(409, 'Out of order', 'Passkeys are not offered here.');
+        const response = form.get('response') ?? '';
+        if (!response) return show(res, details, state, 'Press the button and follow your browser to use a passkey.', 400);
+        // Single use: the challenge leaves the state before the answer is checked, whatever the answer.
+        const { challenge, ...rest } = state;
+        await saveState(details, rest);
+        const ceremony = { rp: pk.rp, store: pk.store, user: user!, challenge, response };
+        if (step === 'passkey-enrollment') {
+          const result = await finishRegistration(ceremony);
+          log.info('security event', {
+            event: 'passkey_registration',
+            username: user!.username,
+            result: result.granted ? 'registered' : 'refused',
+            reason: result.granted ? null : result.code,
+          });
+          if (!result.granted)
+            return advance(req, res, details, transition(rest, { type: 'enrollment-failed', code: result.code, reason: result.reason }));
+          return advance(req, res, details, transition(rest, { type: 'passkey-registered' }));
+        }
+        const decision = await finishAuthentication(ceremony);
+        log.info('security event', {
+          event: 'passkey',
+          username: user!.username,
+          result: decision.granted ? 'granted' : 'denied',
+          reason: decision.granted ? null : decision.code,
+        });
+        return advance(req, res, details, transition(rest, { type: 'passkey', decision }));
       }
     }
+  }
+
+  /** A switch of the second factor (IDP_PASSKEYS=alternative), only at the step that offers it. */
+  async function choose(req: IncomingMessage, res: ServerResponse, details: Interaction, choice: (typeof CHOICES)[string]) {
+    const state = await loadState(details.uid);
+    if (state.step !== choice.at || !state.userId)
+      throw new HttpProblem(409, 'Out of order', 'This sign-in is at another step. Go back to the sign-in page and continue there.');
+    await readForm(req);
+    const user = await users.byId(state.userId);
+    if (!user) return finish(req, res, details, { kind: 'deny', code: 'user_not_found', reason: 'The user no longer exists.' });
+    const factors = await factorsOf(user);
+    if (choice.event === 'chose-face' && !faceAllowed(user, factors))
+      throw new HttpProblem(409, 'Out of order', 'This sign-in needs your passkey.');
+    return advance(req, res, details, transition(state, { type: choice.event }, factors));
   }
 
   /** The enrollment page's check of one picture (exactly one face), as JSON; only while enrollment is the step. */
@@ -312,7 +453,7 @@ export function interactionHandler(deps: InteractionDeps) {
         if (details.prompt.name === 'consent') return await consent(req, res, details);
         if (details.prompt.name !== 'login')
           throw new HttpProblem(400, 'Not supported', `The ${details.prompt.name} prompt is not supported.`);
-        return await show(res, details, await loadState(uid));
+        return await serial(uid, async () => show(res, details, await loadState(uid)));
       }
       if (action === 'abort' && req.method === 'GET') {
         log.info('security event', { event: 'cancel', result: 'denied', reason: 'cancelled' });
@@ -320,12 +461,14 @@ export function interactionHandler(deps: InteractionDeps) {
       }
       if (action === 'check-capture' && req.method === 'POST') return await checkCapture(req, res, details);
       const step = action === undefined ? undefined : STEP_ACTIONS[action];
-      if (step && req.method === 'POST') {
+      const choice = action !== undefined && Object.hasOwn(CHOICES, action) ? CHOICES[action] : undefined;
+      if ((step || choice) && req.method === 'POST') {
         if (details.prompt.name !== 'login') throw new HttpProblem(409, 'Out of order', 'This sign-in is not asking for a login.');
-        return await post(req, res, details, step);
+        if (choice) return await serial(uid, () => choose(req, res, details, choice));
+        return await serial(uid, () => post(req, res, details, step!));
       }
-      if (step || action === 'abort' || action === undefined || action === 'check-capture') {
-        res.setHeader('Allow', step || action === 'check-capture' ? 'POST' : 'GET');
+      if (step || choice || action === 'abort' || action === undefined || action === 'check-capture') {
+        res.setHeader('Allow', step || choice || action === 'check-capture' ? 'POST' : 'GET');
         throw new HttpProblem(405, 'Method not allowed', `${req.method} is not allowed here.`);
       }
       throw new HttpProblem(404, 'Not found', 'There is no such page.');

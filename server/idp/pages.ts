@@ -72,7 +72,7 @@ export interface CameraPageOptions {
 }
 
 /** The required action `biometric-enrollment`: pictures from the camera, each checked, then sent together. */
-export function enrollmentPage(o: CameraPageOptions & { min: number; max: number }): string {
+export function enrollmentPage(o: CameraPageOptions & { min: number; max: number; passkeyInstead?: boolean }): string {
   return page(
     'Enrol your face',
     o.realm,
@@ -82,12 +82,12 @@ export function enrollmentPage(o: CameraPageOptions & { min: number; max: number
 <p class="guide" data-guide>Look straight at the camera.</p><p class="note" data-status role="status" aria-live="polite">This page needs JavaScript and a camera.</p>
 <button type="button" data-take disabled>Take picture</button><ul class="shots" data-shots></ul>
 <form method="post" action="${escapeHtml(`${o.base}/biometric-enrollment`)}"><button type="submit" disabled>Finish enrollment</button></form></div>
-<script src="${escapeHtml(`${o.mountPath}/assets/camera.js`)}"></script>${cancel(o.base)}`,
+<script src="${escapeHtml(`${o.mountPath}/assets/camera.js`)}"></script>${o.passkeyInstead ? PASSKEY_STYLE + choice(o.base, 'choose-passkey', 'Or sign in with a passkey instead of your face:', 'Register a passkey instead') : ''}${cancel(o.base)}`,
   );
 }
 
 /** The face step: a short burst of camera frames. */
-export function facePage(o: CameraPageOptions & { frames: number }): string {
+export function facePage(o: CameraPageOptions & { frames: number; offerPasskey?: boolean }): string {
   return page(
     'Face verification',
     o.realm,
@@ -95,8 +95,53 @@ export function facePage(o: CameraPageOptions & { frames: number }): string {
 <div id="camera" data-mode="face" data-width="${o.width}" data-height="${o.height}" data-frames="${o.frames}">
 <video autoplay muted playsinline width="${o.width}" height="${o.height}"></video>
 <p class="note" data-status role="status" aria-live="polite">This page needs JavaScript and a camera.</p>
-<form method="post" action="${escapeHtml(`${o.base}/face`)}"><button type="submit">Verify my face</button></form></div>
+<form method="post" action="${escapeHtml(`${o.base}/face`)}">${o.offerPasskey ? `${PASSKEY_STYLE}<label class="check"><input type="checkbox" name="add-passkey" value="1"> Add a passkey after this check</label>` : ''}<button type="submit">Verify my face</button></form></div>
 <script src="${escapeHtml(`${o.mountPath}/assets/camera.js`)}"></script>${cancel(o.base)}`,
+  );
+}
+
+/** A one-button form that switches the second factor (IDP_PASSKEYS=alternative). */
+const choice = (base: string, action: string, note: string, button: string) =>
+  `<form method="post" action="${escapeHtml(`${base}/${action}`)}"><p class="note">${escapeHtml(note)}</p><button type="submit" class="secondary">${escapeHtml(button)}</button></form>`;
+
+const PASSKEY_STYLE = `<style>button.secondary{background:#fff;color:#1f5fbf;border:1px solid #1f5fbf}label.check{display:flex;gap:.5rem;align-items:center}label.check input{width:auto}</style>`;
+
+export interface PasskeyPageOptions {
+  realm: string;
+  base: string;
+  /** The issuer's path, under which passkey.js is served. */
+  mountPath: string;
+  username: string;
+  /** The WebAuthn options (JSON, challenge inside) the page hands to the browser. */
+  options: unknown;
+  error?: string;
+}
+
+/** The passkey pages' shared part: the ceremony's options, a status line, the button, and the form it fills. */
+function passkeyCeremony(o: PasskeyPageOptions, mode: 'register' | 'authenticate', action: string, button: string): string {
+  return `<div id="passkey" data-mode="${mode}" data-options="${escapeHtml(JSON.stringify(o.options))}">
+<p class="note" data-status role="status" aria-live="polite">This page needs JavaScript and a passkey (this device, a phone or a security key).</p>
+<form method="post" action="${escapeHtml(`${o.base}/${action}`)}"><input type="hidden" name="response" value=""><button type="submit">${escapeHtml(button)}</button></form></div>
+<script src="${escapeHtml(`${o.mountPath}/assets/passkey.js`)}"></script>`;
+}
+
+/** Registering a passkey: at first sign-in (a passkey required or chosen), or after a verified face. */
+export function passkeyEnrollmentPage(o: PasskeyPageOptions): string {
+  return page(
+    'Register a passkey',
+    o.realm,
+    `${PASSKEY_STYLE}<h1>Register a passkey</h1><p class="note">${escapeHtml(o.username)}, create a passkey for ${escapeHtml(o.realm)} on this device, a phone or a security key. You will use it with your password to sign in.</p>${errorBox(o.error)}
+${passkeyCeremony(o, 'register', 'passkey-enrollment', 'Create a passkey')}${cancel(o.base)}`,
+  );
+}
+
+/** The passkey step; `faceInstead`: the user may take the face step instead (IDP_PASSKEYS=alternative). */
+export function passkeyPage(o: PasskeyPageOptions & { faceInstead?: boolean }): string {
+  return page(
+    'Passkey',
+    o.realm,
+    `${PASSKEY_STYLE}<h1>Sign in with your passkey</h1><p class="note">${escapeHtml(o.username)}, use your passkey to finish signing in.</p>${errorBox(o.error)}
+${passkeyCeremony(o, 'authenticate', 'passkey', 'Use my passkey')}${o.faceInstead ? choice(o.base, 'choose-face', 'Or verify your face instead:', 'Use my face instead') : ''}${cancel(o.base)}`,
   );
 }
 

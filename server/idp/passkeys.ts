@@ -127,6 +127,15 @@ export class PasskeyStore {
     });
   }
 
+  /** A removed user: their record (passkeys and policy) goes with them. The number of passkeys removed. */
+  async forget(userId: string): Promise<number> {
+    return this.change((file) => {
+      const count = file.users[userId]?.credentials.length ?? 0;
+      delete file.users[userId];
+      return count;
+    });
+  }
+
   async setRequired(userId: string, required: boolean): Promise<void> {
     await this.change((file) => {
       recordOf(file, userId).required = required;

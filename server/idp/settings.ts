@@ -4,6 +4,7 @@
  * a bad value stops the process with the variable's name, never falls back silently.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { boolean, integer } from '../config/settings.js';
@@ -176,6 +177,12 @@ export const IDP_SETTINGS = {
     default: '900',
     doc: 'Window of that limit in seconds; the lock lifts when the oldest failure leaves it.',
   },
+  passkeys: {
+    env: 'IDP_PASSKEYS',
+    schema: z.enum(['off', 'alternative', 'required']),
+    default: 'alternative',
+    doc: "Passkeys (WebAuthn) as the second factor: `off` (password + face only), `alternative` (password + face or password + passkey: a user enrolls either at first sign-in, and may add a passkey after a verified face), `required` (password + passkey for everyone). An administrator may also require a passkey of one user. Passkeys need the issuer's host to be a name, not an IP address (the rpID); with an IP address they are not offered, and `required` is refused at start.",
+  },
   recognitionModel: {
     env: 'BIOMETRIC_RECOGNITION_MODEL',
     schema: z.enum(['embedding', 'lbph']),
@@ -227,6 +234,7 @@ export interface IdpSettings {
   maxAttempts: number;
   /** Seconds. */
   attemptWindow: number;
+  passkeys: 'off' | 'alternative' | 'required';
   recognitionModel: 'embedding' | 'lbph';
   /** Milliseconds. */
   backendTimeout: number;
@@ -281,6 +289,9 @@ export function loadIdpSettings(env: NodeJS.ProcessEnv = process.env): IdpSettin
   );
   if ((values.adminUsername === undefined) !== (adminPassword === undefined))
     problems.push('IDP_ADMIN_USERNAME and IDP_ADMIN_PASSWORD (or IDP_ADMIN_PASSWORD_FILE) go together: set both or neither');
+  const issuerHost = new URL((values.issuer as string | undefined) ?? 'http://127.0.0.1').hostname.replace(/^\[|\]$/g, '');
+  if (values.passkeys === 'required' && isIP(issuerHost))
+    problems.push('IDP_PASSKEYS=required needs IDP_ISSUER with a host name: browsers refuse passkeys for an IP address');
   if (problems.length) throw new IdpSettingsError(problems);
   return {
     realm: values.realm as string,
@@ -304,6 +315,7 @@ export function loadIdpSettings(env: NodeJS.ProcessEnv = process.env): IdpSettin
     livenessMin: values.livenessMin as number,
     maxAttempts: values.maxAttempts as number,
     attemptWindow: values.attemptWindow as number,
+    passkeys: values.passkeys as IdpSettings['passkeys'],
     recognitionModel: values.recognitionModel as IdpSettings['recognitionModel'],
     backendTimeout: values.backendTimeout as number,
     modelDir: path.resolve(values.modelDir as string),

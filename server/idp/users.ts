@@ -51,7 +51,7 @@ interface UsersFile {
 
 export class UserError extends Error {
   constructor(
-    readonly code: 'invalid_username' | 'invalid_password' | 'user_exists' | 'user_not_found',
+    readonly code: 'invalid_username' | 'invalid_password' | 'user_exists' | 'user_not_found' | 'last_admin',
     message: string,
   ) {
     super(message);
@@ -143,6 +143,9 @@ export class UserStore {
     return this.change((users) => {
       const at = users.findIndex((u) => u.username === username);
       if (at < 0) throw new UserError('user_not_found', `no user named ${username}`);
+      // Checked under the lock: two administrators removing each other at once cannot leave none.
+      if (users[at].roles.includes(ROLE_ADMIN) && !users.some((u, i) => i !== at && u.roles.includes(ROLE_ADMIN)))
+        throw new UserError('last_admin', `${username} is the last administrator; make another administrator first`);
       return users.splice(at, 1)[0];
     });
   }

@@ -3,7 +3,10 @@
  * manage users (never the service client), usernames compared as the IdP normalises them, the last administrator
  * kept, malformed escapes refused with 400.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PasskeyStore } from '../../server/idp/passkeys.js';
 import {
   addSignedUpUsers,
   APPROVE_EVERY_FACE,
@@ -84,6 +87,25 @@ describe('who may manage users (#28 finding 2)', () => {
     const made = await create(token, { username: 'carol', temporary_password: 'carols-temporary-1' });
     expect(made.status).toBe(201);
     expect((await fetch(`${users()}/carol`, as(token, { method: 'DELETE' }))).status).toBe(204);
+  });
+
+  it('removing a user removes their passkeys and passkey policy: a new account of that name starts with none', async () => {
+    const token = await userToken('root');
+    expect((await create(token, { username: 'dora', temporary_password: 'doras-temporary-1' })).status).toBe(201);
+    const dora = (await idp.users.byUsername('dora'))!;
+    const passkeys = new PasskeyStore(idp.dataDir);
+    await passkeys.add(dora.id, {
+      id: 'cred-of-dora',
+      publicKey: 'AA',
+      counter: 0,
+      transports: [],
+      createdAt: new Date().toISOString(),
+      lastUsedAt: null,
+    });
+    await passkeys.setRequired(dora.id, true);
+    expect((await fetch(`${users()}/dora`, as(token, { method: 'DELETE' }))).status).toBe(204);
+    expect(await passkeys.forUser(dora.id)).toMatchObject({ required: false, credentials: [] });
+    expect(JSON.stringify(JSON.parse(await readFile(path.join(idp.dataDir, 'passkeys.json'), 'utf8')))).not.toContain(dora.id);
   });
 });
 
