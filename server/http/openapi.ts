@@ -130,7 +130,9 @@ const COMPAT_NOTE =
 /** What any path may answer before (or instead of) a documented route: the API's own document says it once. */
 const UNROUTED_NOTE =
   'Any request, whatever its path or method, may be refused before routing: 421 `host_not_allowed` when its Host is ' +
-  'not one of ALLOWED_HOSTS, 403 `forbidden_origin` when a browser sends it from another web page. A documented path ' +
+  'not one of ALLOWED_HOSTS, 403 `forbidden_origin` when a browser sends it from another web page, 415 ' +
+  '`unsupported_media_type` when a request other than GET, HEAD or OPTIONS carries a body that is not JSON or multipart (a form ' +
+  'a page could send without asking). A documented path ' +
   'asked with another method answers 405 `method_not_allowed` with an `Allow` header; any other path 404 `not_found` ' +
   '(with AUTH_MODE=oidc, 401 first when it carries no valid token: only the open operations are answered without one).';
 
