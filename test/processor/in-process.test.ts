@@ -3,6 +3,8 @@
  * `.eml` files in the outbox) against the real Lookout server as its backend.
  */
 import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { personRegisteredEvent } from '../../shared/events/face-events.js';
@@ -26,6 +28,49 @@ async function processor(env: Record<string, string>): Promise<InProcessProcesso
   const p = await startProcessor(env);
   cleanup.push(() => p.close());
   return p;
+}
+
+/**
+ * A forwarding proxy on 127.0.0.1 between the processor and the real backend, whose `hold()` keeps the processor's
+ * requests waiting until `release()`: a test can make several uploads land between two polls, whatever the load.
+ */
+async function gatedBackend(target: string): Promise<{ url: string; hold(): void; release(): void }> {
+  let gate: Promise<void> = Promise.resolve();
+  let open = () => {};
+  const server = http.createServer(async (req, res) => {
+    await gate;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const answer = await fetch(target + req.url, {
+      method: req.method,
+      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'connection')) as Record<
+        string,
+        string
+      >,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
+    const body = Buffer.from(await answer.arrayBuffer());
+    const headers = Object.fromEntries([...answer.headers].filter(([k]) => k !== 'content-encoding' && k !== 'content-length'));
+    res.writeHead(answer.status, headers).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup.push(
+    () =>
+      new Promise<void>((resolve) => {
+        open();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hold() {
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+    },
+    release: () => open(),
+  };
 }
 
 /** Waits for `n` polls of the labels to have ended after now. */
@@ -144,9 +189,10 @@ describe('processor with the embedded defaults (in-process queue, file outbox)',
     const api = await backend();
     const data = await tempDir();
     // A mail sink that never answers keeps the event on the queue (retried in a minute), where it can be read.
+    const gated = await gatedBackend(api.url);
     const p = await processor({
       DATA_DIR: data,
-      PROCESSOR_BACKEND_URL: api.url,
+      PROCESSOR_BACKEND_URL: gated.url,
       PROCESSOR_CAMERA_ID: 'gate-1',
       MAIL_TRANSPORT: 'mailpit',
       MAIL_URL: 'http://127.0.0.1:9',
@@ -154,8 +200,11 @@ describe('processor with the embedded defaults (in-process queue, file outbox)',
       MAIL_RETRY_MAX_MS: '60000',
     });
     await polls(p, 1);
+    // Both of frank's photos are stored before the processor's next poll sees him (a poll between them: 1 face).
+    gated.hold();
     await uploadImage(api.url, 'frank', await readTestImage('faces/grace_hopper.jpg'));
     await uploadImage(api.url, 'frank', await readTestImage('faces/grace_hopper.jpg'), 'b.jpg');
+    gated.release();
     const queue = path.join(data, 'processor/queue/cv.face.detections');
     const [file] = await waitFor('the event on the queue', async () => {
       const names = (await fs.readdir(queue)).filter((n) => n.endsWith('.json'));
