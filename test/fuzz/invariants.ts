@@ -149,6 +149,9 @@ export class CaseChecker {
     // A recognition's sightings (crops) are written after its answer, by design: wait for them, so they are counted
     // with the request that made them, not with the next one.
     await this.target.service.ctx.sightingRecorder.idle();
+    // Likewise a training's training.yml, written from training.lbph after its answer (#27): counted with the
+    // training, not with the next request (a refused one saw the YAML's temp file renamed into place).
+    await this.target.service.ctx.faces.writtenFiles();
     const after = snapshot(this.target.dataDir);
     this.stored = after;
     const problems: string[] = [];
