@@ -92,7 +92,9 @@ test('a new user registers a passkey instead of a face, signs in with it, signs 
   await checkAccessibility(page, 'idp-passkey-enrollment');
   await page.getByRole('button', { name: 'Create a passkey' }).click();
 
-  // The registration does not count as the sign-in: the passkey is asked for once more.
+  // The registration does not count as the sign-in: the passkey is asked for once more (checked once that page is
+  // there, not while the registration's navigation is still going on).
+  await expect(page.getByRole('heading', { name: 'Sign in with your passkey' })).toBeVisible({ timeout: 30_000 });
   await checkAccessibility(page, 'idp-passkey');
   const first = await usePasskey(page);
   expect(first.get('error'), first.get('error_description') ?? '').toBeNull();
