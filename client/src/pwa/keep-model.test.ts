@@ -162,6 +162,29 @@ describe('the offline first visit', () => {
     expect(kept.map.size).toBe(0);
   });
 
+  it('asks nothing past the index while nothing is trained (each request for a model is an audited download)', async () => {
+    const asked: string[] = [];
+    const fetch = async (url: string): Promise<Response> => {
+      const u = new URL(url, ORIGIN);
+      asked.push(u.pathname);
+      if (u.pathname === '/api/models/trained')
+        return Response.json({
+          version: null,
+          models_version: null,
+          trained_at: null,
+          labels: [],
+          lbph: { available: false, url: '/api/models/trained/lbph', bytes: null },
+          embedding: { available: false, url: '/api/models/trained/embedding', bytes: null },
+          corrections: { available: false, url: '/api/models/trained/corrections', bytes: null, count: 0 },
+        });
+      return Response.json({ error: { code: 'not_trained', message: 'no model is trained yet' } }, { status: 404 });
+    };
+    const kept = keptCache();
+    expect(await keepTrainedModel({ origin: ORIGIN, fetch, cache: async () => kept.cache, segments: memorySegments() })).toBeNull();
+    expect(asked).toEqual(['/api/models/trained']);
+    expect(kept.map.size).toBe(0);
+  });
+
   it("sends the page's token with every request under OIDC", async () => {
     const server = modelServer();
     const seen: (string | null)[] = [];

@@ -48,6 +48,9 @@ export async function keepTrainedModel(opts: KeepOptions): Promise<'compact' | '
   const index = await get(base.href);
   if (index.status !== 200) return null;
   const body = (await index.clone().json()) as { version?: string | null; lbph?: Entry; embedding?: Entry; corrections?: Entry };
+  // Nothing trained: nothing to keep, and nothing more to ask (a manifest asked for anyway is a refused template
+  // download in the audit log at every install).
+  if (!body.lbph?.available && !body.embedding?.available) return null;
 
   const manifestUrl = new URL(`${TRAINED_INDEX}/compact`, opts.origin).href;
   let manifest: { res: Response; parsed: CompactModelManifest } | null = null;
