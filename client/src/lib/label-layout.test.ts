@@ -14,8 +14,12 @@ describe('layoutLabels', () => {
     ]);
   });
 
-  it('keeps a label inside the canvas at the top edge', () => {
-    expect(layoutLabels([{ box: { x: 0, y: 5, w: 50, h: 50 }, w: 80, h: 20 }], 640, 480)[0]).toMatchObject({ left: 0, top: 0 });
+  it('puts the label of a face at the top edge below it, never over the face (#29)', () => {
+    expect(layoutLabels([{ box: { x: 0, y: 5, w: 50, h: 50 }, w: 80, h: 20 }], 640, 480)[0]).toMatchObject({ left: 0, top: 55 });
+  });
+
+  it('keeps a label inside the canvas when its box fills the picture', () => {
+    expect(layoutLabels([{ box: { x: 0, y: 0, w: 390, h: 300 }, w: 80, h: 20 }], 390, 300)[0]).toEqual({ left: 0, top: 0, w: 80, h: 20 });
   });
 
   it('moves the second of two labels that would cover each other (overlapping boxes)', () => {
@@ -36,5 +40,21 @@ describe('layoutLabels', () => {
     const rects = layoutLabels(labels, 640, 480);
     expect(noneOverlap(rects)).toBe(true);
     for (const r of rects) expect(r.top + r.h).toBeLessThanOrEqual(480);
+    // Nor over any face of the row (#29: the third and later labels went inside their boxes, over the faces).
+    const boxes = labels.map(({ box }) => ({ left: box.x, top: box.y, w: box.w, h: box.h }));
+    for (const r of rects) for (const b of boxes) expect(overlaps(r, b)).toBe(false);
+  });
+
+  it('keeps a label off a neighbour’s face: two faces one above the other', () => {
+    const rects = layoutLabels(
+      [
+        { box: { x: 100, y: 130, w: 60, h: 60 }, w: 90, h: 20 },
+        { box: { x: 100, y: 40, w: 60, h: 80 }, w: 90, h: 20 },
+      ],
+      640,
+      480,
+    );
+    expect(rects[0]).toEqual({ left: 100, top: 190, w: 90, h: 20 });
+    expect(noneOverlap(rects)).toBe(true);
   });
 });
