@@ -1,5 +1,5 @@
 /**
- * Bearer tokens on the API under AUTH_MODE=oidc (README, "Authentication"). Every /api request but the open
+ * Bearer tokens on the API under AUTH_MODE=oidc (docs/identity.md, "Authentication"). Every /api request but the open
  * operations of the role table (shared/api/roles.ts) must carry `Authorization: Bearer <JWT>` signed by a key of
  * OIDC_ISSUER's JWKS, issued by it, for OIDC_AUDIENCE, not expired, with the operation's role in
  * `realm_access.roles` (Keycloak's shape, which Lookout's own identity provider writes too).

@@ -126,7 +126,7 @@ const ERROR_BODY_NOTE =
 const COMPAT_NOTE =
   "Error bodies also carry `detail`, the message as the original service's FastAPI answers gave it. Fields described as " +
   '"Compatibility (original v1.2.0)" (marked `x-compat: true`) keep the names and types the original service answered, ' +
-  'beside Lookout\'s own (README, "Moving from the original service").';
+  'beside Lookout\'s own (docs/migrating.md, "Moving from the original service").';
 /** What any path may answer before (or instead of) a documented route: the API's own document says it once. */
 const UNROUTED_NOTE =
   'Any request, whatever its path or method, may be refused before routing: 421 `host_not_allowed` when its Host is ' +

@@ -1,5 +1,5 @@
 /**
- * DNS rebinding, as the API refuses it (README, "Security"): a request must be addressed to one of the allowed
+ * DNS rebinding, as the API refuses it (docs/api.md, "Security"): a request must be addressed to one of the allowed
  * host names (ALLOWED_HOSTS, the listen address, and the issuer's own host), or to an IP address (probes by pod
  * IP). Otherwise a page of another site, whose name was rebound to this machine, could drive the sign-in pages
  * (guess passwords, lock users out) from a victim's browser.

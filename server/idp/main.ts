@@ -1,5 +1,5 @@
 /**
- * `npm run idp`: Lookout's identity provider (settings in settings.ts, README "Identity provider"), or with
+ * `npm run idp`: Lookout's identity provider (settings in settings.ts, docs/identity.md), or with
  * arguments one of the administration commands of cli.ts (`npm run idp -- users add ...`).
  *
  * Exit codes: 2 for a bad setting or a refused command, 1 when the port cannot be opened or a command failed.

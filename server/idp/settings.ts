@@ -1,6 +1,6 @@
 /**
  * Settings of Lookout's identity provider (`npm run idp`), read once from the environment. Like the API server's
- * table (server/config/settings.ts), each row is the single source for parsing, messages and the README's list;
+ * table (server/config/settings.ts), each row is the single source for parsing, messages and docs/settings.md's list;
  * a bad value stops the process with the variable's name, never falls back silently.
  */
 import { readFileSync } from 'node:fs';

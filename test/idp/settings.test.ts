@@ -1,5 +1,5 @@
 /**
- * The identity provider's settings: parsing and refusals (never echoing a secret), the README's rows, and the
+ * The identity provider's settings: parsing and refusals (never echoing a secret), their rows in docs/settings.md, and the
  * Helm chart's idp template setting each of them.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -79,12 +79,12 @@ describe('loadIdpSettings', () => {
 });
 
 describe('documentation and deployment', () => {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n');
+  const readme = readFileSync(path.join(ROOT, 'docs/settings.md'), 'utf8').split('\n');
   const template = readFileSync(path.join(ROOT, 'deploy/helm/lookout/templates/idp.yaml'), 'utf8');
 
-  it.each(Object.values(IDP_SETTINGS).map((s) => [s.env, s]))('the README lists %s with its default and meaning', (env, spec) => {
+  it.each(Object.values(IDP_SETTINGS).map((s) => [s.env, s]))('docs/settings.md lists %s with its default and meaning', (env, spec) => {
     const row = readme.find((line) => line.startsWith(`| \`${env}\` |`));
-    expect(row, `README has no row for ${env}`).toBeDefined();
+    expect(row, `docs/settings.md has no row for ${env}`).toBeDefined();
     const shown = spec.default === undefined ? '(unset)' : `\`${spec.default}\``;
     if (env.startsWith('IDP_')) expect(row).toBe(`| \`${env}\` | ${shown} | ${spec.doc} |`);
     else expect(row).toContain(shown);

@@ -1,0 +1,35 @@
+/** How much one request and all requests together may cost: body and image sizes, pixels decoded at once, vision threads. Part of the settings table (settings.ts); documented in docs/settings.md. */
+import { integer, type SettingSpec } from './setting-schemas.js';
+
+export const LIMIT_SETTINGS = {
+  maxBodyBytes: {
+    env: 'MAX_BODY_BYTES',
+    schema: integer(1024, 1024 * 1024 * 1024),
+    default: String(10 * 1024 * 1024),
+    doc: 'Largest accepted request body in bytes (larger: 413).',
+  },
+  maxImagePixels: {
+    env: 'MAX_IMAGE_PIXELS',
+    schema: integer(1, 1_000_000_000),
+    default: String(40_000_000),
+    doc: 'Largest accepted image in pixels (width x height); larger images are refused with 413.',
+  },
+  maxInflightPixels: {
+    env: 'MAX_INFLIGHT_PIXELS',
+    schema: integer(1_000_000, 10_000_000_000),
+    default: String(48_000_000),
+    doc: 'Pixels decoded at once over all requests (about 4 bytes each while in use); beyond it requests wait up to MAX_INFLIGHT_WAIT_MS, then get 503 with Retry-After. A larger image runs alone.',
+  },
+  maxInflightWaitMs: {
+    env: 'MAX_INFLIGHT_WAIT_MS',
+    schema: integer(0, 600_000),
+    default: '5000',
+    doc: 'How long a request waits for room in MAX_INFLIGHT_PIXELS before the 503, in milliseconds (training always waits).',
+  },
+  workers: {
+    env: 'WORKERS',
+    schema: integer(0, 64),
+    default: '0',
+    doc: 'Vision worker threads; 0 means one per CPU core.',
+  },
+} as const satisfies Record<string, SettingSpec>;
