@@ -39,7 +39,7 @@ export function healthRoutes(ctx: AppContext): Hono {
       object_detection_state: objects,
       workers: ctx.workers,
       ppe: ctx.ppe.readiness(),
-      // The original service's fields, for its dashboard and scripts (README, "Moving from the original service").
+      // The original service's fields, for its dashboard and scripts (docs/migrating.md, "Moving from the original service").
       model_loaded: ctx.faces.trained,
       ai_model: ctx.faces.recognitionModel,
       object_detection: objects === 'ready',

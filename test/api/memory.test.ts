@@ -104,7 +104,7 @@ describe('16 concurrent 36-megapixel images against a server process', () => {
       expect(a.body.error.code).toBe('server_busy');
       expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
     }
-    // Before: +2.5 GB at the peak and +2 GB kept after the burst (see the README's settings). The vision workers
+    // Before: +2.5 GB at the peak and +2 GB kept after the burst (see docs/settings.md). The vision workers
     // keep their WebAssembly memory sized for the largest image they met (about 8 bytes a pixel), so some stays.
     expect(peak - idle).toBeLessThan(900);
     expect(after - idle).toBeLessThan(600);
