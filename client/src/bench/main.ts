@@ -107,6 +107,11 @@ function harness(engine: EngineClient) {
       await engine.objectLanesReady();
       return engine.objectLanes;
     },
+    /** What detects objects (#29: WASM, WebGPU once warm), once a WebGPU lane being warmed is warm or given up. */
+    objectBackend: async () => {
+      await engine.objectGpuReady();
+      return engine.objectBackend;
+    },
     trainFiles: async (files: { label: string; b64: string; type: string }[]) =>
       engine.train(await Promise.all(files.map(async (f) => ({ label: f.label, image: await decode(f.b64, f.type) })))),
     /** The gray bytes' checksum of a decoded file, to check this browser decodes it as the server does. */

@@ -12,7 +12,7 @@
  */
 import type { ArgsOf, ResultOf } from '../../../shared/recognition/worker-messages';
 import { DEFAULT_FEATURE_CASCADE_URLS } from './features';
-import { defaultLanePlan, ObjectPool, type LanePlan } from './object-pool';
+import { defaultLanePlan, type ObjectBackend, ObjectPool, type LanePlan } from './object-pool';
 import { OpsWorker } from './ops-worker';
 import type {
   BackendChoice,
@@ -29,6 +29,7 @@ import type {
   TrainResult,
 } from './protocol';
 
+export type { ObjectBackend } from './object-pool';
 export type {
   BackendChoice,
   DetectObjectsResult,
@@ -103,6 +104,8 @@ export class EngineClient {
   private readonly worker: OpsWorker<EngineOps>;
   private urls: ModelUrls | null = null;
   private objects: ObjectPool;
+  private gpuWanted = false;
+  private readonly backendListeners = new Set<(backend: ObjectBackend) => void>();
 
   constructor() {
     this.worker = new OpsWorker(
@@ -117,6 +120,9 @@ export class EngineClient {
       main: (args, transfer) => this.worker.run('detectObjects', args, transfer),
       urls: () => (this.urls ? { nanodet: this.urls.nanodet, ...(this.urls.yolo ? { yolo: this.urls.yolo } : {}) } : null),
       plan,
+      onBackend: (backend) => {
+        for (const listener of this.backendListeners) listener(backend);
+      },
     });
   }
 
@@ -131,7 +137,7 @@ export class EngineClient {
   }
 
   /** Loads the cascade and starts the tfjs backend (see InitResult.backend for which and why). */
-  init(options: EngineInitOptions = {}): Promise<Timed<InitResult>> {
+  async init(options: EngineInitOptions = {}): Promise<Timed<InitResult>> {
     const urls: ModelUrls = { ...DEFAULT_MODEL_URLS, ...options.urls };
     const resolved: ModelUrls = {
       cascade: absolute(urls.cascade),
@@ -148,14 +154,20 @@ export class EngineClient {
     if (options.objectLanes !== undefined) {
       this.objects.terminate();
       this.objects = this.objectPool(options.objectLanes);
+      this.objects.useGpu(this.gpuWanted);
     }
-    return this.call('init', {
+    const init = await this.call('init', {
       backend: options.backend ?? 'auto',
       ...(options.cascade ? { cascade: options.cascade } : {}),
       ...(options.cascadeThreads !== undefined ? { cascadeThreads: options.cascadeThreads } : {}),
       urls: resolved,
       preload: options.preload,
     });
+    // tfjs found a hardware WebGPU adapter: NanoDet moves there once its session is warm (object-pool.ts).
+    this.gpuWanted = init.backend.backend === 'webgpu';
+    this.objects.useGpu(this.gpuWanted);
+    if (options.preload?.objects) this.objects.warmGpu();
+    return init;
   }
 
   /** Installs trained models from the server's files (training.yml, embeddings.json); null clears one. */
@@ -189,6 +201,22 @@ export class EngineClient {
   /** Resolves once object lanes being started are loaded (or failed). */
   objectLanesReady(): Promise<void> {
     return this.objects.ready();
+  }
+
+  /** What detects objects now: the runtime, and whether WebGPU is warming up, running or was given up. */
+  get objectBackend(): ObjectBackend {
+    return this.objects.current;
+  }
+
+  /** Calls `listener` each time what detects objects changes; returns the way to stop. */
+  onObjectBackend(listener: (backend: ObjectBackend) => void): () => void {
+    this.backendListeners.add(listener);
+    return () => this.backendListeners.delete(listener);
+  }
+
+  /** Resolves once NanoDet's WebGPU lane is warm or given up (at once when none was started). */
+  objectGpuReady(): Promise<void> {
+    return this.objects.gpuReady();
   }
 
   /**

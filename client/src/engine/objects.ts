@@ -2,10 +2,10 @@
  * Object detection inside the engine worker, with the server's shared/ pre- and post-processing.
  *
  * NanoDet: the shipped tfjs graph (/models/nanodet.json + .bin, precached for offline use) converted to ONNX
- * here, in memory (shared/objects/nanodet-onnx.ts, as the server does), and run by onnxruntime-web: its
- * WebGPU execution provider when this worker's tfjs picked WebGPU on a real GPU, else its WASM one (SIMD,
- * threads when the page is cross-origin isolated; about tfjs-wasm's speed on the same weights). Should
- * onnxruntime not start (its WASM runtime is cached on first use, so a device that goes offline before it
+ * here, in memory (shared/objects/nanodet-onnx.ts, as the server does), and run by onnxruntime-web: its WASM
+ * execution provider (SIMD, threads when the page is cross-origin isolated; about tfjs-wasm's speed on the same
+ * weights), or its WebGPU one in the object pool's GPU lane, which takes over once warm (object-pool.ts). Should
+ * onnxruntime not start on WASM (its runtime is cached on first use, so a device that goes offline before it
  * first ran has none), the same graph runs on this worker's tfjs backend instead: same objects, slower.
  *
  * YOLO: an operator's ONNX export (the server's OBJECT_MODEL file, served under /models/) on onnxruntime-web.
@@ -20,9 +20,10 @@ import { decodeYolo, yoloLayoutOf, yoloPreprocess, YoloModelError } from '../../
 import { checkYoloSession, type YoloIo, type YoloSessionInfo } from '../../../shared/objects/yolo-session';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import { loadTf, SOFTWARE_GPU } from './backend';
+import { WEBGPU_SESSION_OPTIONS } from './webgpu-options';
 import { fetchModelFile } from './fetch-model';
 import { readRgba } from './frame-reader';
-import type { DetectObjectsResult, FramePixels, TfBackend } from './protocol';
+import type { DetectObjectsResult, FramePixels } from './protocol';
 
 export interface DetectTimings {
   preprocessMs?: number;
@@ -125,21 +126,34 @@ async function hardwareWebGpu(): Promise<boolean> {
   return !(info?.isFallbackAdapter || adapter.isFallbackAdapter || SOFTWARE_GPU.test(name));
 }
 
-/** The converted graph on onnxruntime-web: WebGPU when asked for and a real GPU is there, else WASM. */
+/** WebGPU cannot run NanoDet in this worker (the reason in words): the caller keeps detecting on WASM. */
+export class WebGpuUnavailable extends Error {}
+
+/**
+ * The converted graph on onnxruntime-web. `wasm`: its WASM provider. `webgpu`: its WebGPU provider only; it
+ * throws (with why) rather than fall back, since the object pool keeps detecting on WASM meanwhile (object-pool.ts).
+ */
 async function openNanoDetSession(
   bytes: Uint8Array,
   inputName: string,
-  gpu: boolean,
+  target: 'wasm' | 'webgpu',
   threads?: number,
 ): Promise<{ forward: NanoDetForward; runtime: string }> {
-  if (gpu && (await hardwareWebGpu())) {
-    try {
-      const ort = await loadOrtWebGpu();
-      const session = await ort.InferenceSession.create(bytes, { executionProviders: ['webgpu'], graphOptimizationLevel: 'all' });
-      return { forward: sessionForward(ort, session, inputName), runtime: 'onnxruntime-web webgpu' };
-    } catch {
-      // No usable WebGPU for onnxruntime: its WASM provider below.
+  if (target === 'webgpu') {
+    if (!(await hardwareWebGpu())) {
+      throw new WebGpuUnavailable('this worker has no WebGPU adapter on a real GPU (none, or a software emulation)');
     }
+    const ort = await loadOrtWebGpu();
+    let session: Session;
+    try {
+      session = await ort.InferenceSession.create(bytes, {
+        ...WEBGPU_SESSION_OPTIONS,
+        executionProviders: [...WEBGPU_SESSION_OPTIONS.executionProviders],
+      });
+    } catch (err) {
+      throw new WebGpuUnavailable(`onnxruntime-web could not open NanoDet on WebGPU: ${messageOf(err)}`);
+    }
+    return { forward: sessionForward(ort, session, inputName), runtime: 'onnxruntime-web webgpu' };
   }
   const ort = await loadOrtWasm(threads);
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
@@ -147,19 +161,21 @@ async function openNanoDetSession(
 }
 
 /**
- * NanoDet (see the file comment); `backend` is the tfjs backend this worker started; `threads` caps
- * onnxruntime-web's WASM threads (an object lane's 1, object-pool.ts). One warm-up pass at load (kernel
- * set-up, shader compilation) so frames are not charged for it.
+ * NanoDet (see the file comment) on onnxruntime-web's `target` provider; `threads` caps its WASM threads (an
+ * object lane's 1, object-pool.ts). On `wasm`, should onnxruntime not start, the graph runs on this worker's
+ * tfjs backend instead; on `webgpu` it throws WebGpuUnavailable. One warm-up pass at load (kernel set-up,
+ * shader compilation) so frames are not charged for it.
  */
-export async function loadNanoDet(url: string, backend: TfBackend | undefined, threads?: number): Promise<ObjectDetector> {
+export async function loadNanoDet(url: string, target: 'wasm' | 'webgpu', threads?: number): Promise<ObjectDetector> {
   const graph = await fetchTfjsGraph(url);
   let forward: NanoDetForward;
   let runtime: string;
   let fallbackReason: string | undefined;
   try {
     const onnx = nanoDetToOnnx(graph);
-    ({ forward, runtime } = await openNanoDetSession(onnx.bytes, onnx.input.name, backend === 'webgpu', threads));
+    ({ forward, runtime } = await openNanoDetSession(onnx.bytes, onnx.input.name, target, threads));
   } catch (err) {
+    if (target === 'webgpu') throw err instanceof WebGpuUnavailable ? err : new WebGpuUnavailable(messageOf(err));
     fallbackReason = `onnxruntime-web could not run NanoDet: ${messageOf(err)}`;
     console.warn(`${fallbackReason}; running it on tfjs instead`);
     const tf = await loadTf();
@@ -176,7 +192,12 @@ export async function loadNanoDet(url: string, backend: TfBackend | undefined, t
     runtime = `tfjs ${tf.getBackend()}`;
   }
   const runner = createNanoDetRunner(forward);
-  await runner.detect({ width: 64, height: 48, channels: 3, data: new Uint8Array(64 * 48 * 3) });
+  try {
+    await runner.detect({ width: 64, height: 48, channels: 3, data: new Uint8Array(64 * 48 * 3) });
+  } catch (err) {
+    if (target === 'webgpu') throw new WebGpuUnavailable(`NanoDet's first pass on WebGPU failed: ${messageOf(err)}`);
+    throw err;
+  }
   return {
     name: 'nanodet',
     runtime,

@@ -37,7 +37,8 @@ function requireFaces(): FaceEngine {
 function objectDetector(): Promise<ObjectDetector> {
   if (!urls) return Promise.reject(new Error('the engine is not initialised; call init() first'));
   const from = urls;
-  detector ??= (from.yolo ? loadYolo(from.yolo) : loadNanoDet(from.nanodet, backend?.backend)).catch((err: unknown) => {
+  // WASM here, answering at once; WebGPU warms up in the object pool's own lane and takes over (object-pool.ts).
+  detector ??= (from.yolo ? loadYolo(from.yolo) : loadNanoDet(from.nanodet, 'wasm')).catch((err: unknown) => {
     detector = null; // a later call may retry
     throw new Error(`the object detector could not be loaded: ${messageOf(err)}`);
   });

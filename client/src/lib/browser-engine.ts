@@ -8,7 +8,7 @@
  */
 import { createRoot, createSignal } from 'solid-js';
 import type { RecognitionModel } from '../../../shared/api/index';
-import { createEngine, type EngineClient, type InitResult, type TrainResult } from '../engine/client';
+import { createEngine, type EngineClient, type InitResult, type ObjectBackend, type TrainResult } from '../engine/client';
 import { type ModelDownload, ModelSync } from '../engine/model-sync';
 import { browserSegments } from '../engine/compact-sync';
 import { type EngineRules, RuleSync } from '../engine/rule-sync';
@@ -30,7 +30,10 @@ const store = createRoot(() => {
   const [localModel, setLocalModel] = createSignal<LocalModel | null>(null);
   const [modelsRefused, setModelsRefused] = createSignal('');
   const [modelDownload, setModelDownload] = createSignal<ModelDownload | null>(null);
+  const [objectBackend, setObjectBackend] = createSignal<ObjectBackend | null>(null);
   return {
+    objectBackend,
+    setObjectBackend,
     modelDownload,
     setModelDownload,
     state,
@@ -64,6 +67,8 @@ export const browserEngine = {
   modelsRefused: store.modelsRefused,
   /** What the last download of the server's models cost (#27: compact segments fetched, sizes); null: none yet. */
   modelDownload: store.modelDownload,
+  /** What detects objects now (WASM, or WebGPU once warm) and how WebGPU's warm-up goes; null before the engine. */
+  objectBackend: store.objectBackend,
 };
 
 let starting: Promise<EngineClient> | null = null;
@@ -130,8 +135,10 @@ export function startBrowserEngine(): Promise<EngineClient> {
   starting ??= (async () => {
     store.setState('loading');
     const engine = createEngine();
+    engine.onObjectBackend((b) => store.setObjectBackend({ ...b }));
     try {
       const init = await engine.init({ backend: 'auto' });
+      store.setObjectBackend({ ...engine.objectBackend });
       store.setInfo(init);
       store.setState('ready');
       sync = startModelSync(engine);

@@ -12,6 +12,8 @@ import { CameraOrPhoto } from '../components/analysis/CameraOrPhoto';
 import { SourceSwitch, type Source } from '../components/analysis/SourceSwitch';
 import { Notice } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
+import { browserEngine } from '../lib/browser-engine';
+import { objectBackendText } from '../lib/object-backend';
 import { objectAnalyzer, placeFor } from '../lib/analyze';
 import { EngineChoice } from '../components/analysis/EngineChoice';
 import { OfflineOffer } from '../components/analysis/OfflineOffer';
@@ -95,6 +97,14 @@ export default function Objects() {
       <p class="muted">Finds everyday objects (80 kinds: people, vehicles, animals, furniture, food…) and counts them.</p>
 
       <EngineChoice page="objects" />
+      {/* Which backend detects now: WASM answers at once, WebGPU takes over once warm (engine/object-pool.ts). */}
+      <Show when={inBrowser() && objectBackendText(browserEngine.objectBackend())}>
+        {(text) => (
+          <p class="muted small" data-testid="objects-backend" role="status">
+            {text()}
+          </p>
+        )}
+      </Show>
       <OfflineOffer page="objects" />
       <Switch>
         <Match when={inBrowser()}>{null}</Match>
