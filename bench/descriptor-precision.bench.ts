@@ -36,7 +36,8 @@ import { builtInFaces, embeddingRecognizer } from './open-set.bench.js';
 import { runProtocol } from './open-set-protocol.js';
 import { type BenchRow, median } from './types.js';
 
-const REDUCED: DescriptorPrecision[] = ['float16', 'int8'];
+/** PRECISION_REDUCED=int8,int8-dim measures only those (the faceres int8 question of #27 needs no float16 rerun). */
+const REDUCED = (process.env.PRECISION_REDUCED ?? 'float16,int8,int8-dim').split(',') as DescriptorPrecision[];
 
 /** What a reduced gallery did to a set of decisions. */
 export interface PrecisionComparison {
@@ -304,7 +305,9 @@ export async function benchDescriptorPrecision(repoRoot: string): Promise<BenchR
       .join(' ')} on ${os.cpus().length} cores`,
   );
   const sizes = (process.env.PRECISION_PEOPLE ?? '100,1000,10000').split(',').map(Number);
-  for (const descriptor of ['faceapi-128', 'faceres-1024'] as const) {
+  // PRECISION_MODELS=faceres-1024: one descriptor model only (int8 is a per-model decision).
+  const models = (process.env.PRECISION_MODELS ?? 'faceapi-128,faceres-1024').split(',') as DescriptorModel[];
+  for (const descriptor of models) {
     const rule = defaultRule('embedding', descriptor);
     const real = await realFaces(repoRoot, descriptor);
     if (!real) {

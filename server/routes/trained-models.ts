@@ -118,6 +118,18 @@ export function trainedModelRoutes(ctx: AppContext): Hono {
   };
   // #27: the same gallery as one segment per person, so a device fetches only the people it lacks.
   const compact = new KioskCompact();
+  // Made when a model is published, in the background (after its training.yml, which the gallery's version waits
+  // for), so a kiosk's first manifest request after a training or a deletion finds them made instead of making them.
+  const prepareCompact = () => {
+    void (async () => {
+      const snapshot = await gallery.view(await ctx.faces.writtenFiles());
+      if (snapshot.version) await compact.view(snapshot);
+    })().catch((err) => ctx.log.warn(`preparing the compact kiosk model failed; the first request makes it: ${String(err)}`));
+  };
+  ctx.faces.onPublish((snapshot) => {
+    if (snapshot.version && !snapshot.written) prepareCompact();
+  });
+  if (ctx.faces.trainedFiles.version) prepareCompact();
   mountRoute(app, 'trainedCompact', async (c) => {
     const { snapshot, corrections, version } = await current();
     if (!snapshot.version || !version) {

@@ -12,6 +12,7 @@
  * request path) and `training.yml.source` then records which training.lbph it was written from (and its size and
  * sha256). So after a crash before training.yml was written, a restart loads training.lbph and writes training.yml
  * again; a training.yml replaced by hand after it was written (an OpenCV model put in place) is the model again.
+ * Deleting a person (forgetLabel) does the same, and removes the old training.yml at once (it still names them).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -471,7 +472,14 @@ export class ModelStore {
             }
           });
         } else {
-          await this.saveLbph(out.model, out.labelIds, { mtime: new Date(lbph.trainedAt) });
+          // Like a training (#27): training.lbph is the model from here on, and training.yml is written from it after
+          // the answer (FaceService.publish; a restart writes it when a stop came first). The old training.yml still
+          // holds the person's templates, so it goes now rather than when its replacement is ready.
+          const { source } = await this.saveSource(out.model, out.labelIds, { mtime: new Date(lbph.trainedAt) });
+          await this.placing(async () => {
+            if (!(await this.isSource(source))) return; // a newer model was saved meanwhile: its YAML is its own
+            for (const name of [TRAINING_SOURCE_NOTE, TRAINING_FILE]) await fs.rm(path.join(this.dir, name), { force: true });
+          });
         }
       }
     }

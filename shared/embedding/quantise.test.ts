@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { atPrecision, fromHalfBits, int8Scale, toHalfBits } from './quantise.js';
+import { atPrecision, fromHalfBits, int8DimensionScales, int8Scale, toHalfBits } from './quantise.js';
 
 describe('float16', () => {
   it("rounds float32 values to the half NumPy's astype(float16) gives (nearest, ties to even, overflow to infinity)", () => {
@@ -49,5 +49,16 @@ describe('atPrecision', () => {
       expect(Math.abs(q[o + i] - d[o + i])).toBeLessThanOrEqual(int8Scale(d, o, 4) / 2 + 1e-7);
     }
     expect(atPrecision(new Float32Array(4), 4, 'int8')).toEqual(new Float32Array(4));
+  });
+
+  it('int8-dim scales each dimension by its own largest value over the gallery: a small dimension keeps its detail', () => {
+    // Dimension 1 is small in both descriptors: per descriptor it shares the big values' step, per dimension it has its own.
+    const d = new Float32Array([1, 0.003, -0.5, 0.8, 0.0021, -0.6]);
+    const scales = int8DimensionScales(d, 3);
+    expect(Array.from(scales)).toEqual([d[0], d[1], -d[5]].map((m) => Math.fround(m / 127)));
+    const q = atPrecision(d, 3, 'int8-dim');
+    for (let i = 0; i < d.length; i++) expect(Math.abs(q[i] - d[i])).toBeLessThanOrEqual(scales[i % 3] / 2 + 1e-9);
+    expect(Math.abs(q[1] - d[1])).toBeLessThan(Math.abs(atPrecision(d, 3, 'int8')[1] - d[1]) + 1e-12);
+    expect(atPrecision(new Float32Array(6), 3, 'int8-dim')).toEqual(new Float32Array(6));
   });
 });

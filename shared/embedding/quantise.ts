@@ -1,13 +1,14 @@
 /**
  * Descriptors in fewer bytes for the browser's copy of the model (#27 section 2): IEEE half precision (float16,
- * 2 bytes a value) and int8 with one float32 scale per descriptor (1 byte a value + 4). The browser decodes them
+ * 2 bytes a value) and int8 with one float32 scale per descriptor (1 byte a value + 4), or with one scale per
+ * dimension over the whole gallery (`int8-dim`: what a fixed per-model scale table would at best give). The browser decodes them
  * back to float32 for the matcher; the server keeps its own float32. What each does to decisions is measured by
  * bench/descriptor-precision.bench.ts (bench/RESULTS.md): float16 moves a distance by about 1e-4 at most.
  *
  * Written out by hand: Node 20 has neither Math.f16round nor Float16Array.
  */
 
-export const DESCRIPTOR_PRECISIONS = ['float32', 'float16', 'int8'] as const;
+export const DESCRIPTOR_PRECISIONS = ['float32', 'float16', 'int8', 'int8-dim'] as const;
 export type DescriptorPrecision = (typeof DESCRIPTOR_PRECISIONS)[number];
 
 /** x rounded to the nearest integer, ties to even (IEEE's rounding). */
@@ -52,6 +53,14 @@ export function int8Scale(values: ArrayLike<number>, from: number, dim: number):
   return Math.fround(max / 127);
 }
 
+/** Per-dimension int8: one scale per dimension, max |v| / 127 over every descriptor of the gallery. */
+export function int8DimensionScales(descriptors: Float32Array, dim: number): Float32Array {
+  const scales = new Float32Array(dim);
+  for (let i = 0; i < descriptors.length; i++) scales[i % dim] = Math.max(scales[i % dim], Math.abs(descriptors[i]));
+  for (let k = 0; k < dim; k++) scales[k] = Math.fround(scales[k] / 127);
+  return scales;
+}
+
 export function toInt8(v: number, scale: number): number {
   if (!(scale > 0)) return 0;
   return Math.max(-127, Math.min(127, Math.round(v / scale)));
@@ -65,6 +74,11 @@ export function atPrecision(descriptors: Float32Array, dim: number, precision: D
   const out = new Float32Array(descriptors.length);
   if (precision === 'float32') {
     out.set(descriptors);
+    return out;
+  }
+  if (precision === 'int8-dim') {
+    const scales = int8DimensionScales(descriptors, dim);
+    for (let i = 0; i < descriptors.length; i++) out[i] = toInt8(descriptors[i], scales[i % dim]) * scales[i % dim];
     return out;
   }
   for (let o = 0; o < descriptors.length; o += dim) {

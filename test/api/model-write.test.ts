@@ -3,6 +3,8 @@
  * training.yml; the YAML is written after the answer, downloads of training.yml wait for it and get the new version
  * whole (its ETag the version the index names), a newer training gives an unfinished write up, and a stop before
  * training.yml was written (the files a kill -9 leaves) restarts with the new model and writes training.yml again.
+ * Deleting a person does the same (#27 leftover): training.lbph rewritten without them before the answer, the old
+ * training.yml (which still names them) removed at once, its replacement written after the answer.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -164,5 +166,70 @@ describe('training.yml written after the training answers', { timeout: 240_000 }
     expect(decodeLbphFile(got.bytes.toString('utf8')).labelIds).toEqual({ eileen: 0, grace: 1 });
     expect(got.bytes.equals(await fs.readFile(path.join(dataDir, 'models', TRAINING_FILE)))).toBe(true);
     expect((await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+  });
+
+  it('a deletion answers before training.yml is written, which no longer names the person; a download waits for it', async () => {
+    const server = await startTestServer(ENV);
+    servers.push(server);
+    await upload(server.url, 'grace');
+    await upload(server.url, 'eileen');
+    await train(server.url);
+    await download(server.url); // the training's own training.yml, written
+    const yml = path.join(server.dataDir, 'models', TRAINING_FILE);
+    const held = gate(server.service.ctx.models);
+    try {
+      const deleting = getJson(`${server.url}/api/images/eileen`, { method: 'DELETE' });
+      // Before #27's leftover the deletion wrote training.yml itself, so it waited on the held write.
+      const answered = await Promise.race([deleting.then(() => 'answered'), new Promise((r) => setTimeout(() => r('waiting'), 15_000))]);
+      expect(answered).toBe('answered');
+      const { status, body } = await deleting;
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(body.removed.templates).toBe(4);
+      // The model without her is in use and saved; the file that still named her is gone until its replacement.
+      await expect(fs.access(yml)).rejects.toThrow();
+      await fs.access(path.join(server.dataDir, 'models', LBPH_SOURCE_FILE));
+      const { body: seen } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled('eileen', 0.7)) });
+      expect(seen.faces[0].label).not.toBe('eileen');
+
+      const pending = download(server.url);
+      const early = await Promise.race([pending.then(() => 'answered'), new Promise((r) => setTimeout(() => r('waiting'), 500))]);
+      expect(early).toBe('waiting');
+      held.open();
+      const got = await pending;
+      expect(Object.keys(decodeLbphFile(got.bytes.toString('utf8')).labelIds)).toEqual(['grace']);
+      expect(got.bytes.equals(await fs.readFile(yml))).toBe(true);
+    } finally {
+      held.open();
+      held.restore();
+    }
+  });
+
+  it('a stop after a deletion answered, before training.yml was written: the restart writes it without the person', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-model-delete-'));
+    dirs.push(dataDir);
+    const modelsDir = path.join(dataDir, 'models');
+    let server = await startTestServer(ENV, dataDir);
+    await upload(server.url, 'grace');
+    await upload(server.url, 'eileen');
+    await train(server.url);
+    await download(server.url);
+    const held = gate(server.service.ctx.models);
+    try {
+      expect((await getJson(`${server.url}/api/images/eileen`, { method: 'DELETE' })).status).toBe(200);
+      await server.close(); // training.yml never written: the files a kill -9 right after the answer leaves
+    } finally {
+      held.restore();
+    }
+    expect(await fs.readdir(modelsDir)).not.toContain(TRAINING_FILE);
+
+    server = await startTestServer(ENV, dataDir);
+    servers.push(server);
+    const { body } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled('grace', 0.7)) });
+    expect(body.faces[0].label).toBe('grace');
+    const got = await download(server.url);
+    const yaml = got.bytes.toString('utf8');
+    expect(Object.keys(decodeLbphFile(yaml).labelIds)).toEqual(['grace']);
+    expect(yaml).not.toContain('eileen');
+    expect(got.bytes.equals(await fs.readFile(path.join(modelsDir, TRAINING_FILE)))).toBe(true);
   });
 });

@@ -162,6 +162,7 @@ export class FaceService {
   private watcher: NodeJS.Timeout | null = null;
   /** The training.yml write in progress (off the training's path), to give up when a newer model is published. */
   private yamlWrite: { cancel(): void } | null = null;
+  private readonly publishListeners = new Set<(snapshot: TrainedSnapshot) => void>();
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
 
@@ -256,7 +257,7 @@ export class FaceService {
     this.yamlWrite?.cancel();
     this.yamlWrite = null;
     if (!yamlDue || !lbphSource) {
-      this.snapshot = snapshotOf(files, lbph, embedding, lbphSource);
+      this.setSnapshot(snapshotOf(files, lbph, embedding, lbphSource));
       return;
     }
     let cancelled = false;
@@ -269,23 +270,44 @@ export class FaceService {
     const write = this.opts.models.writeYaml(lbphSource.model, lbphSource.labelIds, yamlDue, { cancelled: () => cancelled });
     const pending = snapshotOf(files, lbph, embedding, lbphSource, write);
     this.yamlWrite = handle;
-    this.snapshot = pending;
+    this.setSnapshot(pending);
     write
       .then(
         (file) => {
-          if (this.snapshot === pending) this.snapshot = snapshotOf({ ...files, lbph: file }, lbph, embedding, lbphSource);
+          if (this.snapshot === pending) this.setSnapshot(snapshotOf({ ...files, lbph: file }, lbph, embedding, lbphSource));
           this.opts.log.info(`training.yml written in ${Date.now() - started} ms, after the training answered`);
         },
         (err) => {
           if (err instanceof YamlSuperseded) return;
           // The model stays in use (training.lbph has it); only the YAML download is missing until a restart writes it.
           this.opts.log.error(`writing training.yml failed; it is written again at the next start or training: ${String(err)}`);
-          if (this.snapshot === pending) this.snapshot = snapshotOf(files, lbph, embedding, lbphSource);
+          if (this.snapshot === pending) this.setSnapshot(snapshotOf(files, lbph, embedding, lbphSource));
         },
       )
       .finally(() => {
         if (this.yamlWrite === handle) this.yamlWrite = null;
       });
+  }
+
+  private setSnapshot(snapshot: TrainedSnapshot): void {
+    this.snapshot = snapshot;
+    for (const listener of this.publishListeners) {
+      try {
+        listener(snapshot);
+      } catch (err) {
+        this.opts.log.warn(`a listener of the published models failed: ${String(err)}`);
+      }
+    }
+  }
+
+  /**
+   * Calls `listener` with every snapshot published from now on (a training, a deletion's rewrite, another replica's
+   * models, and again once a version's training.yml is written): what devices get made from the models can be
+   * prepared then, in the background, rather than at the first request. Returns the unsubscribe.
+   */
+  onPublish(listener: (snapshot: TrainedSnapshot) => void): () => void {
+    this.publishListeners.add(listener);
+    return () => this.publishListeners.delete(listener);
   }
 
   /**
