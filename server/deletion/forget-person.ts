@@ -2,9 +2,10 @@
  * Deleting a person removes them everywhere (DELETE /api/images/{label}), and says what it removed:
  *
  * - images: their training images (DATA_DIR/images/<label>);
- * - templates: their samples in the saved trained models (LBPH histograms, embedding descriptors), the model
- *   files rewritten without them atomically and loaded into this server's workers before the answer, so they are
- *   forgotten at once, without a training (other replicas load the files with their model watch);
+ * - templates: their samples in the saved trained models (LBPH histograms, embedding descriptors): training.lbph,
+ *   model.pickle and the embeddings rewritten without them atomically and loaded into this server's workers before
+ *   the answer, so they are forgotten at once, without a training (other replicas load the files with their model
+ *   watch); the old training.yml is removed before the answer and written again after it;
  * - sightings (with their face crops), corrections, and the review actions naming them;
  * - results naming them (their ids remembered, so a device re-sending one does not bring it back);
  * - their display name and image metadata (people, image_meta);
