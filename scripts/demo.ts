@@ -1,12 +1,13 @@
 /**
- * `npm run demo`: the captioned tour of Lookout (scripts/demo/tour.ts). Options:
+ * `npm run demo`: the captioned tour of Lookout (scripts/demo/tour.ts), against its own Lookout started with an empty
+ * data directory beside the project's face detection model server (server/model-server). Options:
  *   --headed        a visible Chromium window, for an audience (needs a display)
  *   --pause <ms>    how long each caption stays after its step (default 2500)
  *   --out <dir>     where the video, screenshots and README.txt go (default demo-output/)
- *   --url <url>     tour a Lookout already running instead of starting one (it gets Grace Hopper and a training)
+ *   --url <url>     tour a Lookout already running instead of starting one (Grace Hopper is added and trained)
  *   --with-test-doubles  the repo's PPE detector and language-model test doubles (canned answers) behind the server
- * Chat is shown when the server has a language model (CHAT_ENDPOINT or CHAT_MODEL_PATH in the environment), and
- * the Safety page checks a photo when it has a PPE detector (PPE_ENABLED=true, PPE_ENDPOINT).
+ * The tour shows only what works where it runs: Chat when the server has a language model (CHAT_ENDPOINT or
+ * CHAT_MODEL_PATH in the environment), Safety when it has a PPE detector (PPE_ENABLED=true, PPE_ENDPOINT).
  */
 import { DEFAULT_OUT_DIR, runDemo } from './demo/tour.js';
 

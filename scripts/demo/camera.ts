@@ -12,16 +12,21 @@ import { makeY4m } from '../../bench/fake-camera.js';
 
 const WIDTH = 640;
 const HEIGHT = 480;
-/** Zoom of each step, there and back: far enough apart for distinct faces, close enough for the same person. */
-const ZOOMS = [1, 1.06, 1.12, 1.18, 1.24, 1.18, 1.12, 1.06];
-/** Frames per second of the clip, and frames per zoom step: each step shows for half a second. */
+/**
+ * Zoom of each frame, there and back in 1% steps: a long loop of distinct frames, so the few the training photos
+ * were taken from come round rarely (a frame equal to a training photo is refused as a copy, and the live name
+ * would flicker to "unknown" each time it comes round), while each frame is close enough for the same person.
+ */
+const UP = Array.from({ length: 25 }, (_, i) => 1 + i / 100);
+const ZOOMS = [...UP, ...UP.slice(1, -1).reverse()];
+/** Frames per second of the clip, and frames per zoom step. */
 const FPS = 6;
-const REPEAT = 3;
+const REPEAT = 1;
 
 /** Writes (once per photo, in the temp dir) the clip for `photoPath` and returns its path. */
 export async function makeZoomingCamera(photoPath: string): Promise<string> {
   const name = path.basename(photoPath).replace(/\W/g, '_');
-  const out = path.join(os.tmpdir(), `lookout-demo-cam-${name}-${WIDTH}x${HEIGHT}-${FPS}fps.y4m`);
+  const out = path.join(os.tmpdir(), `lookout-demo-cam-${name}-${WIDTH}x${HEIGHT}-${FPS}fps-${ZOOMS.length}z.y4m`);
   if (fs.existsSync(out)) return out;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lookout-demo-cam-'));
   try {
