@@ -1,5 +1,6 @@
 /**
- * The dashboard: the spec's four indicators (Model Trained badge, Detection chip, Remote connected, Object
+ * The dashboard: on a first run (nobody added yet) one clear first step, "Add your first person", ahead of the
+ * rest; the spec's four indicators (Model Trained badge, Detection chip, Remote connected, Object
  * detector ready), the event processor when the server relays one, and every person (the name typed for them,
  * their label beside it when it differs) with their image count, kept
  * current by the shared server state (lib/server-status.ts). Offline it shows the last known state and its age.
@@ -10,12 +11,19 @@ import { A } from '@solidjs/router';
 import { ProcessorCard } from '../components/ProcessorCard';
 import { type PersonSummary, shownName } from '../lib/people';
 import { ageText, serverStatus } from '../lib/server-status';
+import './dashboard.css';
 
 const REMOTE_TEXT: Record<ReadyResponse['remote_status'], string> = {
   connected: 'Connected',
   unreachable: 'Unreachable',
   model_not_ready: 'Model not ready',
   disabled: 'Not configured',
+};
+
+/** Where faces are found, in words (the server's own term kept in brackets, as the Models page names it). */
+const DETECTION_TEXT: Record<ReadyResponse['detection_method'], string> = {
+  local: 'On this server (local)',
+  remote: 'On the model server (remote)',
 };
 
 const OBJECT_TEXT: Record<ReadyResponse['object_detection_state'], string> = {
@@ -67,13 +75,24 @@ export function Dashboard() {
           </Show>
         </p>
       </Show>
+      {/* A first run leads with the one thing to do; the service's state follows, for when something is wrong. */}
+      <Show when={!offline() && labels()?.count === 0}>
+        <section class="card first-step" aria-labelledby="first-step-title" data-testid="first-step">
+          <h2 id="first-step-title">Add your first person</h2>
+          <p>Lookout recognises the people you teach it. Type a name, take 3 to 5 photos of the person, and train: it takes a minute.</p>
+          <A class="button" href="/training">
+            Add your first person
+          </A>
+        </section>
+        <h2 class="first-step-status">Service status</h2>
+      </Show>
       <Show when={ready()} fallback={<p role="status">{offline() ? 'Waiting for the server…' : 'Loading…'}</p>}>
         {(r) => (
           <section class="indicators" aria-label="Service status">
-            <Indicator name="Model" testId="indicator-trained" value={model().value} tone={model().tone} />
-            <Indicator name="Detection" testId="indicator-detection" value={r().detection_method} tone="ok" />
+            <Indicator name="Trained model" testId="indicator-trained" value={model().value} tone={model().tone} />
+            <Indicator name="Face detection" testId="indicator-detection" value={DETECTION_TEXT[r().detection_method]} tone="ok" />
             <Indicator
-              name="Remote"
+              name="Model server"
               testId="indicator-remote"
               value={REMOTE_TEXT[r().remote_status]}
               tone={r().remote_status === 'connected' ? 'ok' : r().remote_status === 'disabled' ? 'off' : 'error'}

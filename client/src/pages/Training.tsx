@@ -7,7 +7,8 @@
 import { createEffect, createMemo, createSignal, For, on, Show } from 'solid-js';
 import { BrowserTraining } from '../components/training/BrowserTraining';
 import { CaptureTray } from '../components/training/CaptureTray';
-import { createCaptures, MAX_BATCH, type PersonName } from '../components/training/captures';
+import { type CaptureItem, createCaptures, MAX_BATCH, type PersonName } from '../components/training/captures';
+import '../components/training/training-phone.css';
 import { enrollmentSummary, type PhotoVerdict } from '../../../shared/recognition/photo-check';
 import { LabelManager } from '../components/training/LabelManager';
 import { checkName, NameField, nameProblem } from '../components/training/NameField';
@@ -25,6 +26,19 @@ import { syncState } from '../pwa/sync';
 const MAX_FILE_SIDE = 1600;
 
 const RECOMMENDED = { min: 3, max: 5 };
+
+/** How many of the latest photos show under the camera (a phone's row of thumbnails). */
+const RECENT_SHOWN = 5;
+
+type RecentTone = 'checking' | 'ok' | 'problem';
+const recentWords: Record<RecentTone, string> = { checking: 'being checked', ok: 'looks good', problem: 'has a problem, see below' };
+
+/** A photo's check as a thumbnail's border: being checked, good, or a problem to look at in step 3. */
+function recentTone(x: CaptureItem): RecentTone {
+  if (x.check.state === 'checking') return 'checking';
+  if (x.check.state === 'unchecked') return 'ok';
+  return isGood(x.check.result, !!x.face) && x.status !== 'failed' ? 'ok' : 'problem';
+}
 
 /** One person's photos in the tray, for the summary above it. */
 interface TrayPerson {
@@ -251,6 +265,23 @@ export default function Training() {
           <div class="card">
             <h2 class="training-step">2. Take photos</h2>
             <TrainingCamera onShutter={addFromCamera} count={count()} onUploadInstead={() => fileInput?.click()} />
+            {/* On a phone step 3 is a screen further down: the photos just taken show here too, as the shutter's feedback. */}
+            <Show when={count() > 0}>
+              <div class="training-recent" data-testid="recent-captures">
+                <ul class="training-recent-list" aria-label="Photos just taken">
+                  <For each={captures.items.slice(-RECENT_SHOWN)}>
+                    {(x) => (
+                      <li class={`training-recent-item training-recent-${recentTone(x)}`}>
+                        <img src={x.url} alt={`Capture ${captures.items.indexOf(x) + 1}: ${recentWords[recentTone(x)]}`} />
+                      </li>
+                    )}
+                  </For>
+                </ul>
+                <a class="training-recent-link" href="#training-check">
+                  {count()} {count() === 1 ? 'photo' : 'photos'}: check and save
+                </a>
+              </div>
+            </Show>
             <div class="field training-files">
               <label for="training-files">Or add photos from files</label>
               <input
@@ -271,7 +302,7 @@ export default function Training() {
         </div>
 
         <div class="training-col">
-          <div class="card">
+          <div class="card" id="training-check">
             <h2 class="training-step">
               3. Check and save{' '}
               <span class="training-count" data-testid="capture-count">

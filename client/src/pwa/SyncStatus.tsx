@@ -38,9 +38,16 @@ export function SyncStatus() {
   return (
     <Show when={syncState.counted()}>
       <div class="sync-status">
-        <span class={`sync-chip sync-${state()}`} role="status" data-testid="sync-status" title={syncState.lastError() || undefined}>
+        {/* Offline with nothing queued: a dot of its own, not the green of "All synced" beside "Server unreachable". */}
+        <span
+          class={`sync-chip sync-${state()}${offline() ? ' sync-offline' : ''}`}
+          role="status"
+          data-testid="sync-status"
+          data-state={offline() && state() === 'synced' ? 'offline' : state()}
+          title={syncState.lastError() || undefined}
+        >
           <span class="sync-dot" aria-hidden="true" />
-          {text()}
+          <span class="sync-text">{text()}</span>
         </span>
         <Show when={state() === 'waiting' && syncState.lastError()}>
           <button type="button" class="sync-button" onClick={() => void syncNow()}>

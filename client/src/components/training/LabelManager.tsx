@@ -6,13 +6,13 @@
  * unlike window.confirm on some phones' installed apps). A deletion removes the person everywhere, their samples in
  * the trained models too (no retraining needed): the notice says what went.
  */
-import { createResource, createSignal, For, Match, onMount, Show, Switch } from 'solid-js';
+import { createEffect, createResource, createSignal, For, Match, on, onMount, Show, Switch } from 'solid-js';
 import type { ImageDeleteResponse, LabelDeleteResponse } from '../../../../shared/api/index';
 import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
 import { type PersonSummary, shownName } from '../../lib/people';
 import { detectionReason, detectionShort, readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
-import { refreshStatus, serverStatus } from '../../lib/server-status';
+import { ageText, refreshStatus, serverStatus } from '../../lib/server-status';
 import { enrollmentSummary } from '../../../../shared/recognition/photo-check';
 import { Notice } from '../Notice';
 import { DeleteImageButton } from './DeleteImageButton';
@@ -35,10 +35,24 @@ type Deleted = LabelDeleteResponse & { name: string; remaining: number };
 
 export function LabelManager(props: { version: number }) {
   // Also refetched when the shared server state sees the people change (a sync, another tab), so no Refresh is needed.
+  // And when the server is back after being away, for the list that failed to load meanwhile (its people may be
+  // the same as before, so labelsChanged alone would not ask).
+  const [backOnline, setBackOnline] = createSignal(0);
+  createEffect(
+    on(serverStatus.reachable, (now, before) => {
+      if (now === true && before === false) setBackOnline((n) => n + 1);
+    }),
+  );
   const [labels, { refetch }] = createResource(
-    () => [props.version, serverStatus.labelsChanged()],
+    () => [props.version, serverStatus.labelsChanged(), backOnline()],
     () => api.labels(),
   );
+  /**
+   * Offline, the last list the server gave (kept on this device, lib/server-status.ts), as the dashboard shows it:
+   * "could not be loaded" beside a dashboard that lists everyone read as if the people were lost.
+   */
+  const lastKnown = () => (labels.error && serverStatus.reachable() === false ? serverStatus.labels() : null);
+  const shown = () => lastKnown() ?? (labels.error ? undefined : labels.latest);
   const [deleted, setDeleted] = createSignal<Deleted | null>(null);
 
   // One photo gone: the counts change (and the person goes with their last photo).
@@ -87,8 +101,15 @@ export function LabelManager(props: { version: number }) {
           </Notice>
         )}
       </Show>
+      <Show when={lastKnown() && serverStatus.updatedAt()}>
+        {(at) => (
+          <p class="muted" role="status" data-testid="training-labels-last-known">
+            The server cannot be reached: the last known list, from {ageText(at())}. Photos and deletions need the server.
+          </p>
+        )}
+      </Show>
       <Switch>
-        <Match when={labels.error}>
+        <Match when={labels.error && !lastKnown()}>
           <Notice kind="error" title="The list of people could not be loaded" testId="labels-error">
             <p class="training-notice-line">{message(labels.error)}</p>
             <button type="button" class="secondary small" onClick={() => void refetch()}>
@@ -96,15 +117,15 @@ export function LabelManager(props: { version: number }) {
             </button>
           </Notice>
         </Match>
-        <Match when={labels.state === 'pending' && !labels.latest}>
+        <Match when={labels.state === 'pending' && !shown()}>
           <p role="status">Loading the list of people…</p>
         </Match>
-        <Match when={labels.latest && labels.latest.count === 0}>
+        <Match when={shown() && shown()!.count === 0}>
           <p data-testid="training-labels-empty" class="card">
             Nobody has been added yet. Enter a name above, take 3 to 5 photos and save them.
           </p>
         </Match>
-        <Match when={labels.latest}>
+        <Match when={shown()}>
           {(l) => (
             <ul class="training-label-list" data-testid="training-labels">
               {/* Keyed by label: a refetch (after deleting one photo) keeps each row, its photos open. */}
