@@ -425,6 +425,8 @@ class Tour {
           await reply.waitFor({ timeout: SLOW_MS });
           // What Lookout found in the photo (the analysis the reply was written from), unfolded.
           await reply.getByTestId('chat-analysis').locator('summary').click();
+          // The reply's words under the unfolded analysis: in view, beside the caption.
+          await reply.locator('.chat-text').scrollIntoViewIfNeeded();
           return { outcome: `The reply: ${(await reply.locator('.chat-text').innerText()).trim()}`, subjects: [reply] };
         },
       );
