@@ -39,7 +39,20 @@ export class ChatService {
     return this.opts.decoder.use(image, (decoded) => this.analyse(message, decoded));
   }
 
+  /**
+   * The analysis alone, with no question and no LLM (`POST /api/analyze`): it answers whether or not chat is set up.
+   * Each call decodes once, within the pixel budget.
+   */
+  async analyze(image: Uint8Array): Promise<ChatAnalysis> {
+    return this.opts.decoder.use(image, async (decoded) => (await this.analyseDecoded(decoded)).analysis);
+  }
+
   private async analyse(message: string, decoded: DecodedImage): Promise<{ messages: ChatMessage[]; analysis: ChatAnalysis }> {
+    const { context, analysis } = await this.analyseDecoded(decoded);
+    return { messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, context, question: message }), analysis };
+  }
+
+  private async analyseDecoded(decoded: DecodedImage): Promise<{ context: string; analysis: ChatAnalysis }> {
     const { width, height } = decoded.rgb;
     // Faces and objects run in different worker pools: in parallel, the analysis costs the slower of the two.
     let objectsUnavailable: string | undefined;
@@ -66,7 +79,7 @@ export class ChatService {
       imageHeight: height,
     });
     return {
-      messages: buildChatMessages({ systemPrompt: this.opts.systemPrompt, context, question: message }),
+      context,
       analysis: {
         count: faces.length,
         faces,

@@ -46,11 +46,16 @@ export function displayUrl(raw: string): string {
 export function ovmsInfo(ctx: AppContext): OvmsInfo {
   const s = ctx.settings;
   if (ctx.remote.status === 'disabled' || !s.remoteDetectorUrl) return null;
+  const url = displayUrl(s.remoteDetectorUrl);
   return {
+    name: 'Remote face detector',
+    type: 'kserve-v2',
     model_name: s.remoteDetectorModelName,
-    endpoint: displayUrl(s.remoteDetectorUrl),
-    status: ctx.remote.status,
+    rest_url: url,
+    available: ctx.remote.status === 'connected',
     confidence_threshold: s.remoteDetectorConfidenceThreshold,
+    endpoint: url,
+    status: ctx.remote.status,
   };
 }
 

@@ -89,8 +89,8 @@ export function imageRoutes(ctx: AppContext): Hono {
 
   mountRoute(app, 'labelImages', async (_c, { params }) => {
     const label = checkedLabel(params.label);
-    const images = await ctx.images.list(label);
-    if (!images) throw new ApiError('label_not_found', `there are no images for label "${label}"`);
+    // A label with no images is an empty list, as the original answered (its clients list before the first upload).
+    const images = (await ctx.images.list(label)) ?? [];
     // #26 enrollment: per file its original name, source and check; the display name and the summary
     return labelImagesAnswer(ctx, label, images);
   });

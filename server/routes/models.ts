@@ -30,6 +30,7 @@ import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { mountRoute } from '../http/route.js';
 import type { TrainedSnapshot } from '../storage/trained-files.js';
+import { installedDetection, readTrainedDetection } from '../engines/faces/trained-detection.js';
 import { compatConfig, compatModels, DETECTION_DESCRIPTIONS, ovmsInfo } from './compat.js';
 
 /** Recent recognition results of one recognizer a preview decides again, newest first. */
@@ -107,10 +108,24 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
     return held;
   };
 
-  const config = () => ({
+  /** #29: which method the installed models were trained with, and whether LBPH must be retrained for the active one. */
+  const trainedDetection = async () => {
+    const recognizers = ctx.faces.recognizerStatus();
+    const trainedWith = installedDetection(await readTrainedDetection(ctx.settings.dataDir), [
+      recognizers.lbph.trained_at,
+      recognizers.embedding.trained_at,
+    ]);
+    return {
+      trained_detection_method: trainedWith,
+      retrain_recommended: recognizers.lbph.trained && trainedWith !== null && trainedWith !== ctx.faces.detectionMethod,
+    };
+  };
+
+  const config = async () => ({
     recognition_model: ctx.faces.recognitionModel,
     detection_method: ctx.faces.detectionMethod,
     recognizers: ctx.faces.recognizerStatus(),
+    ...(await trainedDetection()),
     ...compatConfig(ctx),
   });
 
@@ -135,7 +150,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
       ctx.faces.setRecognitionModel(previous);
       throw err;
     }
-    return { status: 'ok' as const, ...config() };
+    return { status: 'ok' as const, ...(await config()) };
   });
 
   mountRoute(app, 'setDetection', async (_c, { body }) => {
@@ -152,6 +167,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
       status: 'ok' as const,
       detection_method: ctx.faces.detectionMethod,
       remote_status: ctx.remote.status,
+      ...(await trainedDetection()),
       ovms_info: ovmsInfo(ctx),
     };
   });

@@ -9,6 +9,11 @@ import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
 import { keepRecognition } from '../sightings/hooks.js';
 
+/** The original service said on each face which detector found it (its clients read `faces[].detection_method`). */
+export function withFaceDetectionMethod<T extends Pick<RecognizeResponse, 'faces' | 'detection_method'>>(answer: T): T {
+  return { ...answer, faces: answer.faces.map((face) => ({ ...face, detection_method: answer.detection_method })) };
+}
+
 export function recognizeRoutes(ctx: AppContext): Hono {
   const app = new Hono();
   mountRoute(app, 'recognize', async (c, { body }) => {
@@ -19,7 +24,8 @@ export function recognizeRoutes(ctx: AppContext): Hono {
     // it, encoded and stored after this answer, never holding it up; the recognition's descriptors are theirs too.
     const keep = (image: RgbImage, answer: RecognizeResponse, described?: RecognitionDescriptors) =>
       keepRecognition(ctx, c, { source: body.source ?? 'api', camera: body.camera ?? null, image, answer, described });
-    return timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model, keep));
+    const answer = await timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model, keep));
+    return withFaceDetectionMethod(answer);
   });
   return app;
 }

@@ -36,9 +36,17 @@ export const recognizeRequest = z
   .meta({ id: 'RecognizeRequest' });
 export type RecognizeRequest = z.infer<typeof recognizeRequest>;
 
+/** A face of `POST /api/recognize`: the original service said on each which detector found it. */
+export const recognizedFace = faceResult
+  .extend({
+    detection_method: compat(detectionMethod.optional(), 'the detector that found this face (as the top-level `detection_method`).'),
+  })
+  .meta({ id: 'RecognizedFace' });
+export type RecognizedFace = z.infer<typeof recognizedFace>;
+
 export const recognizeResponse = z
   .object({
-    faces: z.array(faceResult),
+    faces: z.array(recognizedFace),
     count: z.number().int(),
     detection_method: detectionMethod,
     recognition_model: recognitionModel,
@@ -48,7 +56,7 @@ export const recognizeResponse = z
     id: 'RecognizeResponse',
     example: {
       faces: [
-        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2, certainty: 'high' },
+        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2, certainty: 'high', detection_method: 'local' },
         {
           x: 300,
           y: 90,
@@ -59,6 +67,7 @@ export const recognizeResponse = z
           distance: 92.4,
           reason: 'below_threshold',
           candidate: { label: 'bob', confidence: 56.5, distance: 92.4 },
+          detection_method: 'local',
         },
       ],
       count: 2,

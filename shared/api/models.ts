@@ -26,22 +26,43 @@ export const modelInfo = z
   .meta({ id: 'ModelInfo' });
 export type ModelInfo = z.infer<typeof modelInfo>;
 
-/** The original service's `ovms_info`: the remote detection server, or null when none is configured. */
+/**
+ * The original service's `ovms_info`: the remote detection server, or null when none is configured. Its Model Config
+ * page reads `available` (its "OVMS Status"), `model_name` and `rest_url`; `endpoint` and `status` are Lookout's.
+ */
 export const ovmsInfo = z
   .object({
+    name: z.string().meta({ description: 'Display name of the remote detector.' }),
+    type: z.string().meta({ description: 'What kind of server it is: `kserve-v2`.' }),
     model_name: z.string(),
+    rest_url: z.string().meta({ description: 'Base URL of the KServe V2 server, without credentials (as `endpoint`).' }),
+    available: z.boolean().meta({ description: 'The server answers and the model is ready (`status` is `connected`).' }),
+    confidence_threshold: z.number(),
     endpoint: z.string().meta({ description: 'Base URL of the KServe V2 server, without credentials.' }),
     status: remoteStatus,
-    confidence_threshold: z.number(),
   })
   .nullable()
   .meta({ id: 'OvmsInfo' });
 export type OvmsInfo = z.infer<typeof ovmsInfo>;
 
+/** #29: the detection method the models were trained with, and whether LBPH needs a retraining for the active one. */
+const trainedDetectionFields = {
+  trained_detection_method: detectionMethod.nullable().meta({
+    description:
+      'The detection method of the training the installed models come from; null when not known (not trained, or trained before this was kept).',
+  }),
+  retrain_recommended: z.boolean().meta({
+    description:
+      'The LBPH model was trained with another detection method than the active one: the two draw different boxes, so its face crops ' +
+      'differ and LBPH may not recognise people until `POST /api/train` runs again. The embedding recognizer aligns faces by their landmarks and is not affected.',
+  }),
+};
+
 const configFields = {
   recognition_model: recognitionModel,
   detection_method: detectionMethod,
   recognizers: recognizerStatus,
+  ...trainedDetectionFields,
   ai_model: compat(z.string(), 'the active recognizer (`recognition_model`).'),
   is_trained: compat(z.boolean(), 'the active recognizer is trained.'),
   model_info: compat(modelInfo, 'the active recognizer described.'),
@@ -58,6 +79,8 @@ export const modelsConfigResponse = z.object(configFields).meta({
       lbph: { trained: true, trained_at: '2024-05-01T12:00:00.000Z', labels: 3 },
       embedding: { trained: false, trained_at: null, labels: 0 },
     },
+    trained_detection_method: 'local',
+    retrain_recommended: false,
     ai_model: 'lbph',
     is_trained: true,
     model_info: {
@@ -106,6 +129,7 @@ export const detectionResponse = z
     status: z.literal('ok'),
     detection_method: detectionMethod,
     remote_status: remoteStatus,
+    ...trainedDetectionFields,
     ovms_info: compat(ovmsInfo, 'the remote detection server; null when none is configured.'),
   })
   .meta({
@@ -114,7 +138,18 @@ export const detectionResponse = z
       status: 'ok',
       detection_method: 'remote',
       remote_status: 'connected',
-      ovms_info: { model_name: 'face-detection-retail-0005', endpoint: 'http://ovms:8080', status: 'connected', confidence_threshold: 0.5 },
+      trained_detection_method: 'local',
+      retrain_recommended: true,
+      ovms_info: {
+        name: 'Remote face detector',
+        type: 'kserve-v2',
+        model_name: 'face-detection-retail-0005',
+        rest_url: 'http://ovms:8080',
+        available: true,
+        confidence_threshold: 0.5,
+        endpoint: 'http://ovms:8080',
+        status: 'connected',
+      },
     },
   });
 export type DetectionResponse = z.infer<typeof detectionResponse>;

@@ -36,6 +36,7 @@ describe('the role table', () => {
       'detectObjects',
       'ppeDetect',
       'chat',
+      'analyze',
       'labels',
       'results',
       'modelsConfig',
@@ -47,7 +48,10 @@ describe('the role table', () => {
     // Whatever changes stored data or the configuration is an administrator's; recognising and sending results is not.
     for (const [name, route] of Object.entries(apiRoutes)) {
       if (route.access === 'public') continue;
-      if (route.method !== 'get' && !['recognize', 'verify', 'detectObjects', 'ppeDetect', 'chat', 'storeResults'].includes(name))
+      if (
+        route.method !== 'get' &&
+        !['recognize', 'analyze', 'verify', 'detectObjects', 'ppeDetect', 'chat', 'storeResults'].includes(name)
+      )
         expect(route.access, name).toBe('biometric-admin');
     }
   });

@@ -1,6 +1,6 @@
 /**
  * The typed client of shared/api/client.ts (what the web app and integrators use) against the real server:
- * the README's flow (upload, train, recognize, results), errors as LookoutError, URLs with parameters.
+ * docs/api.md's flow (upload, train, recognize, results), errors as LookoutError, URLs with parameters.
  */
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -86,7 +86,7 @@ describe('createLookoutClient', () => {
     expect(refused).toBeInstanceOf(LookoutError);
     expect(refused).toMatchObject({ status: 400, code: 'invalid_image' });
     expect((refused as LookoutError).body?.error.code).toBe('invalid_image');
-    const missing = await lookout.call('labelImages', { params: { label: 'nobody' } }).catch((e: unknown) => e);
+    const missing = await lookout.call('deleteLabel', { params: { label: 'nobody' } }).catch((e: unknown) => e);
     expect(missing).toMatchObject({ status: 404, code: 'label_not_found' });
   });
 

@@ -171,11 +171,17 @@ describe('the contract check of the test server', () => {
       ).join(),
     ).toMatch(/not documented/);
     expect(
-      contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"},"detail":"x"}'),
+      contractProblems(
+        'DELETE',
+        '/api/images/a',
+        404,
+        'application/json',
+        '{"error":{"code":"label_not_found","message":"x"},"detail":"x"}',
+      ),
     ).toEqual([]);
     // Without `detail` (the original's clients read it) an error is not the error body.
     expect(
-      contractProblems('GET', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"}}').join(),
+      contractProblems('DELETE', '/api/images/a', 404, 'application/json', '{"error":{"code":"label_not_found","message":"x"}}').join(),
     ).toMatch(/detail/);
     expect(contractProblems('GET', '/api/nothing', 200, 'application/json', '{}').join()).toMatch(/no documented route/);
     expect(routeFor('GET', '/api/images/alice/1.jpg')?.name).toBe('imageFile');

@@ -19,6 +19,8 @@ const COMPAT_FIELDS: Record<string, string[]> = {
   ObjectStatusResponse: ['type', 'classes_count'],
   ObjectClassesResponse: ['detector'],
   LabelImagesResponse: ['images'],
+  RecognizedFace: ['detection_method'],
+  AnalyzeResponse: ['cascades_loaded'],
   ImageUploadResponse: ['path'],
   ChatStatusResponse: ['model_endpoint', 'model_name'],
   Error: ['detail'],

@@ -118,10 +118,12 @@ describe('untrained, then trained (local detection, chat on an OpenAI-compatible
     expect(recognized.faces.map((f: { label: string; confidence: number }) => [f.label, f.confidence])).toEqual([['unknown', 0]]);
   });
 
-  it('untrained: errors carry detail (training without images, a bad image, an unknown label, an unknown path)', async () => {
+  it('untrained: errors carry detail (training without images, a bad image, deleting an unknown label, an unknown path)', async () => {
     expect(expectDetail(await call(base, 'POST', '/api/train', {}), 422, 'POST /api/train with no images')).toMatch(/images/);
     expectDetail(await call(base, 'POST', '/api/recognize', { image: 'bm90IGFuIGltYWdl' }), 400, 'POST /api/recognize, not an image');
-    expectDetail(await call(base, 'GET', '/api/images/nobody'), 404, 'GET /api/images/nobody');
+    // Listing a label nobody enrolled is not an error: the original answered an empty list.
+    const nobody = expectOriginal(original.labelImages, await call(base, 'GET', '/api/images/nobody'), 'GET /api/images/nobody');
+    expect(nobody).toMatchObject({ label: 'nobody', images: [], count: 0 });
     expectDetail(await call(base, 'DELETE', '/api/images/nobody'), 404, 'DELETE /api/images/nobody');
     expectDetail(await call(base, 'GET', '/api/nothing-here'), 404, 'GET /api/nothing-here');
     expectDetail(await call(base, 'GET', '/api/train'), 405, 'GET /api/train');
@@ -152,7 +154,25 @@ describe('untrained, then trained (local detection, chat on an OpenAI-compatible
       await call(base, 'POST', '/api/recognize', { image: base64(await photo('grace')) }),
       'trained: POST /api/recognize',
     );
-    expect(recognized.faces.map((f: { label: string }) => f.label)).toEqual(['grace']);
+    expect(recognized.faces.map((f: { label: string; detection_method: string }) => [f.label, f.detection_method])).toEqual([
+      ['grace', 'local'],
+    ]);
+  });
+
+  it('analyze: every face with its features and the cascades loaded, as the original answered', async () => {
+    const analyzed = expectOriginal(
+      original.analyze,
+      await call(base, 'POST', '/api/analyze', { image: base64(await photo('grace')) }),
+      'POST /api/analyze',
+    );
+    expect(analyzed.count).toBe(1);
+    expect(analyzed.faces[0]).toMatchObject({
+      label: 'grace',
+      detection_method: 'local',
+      features: { glasses_detected: true, eyes_detected: 2 },
+    });
+    expect(analyzed.cascades_loaded).toEqual({ face: true, eye: true, smile: true, profile: false, eye_glasses: true });
+    expectDetail(await call(base, 'POST', '/api/analyze', { image: 'bm90IGFuIGltYWdl' }), 400, 'POST /api/analyze, not an image');
   });
 
   it('Model Config: each available model and method applies by its `type`, and the answer replaces the page config', async () => {
@@ -247,7 +267,8 @@ describe('remote detection (KServe V2 model server on 127.0.0.1)', () => {
   it('reports the remote server as the original did (ovms_enabled, ovms_status, ovms_info)', async () => {
     const { ready, config, available } = await expectStateful(base, 'remote');
     expect(ready).toMatchObject({ ovms_enabled: true, ovms_status: 'connected', object_detection: false, chat_enabled: false });
-    expect(config.ovms_info).toMatchObject({ model_name: 'face-detection-retail-0005', endpoint: modelServer.url });
+    // The original Model Config page: "OVMS Status: Connected" from `available`, the model and `rest_url`.
+    expect(config.ovms_info).toMatchObject({ available: true, model_name: 'face-detection-retail-0005', rest_url: modelServer.url });
     expect(available.detection_methods.find((m: { type: string }) => m.type === 'remote')).toMatchObject({ available: true });
   });
 
@@ -257,9 +278,9 @@ describe('remote detection (KServe V2 model server on 127.0.0.1)', () => {
       await call(base, 'PUT', '/api/models/detection', { detection_method: 'openvino' }),
       'PUT /api/models/detection openvino',
     );
-    // The identifier stays the spec's: the original frontend shows "OpenCV" for anything but `openvino` (README).
+    // The identifier stays the spec's: the original frontend shows "OpenCV" for anything but `openvino` (docs/migrating.md).
     expect(switched.detection_method).toBe('remote');
-    expect(switched.ovms_info).toMatchObject({ status: 'connected' });
+    expect(switched.ovms_info).toMatchObject({ available: true, status: 'connected', rest_url: modelServer.url });
     for (const capture of await trainingCaptures('eileen')) {
       expectOriginal(original.upload, await call(base, 'POST', '/api/images', uploadForm('eileen', capture)), 'POST /api/images');
     }
@@ -271,6 +292,7 @@ describe('remote detection (KServe V2 model server on 127.0.0.1)', () => {
       'remote: POST /api/recognize',
     );
     expect(recognized.detection_method).toBe('remote');
+    expect(recognized.faces.map((f: { detection_method: string }) => f.detection_method)).toEqual(['remote']);
     expect((await call(base, 'GET', '/api/ready')).body).toMatchObject({ model_loaded: true, detection_method: 'remote' });
   });
 
@@ -285,6 +307,8 @@ describe('remote detection (KServe V2 model server on 127.0.0.1)', () => {
     await modelServer.close();
     await expect.poll(async () => (await call(base, 'GET', '/api/ready')).body.ovms_status, { timeout: 15_000 }).toBe('unreachable');
     expectOriginal(original.ready, await call(base, 'GET', '/api/ready'), 'GET /api/ready, remote gone');
+    // The original Model Config page says "OVMS Status: Unreachable" only now.
+    expect((await call(base, 'GET', '/api/models/config')).body.ovms_info).toMatchObject({ available: false, status: 'unreachable' });
     const refused = await call(base, 'POST', '/api/recognize', { image: base64(await photo('eileen')) });
     expectDetail(refused, 503, 'POST /api/recognize, remote gone');
   });

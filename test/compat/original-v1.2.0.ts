@@ -31,7 +31,10 @@ export const ready = z.looseObject({
 
 export const face = z.looseObject({ ...box, label: z.string().min(1), confidence: z.number() });
 
-export const recognize = z.looseObject({ faces: z.array(face), count: z.number().int(), detection_method: detectionMethod });
+/** A face of `POST /api/recognize` and `/api/analyze`: each says which detector found it. */
+const recognizedFace = face.extend({ detection_method: detectionMethod });
+
+export const recognize = z.looseObject({ faces: z.array(recognizedFace), count: z.number().int(), detection_method: detectionMethod });
 
 export const upload = z.looseObject({ status: z.literal('ok'), label: z.string(), filename: z.string(), path: z.string() });
 
@@ -50,6 +53,21 @@ export const train = z.looseObject({
   detection_method: detectionMethod,
 });
 
+/**
+ * `ovms_info`: the remote detector (null when none is configured). The original Model Config page shows "OVMS Status"
+ * from `available` (Connected / Unreachable), then `model_name` and `rest_url`.
+ */
+const ovmsInfo = z
+  .looseObject({
+    name: z.string().min(1),
+    type: z.string().min(1),
+    model_name: z.string().min(1),
+    rest_url: z.string(),
+    available: z.boolean(),
+    confidence_threshold: z.number(),
+  })
+  .nullable();
+
 const modelInfo = z.looseObject({ name: z.string(), type: z.string(), backend: z.string(), params: z.record(z.string(), z.unknown()) });
 
 export const modelsConfig = z.looseObject({
@@ -57,7 +75,7 @@ export const modelsConfig = z.looseObject({
   detection_method: detectionMethod,
   is_trained: z.boolean(),
   model_info: modelInfo,
-  ovms_info: z.record(z.string(), z.unknown()).nullable(),
+  ovms_info: ovmsInfo,
   chat_enabled: z.boolean(),
 });
 
@@ -73,7 +91,7 @@ export const modelsConfigUpdate = z.looseObject({
 export const detectionUpdate = z.looseObject({
   status: z.literal('ok'),
   detection_method: detectionMethod,
-  ovms_info: z.record(z.string(), z.unknown()).nullable(),
+  ovms_info: ovmsInfo,
 });
 
 const choice = { name: z.string(), available: z.boolean(), description: z.string() };
@@ -129,6 +147,30 @@ const analysedFace = face.extend({
     face_width: z.number().int(),
     face_height: z.number().int(),
     aspect_ratio: z.number(),
+  }),
+});
+
+/** The facial features of `POST /api/analyze` (the original's `profile_face` only when it had the profile cascade). */
+const analyzedFeatures = z.looseObject({
+  eyes_detected: z.number().int().min(0),
+  glasses_detected: z.boolean(),
+  smile_detected: z.boolean(),
+  profile_face: z.boolean().optional(),
+  face_width: z.number().int(),
+  face_height: z.number().int(),
+  aspect_ratio: z.number(),
+});
+
+/** `POST /api/analyze`: every face with its features, and which cascades the server has. */
+export const analyze = z.looseObject({
+  faces: z.array(recognizedFace.extend({ features: analyzedFeatures })),
+  count: z.number().int().min(0),
+  cascades_loaded: z.looseObject({
+    face: z.boolean(),
+    eye: z.boolean(),
+    smile: z.boolean(),
+    profile: z.boolean(),
+    eye_glasses: z.boolean(),
   }),
 });
 

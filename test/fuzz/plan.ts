@@ -33,6 +33,8 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   labelImages: 700,
   imageFile: 700,
   recognize: 1500,
+  // #29: each valid case also runs object detection, as detectObjects does
+  analyze: 150,
   // #26 enrollment
   checkImage: 300,
   verify: 400,

@@ -354,6 +354,15 @@ export const GENERATORS = {
       imageField(ctx).map((img) => ({ value: { image: img.text }, note: img.note })),
     ),
 
+  // #29 the original's facial analysis: recognition, the feature cascades and object detection on one image
+  analyze: (ctx) =>
+    jsonPost(
+      'analyze',
+      'POST',
+      '/api/analyze',
+      imageField(ctx, 1).map((img) => ({ value: { image: img.text }, note: img.note })),
+    ),
+
   // #26 enrollment: the check of an image, with a face box to pick now and then (any box: a wrong one is a 400)
   checkImage: (ctx) =>
     jsonPost(

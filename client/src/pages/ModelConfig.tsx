@@ -1,6 +1,7 @@
 /**
  * Model configuration: which recognizer and which face detection method the server uses, and each recognizer's
- * thresholds (components/config/Thresholds.tsx). Each option says
+ * thresholds (components/config/Thresholds.tsx); after a switch of the detection method, whether LBPH needs a
+ * retraining, with a button for it (components/config/RetrainHint.tsx). Each option says
  * whether it can be chosen and, when not, why; a choice applies at once (no restart) and the shared status is
  * refreshed so the dashboard shows it. The page keeps asking, since the embedding recognizer loads in the
  * background after start and the remote model server can come and go.
@@ -10,6 +11,7 @@ import type { DetectionMethod, ModelsAvailableResponse, ModelsConfigResponse, Re
 import { ChoiceGroup, type Choice } from '../components/config/ChoiceGroup';
 import { Thresholds } from '../components/config/Thresholds';
 import { BrowserModelSize } from '../components/config/BrowserModelSize';
+import { RetrainHint } from '../components/config/RetrainHint';
 import { DETECTION_TEXT, formatWhen, RECOGNITION_TEXT, REMOTE_STATUS_TEXT } from '../components/config/descriptions';
 import { Notice, type NoticeKind } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
@@ -193,6 +195,12 @@ export default function ModelConfig() {
             Switching…
           </p>
         </Show>
+        <RetrainHint
+          needed={config()!.retrain_recommended === true}
+          trainedWith={config()!.trained_detection_method ?? null}
+          active={config()!.detection_method}
+          onRetrained={load}
+        />
       </Show>
 
       <Thresholds active={available()?.recognition_models.find((m) => m.active)?.name} />
