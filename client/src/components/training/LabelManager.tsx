@@ -52,7 +52,10 @@ export function LabelManager(props: { version: number }) {
    * "could not be loaded" beside a dashboard that lists everyone read as if the people were lost.
    */
   const lastKnown = () => (labels.error && serverStatus.reachable() === false ? serverStatus.labels() : null);
-  const shown = () => lastKnown() ?? (labels.error ? undefined : labels.latest);
+  // `latest` read before the first answer suspends the whole page ("Loading the page…", no camera) until the
+  // server lists its people, which takes seconds on a busy server: this list says it is loading instead.
+  const loaded = () => (labels.state === 'ready' || labels.state === 'refreshing' ? labels.latest : undefined);
+  const shown = () => lastKnown() ?? loaded();
   const [deleted, setDeleted] = createSignal<Deleted | null>(null);
 
   // One photo gone: the counts change (and the person goes with their last photo).
@@ -117,7 +120,7 @@ export function LabelManager(props: { version: number }) {
             </button>
           </Notice>
         </Match>
-        <Match when={labels.state === 'pending' && !shown()}>
+        <Match when={!labels.error && !shown()}>
           <p role="status">Loading the list of people…</p>
         </Match>
         <Match when={shown() && shown()!.count === 0}>
