@@ -43,6 +43,7 @@ import { metricsResponse } from './metrics.js';
 import { PpeService } from './ppe/ppe-service.js';
 import { authConfigRoutes } from './routes/auth-config.js';
 import { chatRoutes } from './routes/chat.js';
+import { analyzeRoutes } from './routes/analyze.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
@@ -421,6 +422,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     labelRoutes,
     trainRoutes,
     recognizeRoutes,
+    analyzeRoutes,
     verifyRoutes,
     trainedModelRoutes,
     (c: AppContext) => modelRoutes(c, runtime),

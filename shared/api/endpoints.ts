@@ -9,6 +9,7 @@ export const ENDPOINTS = {
   authConfig: { method: 'get', path: '/auth/config' },
   recognize: { method: 'post', path: '/recognize' },
   verify: { method: 'post', path: '/verify' },
+  analyze: { method: 'post', path: '/analyze' },
   uploadImage: { method: 'post', path: '/images' },
   // #26 enrollment
   checkImage: { method: 'post', path: '/images/check' },

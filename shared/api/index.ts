@@ -11,6 +11,7 @@ export * from './models.js';
 export * from './compact-models.js';
 export * from './objects.js';
 export * from './chat.js';
+export * from './analyze.js';
 export * from './results.js';
 // #26 deletion
 export * from './deletions.js';

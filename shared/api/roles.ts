@@ -26,6 +26,8 @@ export const ROUTE_ACCESS = {
   docs: PUBLIC,
   docsAsset: PUBLIC,
   recognize: USER,
+  // The original's facial analysis: a recognition with features (and objects)
+  analyze: USER,
   // 1:1 against one person's samples: the identity provider's face step (its service client) and kiosks.
   verify: USER,
   labels: USER,

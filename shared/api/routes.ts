@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { authConfigResponse } from './auth.js';
+import { analyzeRequest, analyzeResponse } from './analyze.js';
 import { chatRequest, chatResponse, chatStatusResponse, chatStreamEvent } from './chat.js';
 import { binaryBody, EXAMPLE_IMAGE } from './common.js';
 import {
@@ -136,6 +137,17 @@ const routeTable = {
     responses: ok(recognizeResponse, 'Every face found, with a label (or `unknown`) and a confidence.'),
     errors: ['invalid_image', 'image_too_large', 'remote_unavailable', 'server_busy', 'model_unavailable'],
   }),
+  analyze: defineRoute({
+    ...ENDPOINTS.analyze,
+    summary: 'Analyse the faces (and objects) of one image: labels, facial features, which detector found them',
+    description:
+      "The original service's facial analysis: every face recognised as `POST /api/recognize` does, with its eyes, eyeglasses " +
+      'and smile (the Haar cascades), and the objects in the image: the analysis `POST /api/chat` gives its LLM, without one.',
+    tags: ['Faces'],
+    request: { body: jsonBody(analyzeRequest, { image: EXAMPLE_IMAGE }) },
+    responses: ok(analyzeResponse, 'Every face with its features, and the objects.'),
+    errors: ['invalid_image', 'image_too_large', 'remote_unavailable', 'server_busy'],
+  }),
   verify: defineRoute({
     ...ENDPOINTS.verify,
     summary: 'Verify 1:1: does the face in this image (or these frames) belong to this person?',
@@ -186,10 +198,11 @@ const routeTable = {
   labelImages: defineRoute({
     ...ENDPOINTS.labelImages,
     summary: 'List the stored images of a label',
+    description: 'A label with no stored images answers an empty list (`count` 0), as the original service did.',
     tags: ['Faces'],
     request: { params: labelParams },
-    responses: ok(labelImagesResponse, 'The images, oldest first.'),
-    errors: ['invalid_label', 'label_not_found'],
+    responses: ok(labelImagesResponse, 'The images, oldest first; none for a label nobody enrolled.'),
+    errors: ['invalid_label'],
   }),
   imageFile: defineRoute({
     ...ENDPOINTS.imageFile,
@@ -756,7 +769,7 @@ export type RouteName = keyof ApiRoutes;
 export const rootRoutes = {
   metrics: metricsRoute(
     'request durations by route and status, engine timings, worker queue depths, trainings, upstream errors and the ' +
-      'default Node.js process metrics (README, "Metrics and request ids"). No labels or secrets.',
+      'default Node.js process metrics (docs/operations.md, "Metrics and request ids"). No labels or secrets.',
   ),
 } satisfies Record<string, ApiRoute>;
 
