@@ -4,7 +4,7 @@
  * additions: the objects in the image and the detection method (the same analysis `POST /api/chat` gives its LLM).
  */
 import { z } from 'zod';
-import { chatFace } from './chat.js';
+import { chatFace, EXAMPLE_CHAT_FACE } from './chat.js';
 import { compat, detectionMethod, imageField } from './common.js';
 import { detectedObject } from './objects.js';
 
@@ -35,33 +35,7 @@ export const analyzeResponse = z
   .meta({
     id: 'AnalyzeResponse',
     example: {
-      faces: [
-        {
-          x: 120,
-          y: 80,
-          w: 96,
-          h: 96,
-          label: 'alice-smith',
-          confidence: 87.5,
-          detection_method: 'local',
-          features: {
-            eyes: 2,
-            eye_boxes: [
-              { x: 136, y: 104, w: 22, h: 22 },
-              { x: 178, y: 105, w: 21, h: 21 },
-            ],
-            smiling: true,
-            eyeglasses: false,
-            face_too_small: false,
-            eyes_detected: 2,
-            glasses_detected: false,
-            smile_detected: true,
-            face_width: 96,
-            face_height: 96,
-            aspect_ratio: 1,
-          },
-        },
-      ],
+      faces: [{ ...EXAMPLE_CHAT_FACE, detection_method: 'local' }],
       count: 1,
       cascades_loaded: { face: true, eye: true, smile: true, profile: false, eye_glasses: true },
       detection_method: 'local',

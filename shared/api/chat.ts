@@ -57,6 +57,32 @@ export const facialFeatures = z
 export const chatFace = faceResult.extend({ features: facialFeatures }).meta({ id: 'ChatFace', description: 'One face of the analysis.' });
 export type ChatFace = z.infer<typeof chatFace>;
 
+/** One analysed face, as the OpenAPI examples of the chat and the facial analysis show it. */
+export const EXAMPLE_CHAT_FACE = {
+  x: 120,
+  y: 80,
+  w: 96,
+  h: 96,
+  label: 'alice-smith',
+  confidence: 87.5,
+  features: {
+    eyes: 2,
+    eye_boxes: [
+      { x: 136, y: 104, w: 22, h: 22 },
+      { x: 178, y: 105, w: 21, h: 21 },
+    ],
+    smiling: true,
+    eyeglasses: false,
+    face_too_small: false,
+    eyes_detected: 2,
+    glasses_detected: false,
+    smile_detected: true,
+    face_width: 96,
+    face_height: 96,
+    aspect_ratio: 1,
+  },
+} satisfies z.input<typeof chatFace>;
+
 export const chatAnalysis = z
   .object({
     count: compat(z.number().int().min(0), 'the number of faces (`faces.length`).'),
@@ -82,32 +108,7 @@ export const chatResponse = z
       response: 'One person, recognised as alice-smith, sitting at a desk with a laptop.',
       analysis: {
         count: 1,
-        faces: [
-          {
-            x: 120,
-            y: 80,
-            w: 96,
-            h: 96,
-            label: 'alice-smith',
-            confidence: 87.5,
-            features: {
-              eyes: 2,
-              eye_boxes: [
-                { x: 136, y: 104, w: 22, h: 22 },
-                { x: 178, y: 105, w: 21, h: 21 },
-              ],
-              smiling: true,
-              eyeglasses: false,
-              face_too_small: false,
-              eyes_detected: 2,
-              glasses_detected: false,
-              smile_detected: true,
-              face_width: 96,
-              face_height: 96,
-              aspect_ratio: 1,
-            },
-          },
-        ],
+        faces: [EXAMPLE_CHAT_FACE],
         objects: [{ class_id: 63, class_name: 'laptop', confidence: 0.8, x: 300, y: 260, w: 200, h: 120 }],
         detection_method: 'local',
       },
