@@ -6,21 +6,13 @@
 import { listenModelServer, type RunningModelServer } from '../server/model-server/app.js';
 import { trainOnServer } from './helpers/engine-page.js';
 import { checkAccessibility, expect, test } from './helpers/fixtures.js';
-import { startLookout, type Lookout } from './helpers/lookout.js';
+import { ownModelServerEnv, startLookout, type Lookout } from './helpers/lookout.js';
 
 let modelServer: RunningModelServer | undefined;
 let lookout: Lookout;
 test.beforeAll(async () => {
   modelServer = await listenModelServer({ port: 0, host: '127.0.0.1' });
-  lookout = await startLookout({
-    REMOTE_DETECTOR_URL: modelServer.url,
-    REMOTE_DETECTOR_CHECK_INTERVAL_MS: '200',
-    // FaceBoxes runs in this test's process: under load a call may pass the default 5 s.
-    REMOTE_DETECTOR_TIMEOUT_MS: '60000',
-    EMBEDDING_ENABLED: 'false',
-    OBJECT_DETECTION_ENABLED: 'false',
-    CHAT_ENABLED: 'false',
-  });
+  lookout = await startLookout(ownModelServerEnv(modelServer.url));
 });
 test.afterAll(async () => {
   await lookout?.close();

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { listenModelServer, type RunningModelServer } from '../server/model-server/app.js';
 import { checkAccessibility, expect, test, type Page } from './helpers/fixtures.js';
-import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
+import { ownModelServerEnv, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -16,16 +16,7 @@ let modelServer: RunningModelServer | undefined;
 let lookout: Lookout;
 test.beforeAll(async () => {
   modelServer = await listenModelServer({ port: 0, host: '127.0.0.1' });
-  lookout = await startLookout({
-    REMOTE_DETECTOR_URL: modelServer.url,
-    REMOTE_DETECTOR_CHECK_INTERVAL_MS: '200',
-    // FaceBoxes runs in this test's process: on a loaded machine a call may pass the default 5 s and the check
-    // would (rightly) fall back to local; while the model server is up, each call must reach it.
-    REMOTE_DETECTOR_TIMEOUT_MS: '60000',
-    EMBEDDING_ENABLED: 'false',
-    OBJECT_DETECTION_ENABLED: 'false',
-    CHAT_ENABLED: 'false',
-  });
+  lookout = await startLookout(ownModelServerEnv(modelServer.url));
 });
 test.afterAll(async () => {
   await lookout?.close();

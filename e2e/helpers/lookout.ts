@@ -27,6 +27,22 @@ export interface Lookout {
   close(): Promise<void>;
 }
 
+/**
+ * Settings for a Lookout whose remote detector is this project's own model server at `url` (FaceBoxes, running in
+ * the test's process), LBPH only: under load a call may pass the default 5 s and the check would (rightly) fall back
+ * to local, so the timeout is long; while the model server is up, each call must reach it.
+ */
+export function ownModelServerEnv(url: string): Record<string, string> {
+  return {
+    REMOTE_DETECTOR_URL: url,
+    REMOTE_DETECTOR_CHECK_INTERVAL_MS: '200',
+    REMOTE_DETECTOR_TIMEOUT_MS: '60000',
+    EMBEDDING_ENABLED: 'false',
+    OBJECT_DETECTION_ENABLED: 'false',
+    CHAT_ENABLED: 'false',
+  };
+}
+
 /** A port free on 127.0.0.1 now (for a server started next). */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
