@@ -5,12 +5,13 @@
  * the first load stays small.
  */
 import { A, Router, useLocation, type RouteDefinition, type RouteSectionProps } from '@solidjs/router';
-import { createEffect, For, lazy, onMount, Show, Suspense, type Component } from 'solid-js';
+import { createEffect, lazy, onMount, Show, Suspense, type Component } from 'solid-js';
 import { AuthCallback } from './auth/AuthCallback';
 import { AuthGate } from './auth/AuthGate';
 import { auth, startAuth } from './auth/session';
 import { UserMenu } from './auth/UserMenu';
 import { Notice } from './components/Notice';
+import { MainNav } from './components/shell/MainNav';
 import { serverStatus } from './lib/server-status';
 import { SyncStatus } from './pwa/SyncStatus';
 import { Dashboard } from './pages/Dashboard';
@@ -71,22 +72,11 @@ function Shell(props: RouteSectionProps) {
         <A class="brand" href="/" end>
           Lookout
         </A>
-        <nav aria-label="Main">
-          <ul>
-            <For each={PAGES.filter(listed)}>
-              {(p) => (
-                <li>
-                  {/* `end`: only the exact path is the current page (aria-current="page", styled in styles.css). */}
-                  <A href={p.path} end>
-                    {p.title}
-                  </A>
-                </li>
-              )}
-            </For>
-          </ul>
-        </nav>
+        {/* On a phone the links and the account menu open from a Menu button (components/shell/MainNav.tsx). */}
+        <MainNav links={PAGES.filter(listed)}>
+          <UserMenu />
+        </MainNav>
         <SyncStatus />
-        <UserMenu />
       </header>
       <Show when={serverStatus.reachable() === false}>
         <div class="banner">
