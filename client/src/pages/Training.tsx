@@ -200,10 +200,14 @@ export default function Training() {
 
   /** Before training: new photos saved, none still waiting in the offline queue. A reason when it cannot start. */
   const prepareTraining = async (): Promise<string | null> => {
+    await captures.idle(); // a Save still sending its last photo: the training must include it
     if (unsent() > 0 && !(await save())) {
       if (captures.unsent().some((x) => !x.label) && !current()) return 'Enter the person’s name first: the new photos are saved under it.';
       if (captures.items.some((x) => x.status === 'failed'))
         return 'Some photos could not be saved (see the photos above). Retry or remove them, then train again.';
+      if (held() > 0) return `${heldText()} Then train.`;
+      // Never train while a new photo is not stored: the model would silently leave it out.
+      return 'The new photos are not all saved yet (see the photos above). Train once they are.';
     }
     if (held() > 0) return `${heldText()} Then train.`;
     const queued = captures.queued().length;

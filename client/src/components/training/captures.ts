@@ -86,6 +86,8 @@ export interface Captures {
   /** The offline queue has sent everything: the queued ones are on the server now. */
   markQueuedSent(): void;
   busy(): boolean;
+  /** Resolves once no upload runs (at once when none does). */
+  idle(): Promise<void>;
 }
 
 function cameraName(now: Date): string {
@@ -93,10 +95,14 @@ function cameraName(now: Date): string {
   return `camera-${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}.jpg`;
 }
 
-export function createCaptures(check: (blob: Blob) => Promise<PhotoCheckResult> = checkTrainingPhoto): Captures {
+export function createCaptures(
+  check: (blob: Blob) => Promise<PhotoCheckResult> = checkTrainingPhoto,
+  send: typeof uploadTrainingImage = uploadTrainingImage,
+): Captures {
   const [items, setItems] = createStore<CaptureItem[]>([]);
   let nextId = 1;
-  let uploading = false;
+  // Uploads run one after another: a second call waits for the first (see upload()).
+  let uploads: Promise<unknown> = Promise.resolve();
   const checks = new Map<number, Promise<void>>();
   // One check at a time: the server decodes each photo, and a folder of 20 must not be 20 requests at once.
   let checking: Promise<void> = Promise.resolve();
@@ -186,40 +192,43 @@ export function createCaptures(check: (blob: Blob) => Promise<PhotoCheckResult> 
       setItems((it) => it.status === 'queued', 'status', 'stored');
     },
     busy: () => items.some((x) => x.status === 'uploading'),
-    async upload(fallback, ids) {
-      if (uploading) return false;
-      uploading = true;
-      try {
-        const wanted = (x: CaptureItem) => isUnsent(x) && (!ids || ids.includes(x.id));
-        // A photo still being checked may turn out to need a decision: its check first.
-        await Promise.all(items.filter(wanted).map((x) => checks.get(x.id)));
-        const todo = items.filter((x) => wanted(x) && heldBecause(x) === null && (x.label || fallback)).map((x) => x.id);
-        // One at a time: the server decodes each image fully, and a phone's uplink is slow anyway.
-        for (const id of todo) {
-          const item = items.find((x) => x.id === id);
-          if (!item) continue;
-          const person = item.label ? { name: item.name ?? item.label, label: item.label } : fallback!;
-          patch(id, { status: 'uploading', error: undefined, ...person });
-          try {
-            const outcome = await uploadTrainingImage(person.label, item.blob, {
-              display_name: person.name,
-              original_name: item.originalName,
-              face: item.face ? { ...item.face } : undefined,
-            });
-            patch(id, { status: outcome.state, label: outcome.label });
-          } catch (err) {
-            patch(id, { status: 'failed', error: sentence(err instanceof ApiFailure || err instanceof Error ? err.message : String(err)) });
-          }
-        }
-        return todo.every((id) => {
-          const s = items.find((x) => x.id === id)?.status;
-          return s === 'stored' || s === 'queued' || s === undefined;
-        });
-      } finally {
-        uploading = false;
-      }
+    idle: () => uploads.then(() => undefined),
+    upload(fallback, ids) {
+      // Train pressed while Save's uploads run: this call waits for them, then sends what is still unsent, so it
+      // never answers before the photos are stored (it answered false at once, and training began without them).
+      const run = uploads.then(() => uploadNow(fallback, ids));
+      uploads = run.catch(() => undefined);
+      return run;
     },
   };
+
+  async function uploadNow(fallback: PersonName | undefined, ids?: number[]): Promise<boolean> {
+    const wanted = (x: CaptureItem) => isUnsent(x) && (!ids || ids.includes(x.id));
+    // A photo still being checked may turn out to need a decision: its check first.
+    await Promise.all(items.filter(wanted).map((x) => checks.get(x.id)));
+    const todo = items.filter((x) => wanted(x) && heldBecause(x) === null && (x.label || fallback)).map((x) => x.id);
+    // One at a time: the server decodes each image fully, and a phone's uplink is slow anyway.
+    for (const id of todo) {
+      const item = items.find((x) => x.id === id);
+      if (!item) continue;
+      const person = item.label ? { name: item.name ?? item.label, label: item.label } : fallback!;
+      patch(id, { status: 'uploading', error: undefined, ...person });
+      try {
+        const outcome = await send(person.label, item.blob, {
+          display_name: person.name,
+          original_name: item.originalName,
+          face: item.face ? { ...item.face } : undefined,
+        });
+        patch(id, { status: outcome.state, label: outcome.label });
+      } catch (err) {
+        patch(id, { status: 'failed', error: sentence(err instanceof ApiFailure || err instanceof Error ? err.message : String(err)) });
+      }
+    }
+    return todo.every((id) => {
+      const s = items.find((x) => x.id === id)?.status;
+      return s === 'stored' || s === 'queued' || s === undefined;
+    });
+  }
 }
 
 /** "the image is too large" -> "The image is too large.": messages come from more than one client path. */
