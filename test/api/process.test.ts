@@ -56,6 +56,19 @@ describe('start-up', () => {
     expect(await exited(child), output().slice(-2000)).toBe(0);
     await expect(fs.stat(dir!)).rejects.toThrow();
   });
+
+  it('opens its database at start, before any request needs it (the first list of people waited for it)', async () => {
+    const data = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-db-open-'));
+    try {
+      const { output } = await start({ DATA_DIR: data, LOG_LEVEL: 'info' });
+      const deadline = Date.now() + 30_000;
+      while (!/database \(embedded\) open in/.test(output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(output()).toMatch(/database \(embedded\) open in \d+ ms/);
+    } finally {
+      for (const child of children.splice(0)) child.kill('SIGKILL');
+      await fs.rm(data, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('crash safety', () => {
