@@ -727,7 +727,9 @@ export class FaceService {
     const { labels, labelIds, lbph: lbphModel, facesPerLabel } = assembled;
     const trainedAt = new Date().toISOString();
     // The model saved for good (training.lbph, fast); training.yml is written from it after the answer (publish).
-    const saved = await this.opts.models.saveSource(lbphModel, labelIds);
+    // Its mtime is the training's time, which a restart reads back: the file system's coarse clock stamped it a
+    // few ms before `trainedAt`, and the training's records (trained-detection.json) no longer matched it.
+    const saved = await this.opts.models.saveSource(lbphModel, labelIds, { mtime: new Date(trainedAt) });
     const lbph = trained({ model: lbphModel, labelIds }, trainedAt);
     // An embedding model this run does not replace stays, and so do its file's bytes.
     const files: TrainedFiles = {
