@@ -216,8 +216,15 @@ export async function setServerRecognizer(lookout: Lookout, model: RecognitionMo
   await api(lookout, 'PUT', '/models/config', { recognition_model: model });
 }
 
-export function recognizeOnServer(lookout: Lookout, rel: string): Promise<RecognizeResponse> {
-  return api(lookout, 'POST', '/recognize', { image: testImage(rel).toString('base64') });
+/**
+ * The server's answer for comparing with the browser's: without the per-face `detection_method`, a field the REST
+ * API adds for the original service's clients (the same as the answer's own `detection_method`).
+ */
+export async function recognizeOnServer(lookout: Lookout, rel: string): Promise<RecognizeResponse> {
+  const answer = await api<RecognizeResponse>(lookout, 'POST', '/recognize', { image: testImage(rel).toString('base64') });
+  if (answer.faces.some((f) => f.detection_method !== answer.detection_method))
+    throw new Error(`a face's detection_method differs from the answer's: ${JSON.stringify(answer)}`);
+  return { ...answer, faces: answer.faces.map(({ detection_method: _compat, ...face }) => face) };
 }
 
 export function detectObjectsOnServer(lookout: Lookout, rel: string): Promise<ObjectDetectionResponse> {
