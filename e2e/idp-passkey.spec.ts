@@ -7,10 +7,12 @@
  *
  * The issuer is `http://localhost:<port>`: WebAuthn needs a secure context and an rpID that is a domain; Chromium
  * treats http://localhost as potentially trustworthy, while an IP address (127.0.0.1) cannot be an rpID. The IdP
- * still listens on 127.0.0.1 only. No Lookout API is needed (no face is checked here): the app's redirect URI
- * points at a port nothing listens on, and the test reads what the IdP sent back from the request to it.
+ * still listens on 127.0.0.1 only. No Lookout API is needed (no face is checked here): the app's redirect URI is
+ * a bare page on 127.0.0.1 (so the browser's navigation ends there before the next step), and the test reads what
+ * the IdP sent back from the request to it.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
 import { checkAccessibility, expect, type Page, test } from './helpers/fixtures.js';
 import { authorizeUrl as webAppAuthorizeUrl, startTestIdp, type TestIdp } from '../test/helpers/idp.js';
 import { freePort } from './helpers/lookout.js';
@@ -19,10 +21,19 @@ test.describe.configure({ mode: 'serial' });
 
 let idp: TestIdp;
 let callback: string;
+let app: http.Server;
 
 test.beforeAll(async () => {
   const [idpPort, appPort] = [await freePort(), await freePort()];
   callback = `http://127.0.0.1:${appPort}/auth/callback`;
+  // The app's callback: nothing but a page. With nothing listening, Chromium was still turning the navigation into
+  // its error page when the next page.goto began, and that goto was interrupted (a CI run).
+  app = http.createServer((_req, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><html lang="en"><title>App</title><main><h1>Back in the app</h1></main></html>'),
+  );
+  await new Promise<void>((resolve) => app.listen(appPort, '127.0.0.1', resolve));
   idp = await startTestIdp({
     port: idpPort,
     env: { IDP_ISSUER: `http://localhost:${idpPort}/realms/lookout`, IDP_APP_REDIRECT_URIS: callback, IDP_PASSKEYS: 'alternative' },
@@ -32,6 +43,7 @@ test.beforeAll(async () => {
 
 test.afterAll(async () => {
   await idp?.close();
+  await new Promise((resolve) => app?.close(resolve));
 });
 
 type Cdp = Awaited<ReturnType<ReturnType<Page['context']>['newCDPSession']>>;
@@ -68,7 +80,9 @@ async function usePasskey(page: Page): Promise<URLSearchParams> {
   await expect(page.getByRole('status')).toHaveText('Press the button to use your passkey.');
   const sentBack = page.waitForRequest((req) => req.url().startsWith(callback), { timeout: 30_000 });
   await page.getByRole('button', { name: 'Use my passkey' }).click();
-  return new URL((await sentBack).url()).searchParams;
+  const query = new URL((await sentBack).url()).searchParams;
+  await page.waitForURL((url) => url.href.startsWith(callback));
+  return query;
 }
 
 async function idpSession(page: Page): Promise<boolean> {
