@@ -12,6 +12,8 @@ import {
   type ImageFeatures,
   imageHash,
 } from './feature-store.js';
+import { lbpHistogram } from '../../shared/lbph/lbph.js';
+import { noiseCrop } from '../../test/helpers/noise-crop.js';
 import { ImageStore } from './image-store.js';
 
 let root: string;
@@ -50,6 +52,28 @@ describe('feature files', () => {
     }
     const withoutLandmarks = sample(6, { descriptor: null });
     expect(decodeFeatures(encodeFeatures(withoutLandmarks))).toEqual(withoutLandmarks);
+  });
+
+  it('keeps an LBPH histogram sparse, bit for bit, in under a fifth of its dense 64 KB', () => {
+    const f = sample(8, { histogram: lbpHistogram(noiseCrop(8)) });
+    const bytes = encodeFeatures(f);
+    const back = decodeFeatures(bytes);
+    expect(back).toEqual(f);
+    expect(Buffer.from(back.histogram!.buffer).equals(Buffer.from(f.histogram!.buffer))).toBe(true);
+    expect(bytes.length).toBeLessThan((16384 * 4) / 5);
+  });
+
+  it('reads the dense first format (LKFEAT1) that earlier versions wrote, so an upgrade recomputes nothing', async () => {
+    // Written by the encoder of commit b079f62 from the crop noiseCrop(12345) (a 66 KB file).
+    const bytes = await fs.readFile(new URL('../../test/fixtures/features/lkfeat1.feat', import.meta.url));
+    expect(bytes.subarray(0, 8).toString('latin1')).toBe('LKFEAT1\n');
+    const f = decodeFeatures(bytes);
+    expect(Buffer.from(f.histogram!.buffer).equals(Buffer.from(lbpHistogram(noiseCrop(12345)).buffer))).toBe(true);
+    expect(f.descriptor).toEqual(Float32Array.from({ length: 128 }, (_, i) => Math.sin(i + 7)));
+    expect(f).toMatchObject({ detector: 'haar:abc:1.1,5,30', crop: 'crop-v1', faceAlignment: 'eye-tilt-v1', face: { x: 10, y: 20 } });
+    const torn = Uint8Array.from(bytes);
+    torn[5000] ^= 1;
+    expect(() => decodeFeatures(torn)).toThrow(/checksum/);
   });
 
   it('refuses a torn, corrupt or foreign file instead of trusting it', () => {

@@ -18,6 +18,7 @@ import path from 'node:path';
 import type { DetectionMethod } from '../../shared/api/index.js';
 import type { Rect } from '../../shared/image/types.js';
 import { LBPH_DEFAULTS } from '../../shared/lbph/lbph.js';
+import { decodeHistogram, encodeHistogram } from '../../shared/recognition/compact-model.js';
 import { FACE_ALIGNMENT } from '../../shared/vision/eye-alignment.js';
 import { FACE_SIZE } from '../../shared/vision/face-region.js';
 import type { Logger } from '../logger.js';
@@ -112,9 +113,12 @@ export function featureWork(
   };
 }
 
-// File layout: MAGIC, u32 header length, header JSON, zero padding to 4 bytes, histogram then descriptor as
-// little-endian float32, then the SHA-256 of everything before it.
-const MAGIC = Buffer.from('LKFEAT1\n', 'latin1');
+// File layout: MAGIC, u32 header length, header JSON, zero padding to 4 bytes, the descriptor as little-endian
+// float32, the histogram in the compact model's sparse form (encodeHistogram: lossless, about a fifth of its
+// 64 KB dense), then the SHA-256 of everything before it. Files of the first format (LKFEAT1: the histogram dense,
+// before the descriptor) are still read; a training writes the new one only for the images it computes.
+const MAGIC = Buffer.from('LKFEAT2\n', 'latin1');
+const MAGIC_DENSE = Buffer.from('LKFEAT1\n', 'latin1');
 const DIGEST = 32;
 // Float32 bytes are copied whole on a little-endian host (every host Node runs on here), one by one elsewhere.
 const LITTLE_ENDIAN = os.endianness() === 'LE';
@@ -124,7 +128,10 @@ interface Header {
   detector: string;
   face: { x: number; y: number; width: number; height: number } | null;
   crop: string | null;
+  /** The histogram's bins; -1: none. */
   histogram: number;
+  /** The sparse histogram's bytes (LKFEAT2 only). */
+  histogramBytes?: number;
   faceAlignment?: string;
   descriptorModel: string | null;
   descriptor: number;
@@ -132,12 +139,14 @@ interface Header {
 
 /** The bytes of a feature file. */
 export function encodeFeatures(f: ImageFeatures): Uint8Array {
+  const sparse = f.histogram ? encodeHistogram(f.histogram) : null;
   const header: Header = {
     image: f.image,
     detector: f.detector,
     face: f.face ? { x: f.face.x, y: f.face.y, width: f.face.width, height: f.face.height } : null,
     crop: f.crop,
     histogram: f.histogram?.length ?? -1,
+    histogramBytes: sparse?.length ?? 0,
     ...(f.faceAlignment ? { faceAlignment: f.faceAlignment } : {}),
     descriptorModel: f.descriptorModel,
     descriptor: f.descriptor?.length ?? -1,
@@ -145,23 +154,25 @@ export function encodeFeatures(f: ImageFeatures): Uint8Array {
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const start = MAGIC.length + 4 + json.length;
   const floatsAt = start + ((4 - (start % 4)) % 4);
-  const floats = Math.max(0, header.histogram) + Math.max(0, header.descriptor);
-  const out = Buffer.alloc(floatsAt + floats * 4 + DIGEST);
+  const descriptorBytes = Math.max(0, header.descriptor) * 4;
+  const out = Buffer.alloc(floatsAt + descriptorBytes + (sparse?.length ?? 0) + DIGEST);
   MAGIC.copy(out, 0);
   out.writeUInt32LE(json.length, MAGIC.length);
   json.copy(out, MAGIC.length + 4);
   let at = floatsAt;
-  for (const values of [f.histogram, f.descriptor]) {
-    if (!values) continue;
-    if (LITTLE_ENDIAN) {
-      out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at);
-      at += values.byteLength;
-    } else {
-      for (const v of values) {
-        out.writeFloatLE(v, at);
-        at += 4;
-      }
+  const values = f.descriptor;
+  if (values && LITTLE_ENDIAN) {
+    out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at);
+    at += values.byteLength;
+  } else if (values) {
+    for (const v of values) {
+      out.writeFloatLE(v, at);
+      at += 4;
     }
+  }
+  if (sparse) {
+    out.set(sparse, at);
+    at += sparse.length;
   }
   createHash('sha256').update(out.subarray(0, at)).digest().copy(out, at);
   return out;
@@ -170,7 +181,9 @@ export function encodeFeatures(f: ImageFeatures): Uint8Array {
 /** The features in a file's bytes; throws when they are torn, corrupt or not a feature file. */
 export function decodeFeatures(bytes: Uint8Array): ImageFeatures {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buf.length < MAGIC.length + 4 + DIGEST || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a feature file');
+  const magic = buf.subarray(0, MAGIC.length);
+  const dense = magic.equals(MAGIC_DENSE);
+  if (buf.length < MAGIC.length + 4 + DIGEST || !(dense || magic.equals(MAGIC))) throw new Error('not a feature file');
   const body = buf.subarray(0, buf.length - DIGEST);
   if (!createHash('sha256').update(body).digest().equals(buf.subarray(body.length))) throw new Error('checksum mismatch (torn or corrupt)');
   const jsonLength = buf.readUInt32LE(MAGIC.length);
@@ -178,8 +191,8 @@ export function decodeFeatures(bytes: Uint8Array): ImageFeatures {
   if (start > body.length) throw new Error('header runs past the end');
   const header = JSON.parse(buf.toString('utf8', MAGIC.length + 4, start)) as Header;
   const floatsAt = start + ((4 - (start % 4)) % 4);
-  const floats = Math.max(0, header.histogram) + Math.max(0, header.descriptor);
-  if (floatsAt + floats * 4 !== body.length) throw new Error('length does not match its header');
+  const histogramBytes = dense ? Math.max(0, header.histogram) * 4 : (header.histogramBytes ?? 0);
+  if (floatsAt + Math.max(0, header.descriptor) * 4 + histogramBytes !== body.length) throw new Error('length does not match its header');
   let at = floatsAt;
   const read = (n: number): Float32Array | null => {
     if (n < 0) return null;
@@ -190,8 +203,15 @@ export function decodeFeatures(bytes: Uint8Array): ImageFeatures {
     } else for (let i = 0; i < n; i++, at += 4) values[i] = buf.readFloatLE(at);
     return values;
   };
-  const histogram = read(header.histogram);
-  const descriptor = read(header.descriptor);
+  let histogram: Float32Array | null;
+  let descriptor: Float32Array | null;
+  if (dense) {
+    histogram = read(header.histogram);
+    descriptor = read(header.descriptor);
+  } else {
+    descriptor = read(header.descriptor);
+    histogram = header.histogram < 0 ? null : decodeHistogram(buf.subarray(at, body.length), header.histogram);
+  }
   return {
     image: header.image,
     detector: header.detector,

@@ -4,9 +4,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LBPH_DEFAULTS, type LbphModel } from '../../shared/lbph/lbph.js';
+import { LBPH_DEFAULTS, type LbphModel, lbpHistogram } from '../../shared/lbph/lbph.js';
 import { encodeLabelMapPickle } from '../../shared/lbph/pickle.js';
 import { encodeLbphFile } from '../../shared/recognition/model-files.js';
+import { noiseCrop } from '../../test/helpers/noise-crop.js';
 import { FileLock } from './file-lock.js';
 import {
   LABELS_FILE,
@@ -186,6 +187,39 @@ describe('ModelStore: training.yml written after the model is saved (#27)', () =
     bytes[bytes.length - 100] ^= 1;
     await fs.writeFile(file, bytes);
     await expect(store.loadLbph()).rejects.toThrow(/checksum/);
+  });
+
+  it('keeps the histograms sparse, bit for bit: a real model in under a fifth of the dense bytes', async () => {
+    const store = new ModelStore(dir);
+    await store.init();
+    const crops: LbphModel = {
+      ...LBPH_DEFAULTS,
+      histograms: [1, 2, 3].map((s) => lbpHistogram(noiseCrop(s))),
+      labels: Int32Array.from([0, 0, 1]),
+    };
+    await store.saveSource(crops, { ada: 0, alan: 1 });
+    const size = (await fs.stat(path.join(dir, LBPH_SOURCE_FILE))).size;
+    expect(size).toBeLessThan((3 * 16384 * 4) / 5);
+    const loaded = (await new ModelStore(dir).loadLbph())!;
+    const bits = (h: Float32Array) => Buffer.from(h.buffer, h.byteOffset, h.byteLength);
+    expect(loaded.model.histograms.map(bits)).toEqual(crops.histograms.map(bits));
+    // Torn inside a histogram's sparse bytes: refused by name, not loaded half.
+    const bytes = await fs.readFile(path.join(dir, LBPH_SOURCE_FILE));
+    await fs.writeFile(path.join(dir, LBPH_SOURCE_FILE), bytes.subarray(0, bytes.length - 5000));
+    await expect(new ModelStore(dir).loadLbph()).rejects.toThrow(
+      /training\.lbph: (shorter than its header says|length does not match|histogram)/,
+    );
+  });
+
+  it('loads a training.lbph of the dense first format, as versions before the sparse one wrote it', async () => {
+    // Written by commit b079f62's saveSource from the histograms of noiseCrop(1) and noiseCrop(2), ada and alan.
+    await fs.copyFile(new URL('../../test/fixtures/models/training-format1.lbph', import.meta.url), path.join(dir, LBPH_SOURCE_FILE));
+    const loaded = (await new ModelStore(dir).loadLbph())!;
+    expect(loaded.labelIds).toEqual({ ada: 0, alan: 1 });
+    expect(Array.from(loaded.model.labels)).toEqual([0, 1]);
+    const bits = (h: Float32Array) => Buffer.from(h.buffer, h.byteOffset, h.byteLength);
+    expect(loaded.model.histograms.map(bits)).toEqual([1, 2].map((s) => bits(lbpHistogram(noiseCrop(s)))));
+    expect(loaded.files.lbph).toBeNull(); // training.yml is due, written from it
   });
 
   it('a training.yml put in place by hand after it was written is the model again', async () => {

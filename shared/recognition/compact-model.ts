@@ -277,6 +277,25 @@ function readHistogram(r: Reader, size: number): Float32Array {
   return out;
 }
 
+/**
+ * One histogram alone in the sparse form above (no segment header or checksum: the files that keep histograms on
+ * the server, training.lbph and the feature files, checksum themselves). Lossless: decodeHistogram gives back the
+ * same float32 bits, in about a fifth of the bytes of the dense histogram for a 100x100 face.
+ */
+export function encodeHistogram(h: Float32Array): Uint8Array {
+  const w = new Writer();
+  writeHistogram(w, h);
+  return w.done();
+}
+
+/** A histogram of `bins` bins from encodeHistogram's bytes (all of them); throws a CompactModelError otherwise. */
+export function decodeHistogram(bytes: Uint8Array, bins: number): Float32Array {
+  const r = new Reader(bytes);
+  const h = readHistogram(r, bins);
+  if (r.at !== bytes.length) throw new CompactModelError(`${bytes.length - r.at} bytes after a histogram`);
+  return h;
+}
+
 /** Bins per histogram for these parameters. */
 export function lbphBins(p: Pick<LbphParams, 'gridX' | 'gridY' | 'neighbors'>): number {
   return p.gridX * p.gridY * 2 ** p.neighbors;
