@@ -74,6 +74,11 @@ class Writer {
   private view = new DataView(this.buf.buffer);
   length = 0;
 
+  /** Room for n more bytes (grown once, not doubled piecemeal). */
+  reserve(n: number): void {
+    this.room(n);
+  }
+
   private room(n: number): void {
     if (this.length + n <= this.buf.length) return;
     let size = this.buf.length * 2;
@@ -200,25 +205,36 @@ function sealed(w: Writer): Uint8Array {
 
 // ---------------------------------------------------------------- LBPH histograms
 
-/**
- * The cell's pixel count P such that every value is fround(count * fround(1 / P)) for a whole count, or null.
- * The smallest value is count k / P for a small k (almost always 1).
- */
-export function cellPixelsOf(h: Float32Array): number | null {
+/** Indices of the last histogram's set bins (setBins fills it; reused, so encoding allocates little). */
+let SET_BINS = new Int32Array(0);
+
+/** Fills SET_BINS with h's set bins (a -0 counts as set: it is kept); their number, and whether one is a -0. */
+function setBins(h: Float32Array): { n: number; negativeZero: boolean } {
+  if (SET_BINS.length < h.length) SET_BINS = new Int32Array(h.length);
+  const bits = new Uint32Array(h.buffer, h.byteOffset, h.length);
+  let n = 0;
+  let negativeZero = false;
+  for (let i = 0; i < h.length; i++) {
+    const b = bits[i];
+    if (b === 0) continue;
+    if (b === 0x80000000) negativeZero = true;
+    SET_BINS[n++] = i;
+  }
+  return { n, negativeZero };
+}
+
+/** cellPixelsOf over the n set bins in SET_BINS (none a -0). */
+function cellPixelsOfSet(h: Float32Array, n: number): number | null {
   let min = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < h.length; i++) if (h[i] !== 0 && h[i] < min) min = h[i];
+  for (let j = 0; j < n; j++) if (h[SET_BINS[j]] < min) min = h[SET_BINS[j]];
   if (min === Number.POSITIVE_INFINITY) return null;
   for (let k = 1; k <= 8; k++) {
     const p = Math.round(k / min);
     if (p < 1 || p > 0xffffffff) continue;
     const scale = Math.fround(1 / p);
     let ok = true;
-    for (let i = 0; i < h.length && ok; i++) {
-      const v = h[i];
-      if (v === 0) {
-        ok = !Object.is(v, -0); // a -0 is kept as a float32
-        continue;
-      }
+    for (let j = 0; j < n && ok; j++) {
+      const v = h[SET_BINS[j]];
       const c = Math.round(v / scale);
       ok = c > 0 && Math.fround(c * scale) === v;
     }
@@ -227,29 +243,38 @@ export function cellPixelsOf(h: Float32Array): number | null {
   return null;
 }
 
+/**
+ * The cell's pixel count P such that every value is fround(count * fround(1 / P)) for a whole count, or null.
+ * The smallest value is count k / P for a small k (almost always 1). A -0 is kept as a float32 (null).
+ */
+export function cellPixelsOf(h: Float32Array): number | null {
+  const { n, negativeZero } = setBins(h);
+  return negativeZero ? null : cellPixelsOfSet(h, n);
+}
+
 function writeHistogram(w: Writer, h: Float32Array): void {
-  const nz: number[] = [];
-  for (let i = 0; i < h.length; i++) if (h[i] !== 0 || Object.is(h[i], -0)) nz.push(i);
-  const p = cellPixelsOf(h);
+  const { n, negativeZero } = setBins(h);
+  const p = negativeZero ? null : cellPixelsOfSet(h, n);
+  w.reserve(11 + n * 10);
   const gaps = (): void => {
     let prev = -1;
-    for (const i of nz) {
-      w.varint(i - prev - 1);
-      prev = i;
+    for (let j = 0; j < n; j++) {
+      w.varint(SET_BINS[j] - prev - 1);
+      prev = SET_BINS[j];
     }
   };
   if (p !== null) {
     const scale = Math.fround(1 / p);
     w.u8(0);
     w.varint(p);
-    w.varint(nz.length);
+    w.varint(n);
     gaps();
-    for (const i of nz) w.varint(Math.round(h[i] / scale));
+    for (let j = 0; j < n; j++) w.varint(Math.round(h[SET_BINS[j]] / scale));
   } else {
     w.u8(1);
-    w.varint(nz.length);
+    w.varint(n);
     gaps();
-    for (const i of nz) w.f32(h[i]);
+    for (let j = 0; j < n; j++) w.f32(h[SET_BINS[j]]);
   }
 }
 
