@@ -203,8 +203,15 @@ describe('ModelStore: training.yml written after the model is saved (#27)', () =
     const loaded = (await new ModelStore(dir).loadLbph())!;
     const bits = (h: Float32Array) => Buffer.from(h.buffer, h.byteOffset, h.byteLength);
     expect(loaded.model.histograms.map(bits)).toEqual(crops.histograms.map(bits));
-    // Torn inside a histogram's sparse bytes: refused by name, not loaded half.
     const bytes = await fs.readFile(path.join(dir, LBPH_SOURCE_FILE));
+    // A damaged length before the first histogram: refused before a buffer that size is made.
+    const json = bytes.readUInt32LE(8);
+    const first = 12 + json + ((4 - ((12 + json) % 4)) % 4) + 3 * 4;
+    const damaged = Buffer.from(bytes);
+    damaged.writeUInt32LE(0xfffffff0, first);
+    await fs.writeFile(path.join(dir, LBPH_SOURCE_FILE), damaged);
+    await expect(new ModelStore(dir).loadLbph()).rejects.toThrow(/histogram 0: 4294967280 bytes do not fit/);
+    // Torn inside a histogram's sparse bytes: refused by name, not loaded half.
     await fs.writeFile(path.join(dir, LBPH_SOURCE_FILE), bytes.subarray(0, bytes.length - 5000));
     await expect(new ModelStore(dir).loadLbph()).rejects.toThrow(
       /training\.lbph: (shorter than its header says|length does not match|histogram)/,

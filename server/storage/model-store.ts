@@ -8,8 +8,8 @@
  *
  * A training does not wait for training.yml (#27: writing it cost more than the rest of a training after a delete).
  * It saves the model first as `training.lbph`, a checksummed binary of our own (the histograms sparse: fast to
- * write and to read), which is the model from then on; training.yml is written from it afterwards (writeLbphYaml, off the
- * request path) and `training.yml.source` then records which training.lbph it was written from (and its size and
+ * write and to read), which is the model from then on; training.yml is written from it afterwards (writeLbphYaml,
+ * off the request path) and `training.yml.source` then records which training.lbph it was written from (and its size and
  * sha256). So after a crash before training.yml was written, a restart loads training.lbph and writes training.yml
  * again; a training.yml replaced by hand after it was written (an OpenCV model put in place) is the model again.
  * Deleting a person (forgetLabel) does the same, and removes the old training.yml at once (it still names them).
@@ -271,7 +271,10 @@ async function readSource(file: string): Promise<{ model: LbphModel; labelIds: L
         continue;
       }
       await reader.into(length);
-      const sparse = Buffer.alloc(length.readUInt32LE(0));
+      // A damaged length is refused before anything that size is allocated.
+      const bytes = length.readUInt32LE(0);
+      if (bytes > 11 + head.bins * 10 || reader.pos + bytes > stat.size - 32) fail(`histogram ${i}: ${bytes} bytes do not fit (torn?)`);
+      const sparse = Buffer.alloc(bytes);
       await reader.into(sparse);
       try {
         histograms.push(decodeHistogram(sparse, head.bins));
