@@ -238,7 +238,9 @@ export class FaceService {
   }
 
   private publishLoaded(loaded: LoadedModels): void {
-    if (loaded.yamlDue) this.opts.log.warn('training.yml is older than the saved model (a stop before it was written); writing it again');
+    // Expected after a person's deletion (training.yml goes at once, written again from the new model), and after a
+    // stop before a training's training.yml was written: neither is a fault.
+    if (loaded.yamlDue) this.opts.log.info('training.yml is behind the saved model (a person deleted, or a stop before it was written); writing it now');
     this.publish(loaded.files, loaded.lbph, loaded.embedding, loaded.lbphSource, loaded.yamlDue);
   }
 
