@@ -27,6 +27,7 @@ export const INPUT_NAME = 'input.1';
 export const OUTPUT_NAME = '527';
 export const INPUT_SHAPE = [1, 3, 300, 300] as const;
 export const OUTPUT_SHAPE = [1, 1, 200, 7] as const;
+/** The model version served, unless ModelServerOptions.version says otherwise; also the server's own version. */
 const VERSION = '1';
 
 export type ModelState = 'LOADING' | 'AVAILABLE' | 'FAILED';
@@ -40,6 +41,8 @@ export interface ModelServerOptions {
   detectSize?: number;
   /** Lowest score reported (see FaceBoxesOptions.minScore). */
   minScore?: number;
+  /** The model version it serves (default "1"): a new version is another model to its clients. */
+  version?: string;
   logger?: Logger;
   /** Replaces the FaceBoxes loader (tests: a slow or failing load). */
   loadBackend?: () => Promise<SsdBackend>;
@@ -158,6 +161,7 @@ function validateInputs(inputs: ParsedInput[]): Float32Array {
 
 export function createModelServer(options: ModelServerOptions = {}): ModelServer {
   const modelName = options.modelName ?? DEFAULT_MODEL_NAME;
+  const modelVersion = options.version ?? VERSION;
   const log = options.logger ?? createLogger('silent');
   const load =
     options.loadBackend ??
@@ -180,7 +184,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
       }
       backend = b;
       state = 'AVAILABLE';
-      log.info(`model ${modelName} version ${VERSION} AVAILABLE after ${Date.now() - started} ms`);
+      log.info(`model ${modelName} version ${modelVersion} AVAILABLE after ${Date.now() - started} ms`);
       return true;
     },
     (err: unknown) => {
@@ -192,7 +196,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
 
   const descriptor: ModelMetadata = {
     name: modelName,
-    versions: [VERSION],
+    versions: [modelVersion],
     platform: 'OpenVINO',
     inputs: [{ name: INPUT_NAME, datatype: 'FP32', shape: [...INPUT_SHAPE] }],
     outputs: [{ name: OUTPUT_NAME, datatype: 'FP32', shape: [...OUTPUT_SHAPE] }],
@@ -201,7 +205,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
   /** Resolves the model (and optional version) of a path or throws OVMS's error for it. */
   function servable(name: string, version: string | undefined, needLoaded: boolean): void {
     if (name !== modelName) throw notFoundName();
-    if (version !== undefined && version !== VERSION) {
+    if (version !== undefined && version !== modelVersion) {
       // OVMS parses the version as an integer before looking it up.
       if (!/^\d+$/.test(version)) throw new V2Failure(400, 'Could not parse model version in request');
       throw notFoundVersion();
@@ -277,7 +281,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
       inferences.inc({ result: 'ok' });
       return c.json({
         model_name: modelName,
-        model_version: VERSION,
+        model_version: modelVersion,
         ...(body.id !== undefined ? { id: body.id } : {}),
         outputs: [{ name: OUTPUT_NAME, shape: [...OUTPUT_SHAPE], datatype: 'FP32', data: Array.from(rows) }],
       });
@@ -299,7 +303,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
       [modelName]: {
         model_version_status: [
           {
-            version: VERSION,
+            version: modelVersion,
             state: state === 'AVAILABLE' ? 'AVAILABLE' : 'LOADING',
             status: state === 'FAILED' ? { error_code: 'UNKNOWN', error_message: 'UNKNOWN' } : { error_code: 'OK', error_message: 'OK' },
           },

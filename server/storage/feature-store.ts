@@ -26,7 +26,10 @@ import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
 
 /** What a training image's features are made with now; a stored part made with another version is recomputed. */
 export interface FeatureVersions {
-  /** The face detector (cascade, its parameters; the remote model server and model), by detection method. */
+  /**
+   * The face detector (cascade, its parameters; the remote model server and model), by detection method. A training
+   * with `remote` adds the served model's versions, platform and tensors, asked at its start (RemoteEngine.modelIdentity).
+   */
   detector: Record<DetectionMethod, string>;
   /** How a face becomes an LBPH histogram: crop size, eye alignment, LBPH parameters. */
   crop: string;

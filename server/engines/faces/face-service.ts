@@ -240,7 +240,8 @@ export class FaceService {
   private publishLoaded(loaded: LoadedModels): void {
     // Expected after a person's deletion (training.yml goes at once, written again from the new model), and after a
     // stop before a training's training.yml was written: neither is a fault.
-    if (loaded.yamlDue) this.opts.log.info('training.yml is behind the saved model (a person deleted, or a stop before it was written); writing it now');
+    if (loaded.yamlDue)
+      this.opts.log.info('training.yml is behind the saved model (a person deleted, or a stop before it was written); writing it now');
     this.publish(loaded.files, loaded.lbph, loaded.embedding, loaded.lbphSource, loaded.yamlDue);
   }
 
@@ -654,7 +655,11 @@ export class FaceService {
     const skipped: SkippedImage[] = [];
     const store = this.opts.images.features;
     const versions = this.opts.featureVersions ?? DEFAULT_FEATURE_VERSIONS;
-    const detector = versions.detector[method];
+    // The remote detector's version includes the served model's (asked now): a new model version is another detector.
+    const detector =
+      method === 'remote'
+        ? `${versions.detector.remote}|${await this.opts.remote.modelIdentity({ fresh: true })}`
+        : versions.detector[method];
     const descriptorModel = withEmbedding && this.opts.embedding ? this.descriptorVersion() : null;
     // Feature writes overlap the next images' work; all are done before the run ends (and before the lock goes).
     const writes: Promise<void>[] = [];

@@ -5,6 +5,7 @@
  *
  * Every failure, whatever its cause, is an ApiError `remote_unavailable` (503) whose message says which one.
  */
+import { createHash } from 'node:crypto';
 import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import { inferResponse, modelConfigStatus, modelMetadata, shapeSize, type ModelMetadata } from '../../../shared/kserve/protocol.js';
 import {
@@ -20,12 +21,30 @@ import { fetchIdempotent } from '../../http/idempotent-fetch.js';
 
 export type RemoteStatus = 'connected' | 'unreachable' | 'model_not_ready';
 
+/** The model's contract and what identifies the model behind it (see modelIdentity). */
+interface Described {
+  contract: SsdContract;
+  identity: string;
+}
+
+/**
+ * What identifies the served model beyond its name: its versions, platform and tensor descriptions. Another version
+ * (or a model with other tensors put under the same name) is another detector to the boxes it made.
+ */
+function identityOf(meta: ModelMetadata): string {
+  const tensors = createHash('sha256')
+    .update(JSON.stringify([meta.inputs, meta.outputs]))
+    .digest('hex')
+    .slice(0, 16);
+  return `${(meta.versions ?? []).join(',') || '-'}|${meta.platform}|${tensors}`;
+}
+
 /** A failure before any HTTP status was seen (refused, timed out, reset). */
 class Unreachable extends ApiError {}
 
 export class RemoteDetector {
   readonly url: string;
-  private contract: Promise<SsdContract> | null = null;
+  private described: Promise<Described> | null = null;
   private detail: string | null = null;
 
   constructor(
@@ -104,7 +123,7 @@ export class RemoteDetector {
     }
   }
 
-  private async fetchContract(): Promise<SsdContract> {
+  private async fetchContract(): Promise<Described> {
     const what = `the descriptor request for model "${this.modelName}"`;
     const { value } = await this.json('GET', this.modelPath(), what);
     const meta = modelMetadata.safeParse(value);
@@ -116,7 +135,7 @@ export class RemoteDetector {
       );
     }
     try {
-      return ssdContract(meta.data as ModelMetadata);
+      return { contract: ssdContract(meta.data as ModelMetadata), identity: identityOf(meta.data as ModelMetadata) };
     } catch (err) {
       if (err instanceof SsdContractError) {
         throw new ApiError(
@@ -128,21 +147,36 @@ export class RemoteDetector {
     }
   }
 
-  /** The model's input/output contract, from its descriptor (cached; a failed fetch is retried next call). */
-  descriptor(): Promise<SsdContract> {
-    if (!this.contract) {
+  /** The model's descriptor, fetched once and cached (a failed fetch is retried next call; checkStatus refreshes it). */
+  private describe(): Promise<Described> {
+    if (!this.described) {
       const p = this.fetchContract();
-      this.contract = p;
+      this.described = p;
       p.catch(() => {
-        if (this.contract === p) this.contract = null;
+        if (this.described === p) this.described = null;
       });
     }
-    return this.contract;
+    return this.described;
+  }
+
+  /** The model's input/output contract, from its descriptor. */
+  async descriptor(): Promise<SsdContract> {
+    return (await this.describe()).contract;
+  }
+
+  /**
+   * The served model's identity (versions, platform, tensors) as of its last descriptor: part of the version of the
+   * training features its boxes made, so a new model version recomputes them. `fresh`: the descriptor is fetched
+   * again first (a training asks so). 503 `remote_unavailable` when the descriptor cannot be had.
+   */
+  async modelIdentity(opts: { fresh?: boolean } = {}): Promise<string> {
+    if (opts.fresh) this.invalidate();
+    return (await this.describe()).identity;
   }
 
   /** Forgets the cached descriptor (the next call fetches it again). */
   invalidate(): void {
-    this.contract = null;
+    this.described = null;
   }
 
   /** Faces with their confidence, in pixels of `rgb`, highest confidence first. */

@@ -80,6 +80,17 @@ export class RemoteEngine {
     if (status !== before) this.opts.log.info(`remote model server: ${before} -> ${status} (${this.detail})`);
   }
 
+  /** What identifies the served model beyond its name (RemoteDetector.modelIdentity); 503 `remote_unavailable` without it. */
+  async modelIdentity(opts: { fresh?: boolean } = {}): Promise<string> {
+    if (!this.detector) throw new ApiError('remote_unavailable', this.detail);
+    try {
+      return await this.detector.modelIdentity(opts);
+    } catch (err) {
+      void this.check();
+      throw err;
+    }
+  }
+
   /** Face boxes from the remote server; 503 `remote_unavailable` on any failure. */
   async detect(rgb: RgbImage): Promise<Rect[]> {
     if (!this.detector) throw new ApiError('remote_unavailable', this.detail);
