@@ -247,7 +247,11 @@ const routeTable = {
   train: defineRoute({
     ...ENDPOINTS.train,
     summary: 'Train on every stored image',
-    description: 'One run at a time. When no image gives a face, nothing is saved and the previous models stay in use.',
+    description:
+      "One run at a time. When no image gives a face, nothing is saved and the previous models stay in use. Each image's " +
+      'features (face box, histogram, descriptor) are kept and reused while what made them is unchanged; with the ' +
+      "`remote` detection method the model server is asked for its model's identity (versions, tensors) first, so a new " +
+      'model version recomputes the boxes, and a model server that cannot be reached fails the run with `remote_unavailable`.',
     tags: ['Training'],
     request: { body: { required: false, description: 'Empty or `{}`.', content: json(trainRequest, {}) } },
     responses: ok(trainResponse, 'Trained; the new models are in use.'),
