@@ -12,18 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installedDetection, readTrainedDetection, recordTrainedDetection } from '../../server/engines/faces/trained-detection.js';
 import { listenModelServer, type RunningModelServer } from '../../server/model-server/app.js';
 import { base64, photo, trainingCaptures } from '../helpers/faces.js';
+import { IN_PROCESS_MODEL_SERVER_ENV } from '../helpers/model-server-env.js';
 import { getJson, postJson, startTestServer, uploadImage, type TestServer } from '../helpers/test-server.js';
 
-const ENV = {
-  WORKERS: '1',
-  EMBEDDING_ENABLED: 'false',
-  OBJECT_DETECTION_ENABLED: 'false',
-  CHAT_ENABLED: 'false',
-  SIGHTINGS_ENABLED: 'false',
-  REMOTE_DETECTOR_CHECK_INTERVAL_MS: '200',
-  // FaceBoxes runs in this test's process: under load a call may pass the default 5 s.
-  REMOTE_DETECTOR_TIMEOUT_MS: '60000',
-};
+const ENV = IN_PROCESS_MODEL_SERVER_ENV;
 
 async function putJson(url: string, body: unknown): Promise<{ status: number; body: any }> {
   return getJson(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

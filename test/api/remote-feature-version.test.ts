@@ -14,18 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFeatures } from '../../server/storage/feature-store.js';
 import { listenModelServer, type RunningModelServer } from '../../server/model-server/app.js';
 import { trainingCaptures } from '../helpers/faces.js';
+import { IN_PROCESS_MODEL_SERVER_ENV } from '../helpers/model-server-env.js';
 import { getJson, postJson, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
 
-const ENV = {
-  WORKERS: '1',
-  EMBEDDING_ENABLED: 'false',
-  OBJECT_DETECTION_ENABLED: 'false',
-  CHAT_ENABLED: 'false',
-  SIGHTINGS_ENABLED: 'false',
-  REMOTE_DETECTOR_CHECK_INTERVAL_MS: '200',
-  // FaceBoxes runs in this test's process: under load a call may pass the default 5 s.
-  REMOTE_DETECTOR_TIMEOUT_MS: '60000',
-};
+const ENV = IN_PROCESS_MODEL_SERVER_ENV;
 
 describe('the remote detector: a new version of the served model', () => {
   const servers: RunningModelServer[] = [];
