@@ -74,9 +74,10 @@ describe('start-up', () => {
 describe('crash safety', () => {
   it('a SIGKILL in the middle of training never leaves an unloadable model', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-crash-'));
+    let server: Running | undefined;
     try {
       const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-      let server = await start(env);
+      server = await start(env);
       for (const person of ['grace', 'eileen'] as const) {
         for (const capture of await trainingCaptures(person)) {
           for (let copy = 0; copy < 3; copy++) expect((await uploadImage(server.url, person, capture)).status).toBe(200);
@@ -99,6 +100,11 @@ describe('crash safety', () => {
       const leftovers = (await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'));
       expect(leftovers).toEqual([]);
     } finally {
+      // The last server first: it writes its database in DATA_DIR, and removing the folder under it failed (ENOTEMPTY).
+      if (server) {
+        server.child.kill('SIGKILL');
+        await exited(server.child);
+      }
       await fs.rm(dataDir, { recursive: true, force: true });
     }
   });
