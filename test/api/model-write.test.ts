@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { decodeLbphFile } from '../../shared/recognition/model-files.js';
 import { LBPH_SOURCE_FILE, type ModelStore, TRAINING_FILE, TRAINING_SOURCE_NOTE } from '../../server/storage/model-store.js';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
-import { spawnServer } from '../helpers/server-process.js';
+import { killAll, spawnServer } from '../helpers/server-process.js';
 import { getJson, postJson, startTestServer, type TestServer, uploadImage } from '../helpers/test-server.js';
 
 const ENV = { EMBEDDING_ENABLED: 'false', OBJECT_DETECTION_ENABLED: 'false', WORKERS: '2' };
@@ -22,7 +22,7 @@ const servers: TestServer[] = [];
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await killAll(children);
   for (const s of servers.splice(0)) await s.close();
   for (const d of dirs.splice(0)) await fs.rm(d, { recursive: true, force: true });
 });

@@ -8,14 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
-import { freePort, SERVER_MAIN as MAIN, type ServerProcess, spawnServer } from '../helpers/server-process.js';
+import { freePort, killAll, SERVER_MAIN as MAIN, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { postJson, REPO_ROOT, uploadImage } from '../helpers/test-server.js';
 
 const children: ChildProcess[] = [];
 
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-});
+afterEach(() => killAll(children));
 
 type Running = ServerProcess;
 
@@ -74,10 +72,9 @@ describe('start-up', () => {
 describe('crash safety', () => {
   it('a SIGKILL in the middle of training never leaves an unloadable model', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-crash-'));
-    let server: Running | undefined;
     try {
       const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-      server = await start(env);
+      let server = await start(env);
       for (const person of ['grace', 'eileen'] as const) {
         for (const capture of await trainingCaptures(person)) {
           for (let copy = 0; copy < 3; copy++) expect((await uploadImage(server.url, person, capture)).status).toBe(200);
@@ -101,10 +98,7 @@ describe('crash safety', () => {
       expect(leftovers).toEqual([]);
     } finally {
       // The last server first: it writes its database in DATA_DIR, and removing the folder under it failed (ENOTEMPTY).
-      if (server) {
-        server.child.kill('SIGKILL');
-        await exited(server.child);
-      }
+      await killAll(children);
       await fs.rm(dataDir, { recursive: true, force: true });
     }
   });

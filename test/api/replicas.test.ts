@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base64, rescaled, trainingCaptures } from '../helpers/faces.js';
 import { freshPostgresDatabase } from '../helpers/databases.js';
-import { spawnServer } from '../helpers/server-process.js';
+import { killAll, spawnServer } from '../helpers/server-process.js';
 import { getJson, postJson, uploadImage } from '../helpers/test-server.js';
 
 const children: ChildProcess[] = [];
@@ -57,7 +57,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await killAll(children);
   await fs.rm(dataDir, { recursive: true, force: true });
 });
 

@@ -51,3 +51,18 @@ export async function spawnServer(env: Record<string, string>, children: ChildPr
   }
   return { child, url, output: () => out };
 }
+
+/**
+ * SIGKILLs every process in `children` (emptying it) and resolves once each has exited: a folder it wrote in can be
+ * removed only then (a server still writing its database made the removal fail with ENOTEMPTY).
+ */
+export async function killAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.splice(0).map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      return gone;
+    }),
+  );
+}
