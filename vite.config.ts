@@ -28,6 +28,7 @@ const OFFLINE_MODELS = [
   'haarcascade_eye_tree_eyeglasses.xml',
   'haarcascade_smile.xml',
   'face-api/',
+  'cohort/',
   'faceres.json',
   'faceres.bin',
   'nanodet.json',

@@ -59,6 +59,8 @@ const API_NAME: Record<keyof DecisionRule, string> = {
   nearMax: 'near_max',
   ratioMax: 'ratio_max',
   verifyMax: 'verify_max',
+  cohortRatio: 'cohort_ratio',
+  quality: 'quality',
 };
 
 /**
@@ -132,7 +134,7 @@ function ruleOverrides(overrides: ThresholdOverrides): Partial<DecisionRule> {
 
 /** A rule problem (ruleProblem's text) with the API's key names. */
 function apiWords(problem: string): string {
-  return problem.replace(/\b(sureMax|nearMax|ratioMax|verifyMax)\b/g, (k) => API_NAME[k as keyof DecisionRule]);
+  return problem.replace(/\b(sureMax|nearMax|ratioMax|verifyMax|cohortRatio)\b/g, (k) => API_NAME[k as keyof DecisionRule]);
 }
 
 /**

@@ -94,6 +94,8 @@ export const UNKNOWN_REASONS = {
     "The distance is below the window's start (LBPH 4 by default): the face is a pixel-exact copy of a training photo (a replayed photo, or a still camera frame), which is refused. Show a live face. Never given by the embedding recognizer, whose window starts at 0.",
   given_to_another_face:
     'The nearest person (`candidate`) was given to another face in the same picture that is nearer to them: one person is named at most once per picture.',
+  low_quality:
+    'The face is too small or too blurred to tell people apart (under the quality floors of `GET /api/models/thresholds`): `candidate` says who it would have been. Come closer, hold still, or add light.',
   corrected:
     'The face would have been named `candidate`, but it is at least as near to a face a reviewer said is not them (a correction, `POST /api/corrections`) as to their own samples: the same stranger is not given that name again.',
 } as const;

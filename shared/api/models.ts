@@ -304,6 +304,22 @@ const ruleFields = {
     description: 'Margin rule: `ambiguous` when d1 / d2 (nearest / next person) is above this; null: off.',
   }),
   verify_max: z.number().meta({ description: '1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person.' }),
+  cohort_ratio: z.number().nullable().optional().meta({
+    description:
+      "Per-person limit (embedding): a person is named only within this share of their cohort bound, the distance from their photos to the nearest faces of a background cohort of strangers shipped with Lookout (docs/recognition.md); a person whose photos sit near many strangers' faces gets a stricter limit than `max`. The same share applies to `sure_max` and `verify_max`. null: off (LBPH).",
+  }),
+  quality: z
+    .object({
+      min_face_px: z.number().meta({ description: 'A face narrower than this (pixels) is `unknown` with reason `low_quality`.' }),
+      min_sharpness: z.number().meta({ description: 'A face less sharp than this (photo check measure) is `low_quality`.' }),
+      sure_face_px: z.number().meta({ description: 'A face narrower than this is named at most `unsure`.' }),
+      sure_sharpness: z
+        .number()
+        .meta({ description: 'A face less sharp than this is named at most `unsure` (so are too dark, burnt-out and turned faces).' }),
+    })
+    .nullable()
+    .optional()
+    .meta({ description: "Quality floors of the query face (the enrollment photo check's measures); null: quality is not looked at." }),
 };
 
 /** A decision rule in numbers (distances in the recognizer's own scale: LBPH chi-square, embedding euclidean). */
@@ -319,6 +335,15 @@ export function thresholdValuesOf(rule: DecisionRule): ThresholdValues {
     near_max: rule.nearMax,
     ratio_max: rule.ratioMax,
     verify_max: rule.verifyMax,
+    cohort_ratio: rule.cohortRatio ?? null,
+    quality: rule.quality
+      ? {
+          min_face_px: rule.quality.minFacePx,
+          min_sharpness: rule.quality.minSharpness,
+          sure_face_px: rule.quality.sureFacePx,
+          sure_sharpness: rule.quality.sureSharpness,
+        }
+      : null,
   };
 }
 

@@ -156,3 +156,77 @@ describe('rules', () => {
     expect(() => ruleWithOverrides(base, { max: Number.NaN })).toThrow(/max/);
   });
 });
+
+describe('per-person limits and face quality (#34)', () => {
+  const COHORT: DecisionRule = { ...RULE, max: 0.55, sureMax: 0.45, cohortRatio: 0.8 };
+  const FLOORS = { minFacePx: 32, minSharpness: 0.004, sureFacePx: 60, sureSharpness: 0.012 };
+  const GOOD = { facePx: 120, sharpness: 0.05, highlights: 200, clipped: 0 };
+
+  it('holds a magnet (a person near many strangers) to a stricter limit than a person far from them', () => {
+    // The same face at 0.44 from two people: one whose cohort bound is 0.65 (limit 0.52), one at 0.5 (limit 0.40).
+    expect(decideFace([{ labelId: 1, distance: 0.44, bound: 0.65 }], COHORT)).toMatchObject({ known: true, labelId: 1 });
+    expect(decideFace([{ labelId: 2, distance: 0.44, bound: 0.5 }], COHORT)).toMatchObject({
+      known: false,
+      reason: 'below_threshold',
+      candidate: { labelId: 2 },
+    });
+    // Never past max however far the cohort is.
+    expect(decideFace([{ labelId: 1, distance: 0.56, bound: 5 }], COHORT)).toMatchObject({ known: false, reason: 'below_threshold' });
+    // Without a bound (no cohort on this host) the sure bound is the limit: stricter, never looser.
+    expect(decideFace([{ labelId: 1, distance: 0.46 }], COHORT)).toMatchObject({ known: false, reason: 'below_threshold' });
+    expect(decideFace([{ labelId: 1, distance: 0.44 }], COHORT)).toMatchObject({ known: true });
+  });
+
+  it('scales certainty and the score with the person: 60% at their own limit, whoever they are', () => {
+    const a = decideFace([{ labelId: 1, distance: 0.4, bound: 0.5 }], COHORT);
+    const b = decideFace([{ labelId: 1, distance: 0.52, bound: 0.65 }], COHORT);
+    expect(a).toMatchObject({ known: true, confidence: 60, certainty: 'unsure' });
+    expect(b).toMatchObject({ known: true, confidence: 60, certainty: 'unsure' });
+    // Sure up to sureMax scaled like the limit (0.45 * 0.40 / 0.55 = 0.327 for the magnet).
+    expect(decideFace([{ labelId: 1, distance: 0.32, bound: 0.5 }], COHORT)).toMatchObject({ certainty: 'high' });
+    expect(decideFace([{ labelId: 1, distance: 0.34, bound: 0.5 }], COHORT)).toMatchObject({ certainty: 'unsure' });
+    // A caller's fixed 65 admits the same share of each person's limit, and nothing the rule leaves unknown.
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.2, max: 1, noNaN: true }), (d, bound) => {
+        const decision = decideFace([{ labelId: 1, distance: d, bound }], COHORT);
+        const confidence = decision.known ? decision.confidence : 0;
+        if (confidence >= 65) expect(d).toBeLessThanOrEqual(personLimitOf(bound));
+      }),
+    );
+  });
+
+  it('a face under the quality floors is low_quality with its candidate; a poor one is never high', () => {
+    const rule: DecisionRule = { ...RULE, quality: FLOORS };
+    const near = [{ labelId: 4, distance: 0.1 }];
+    expect(decideFace(near, rule, GOOD)).toMatchObject({ known: true, certainty: 'high' });
+    expect(decideFace(near, rule, { ...GOOD, facePx: 30 })).toEqual({
+      known: false,
+      reason: 'low_quality',
+      candidate: { labelId: 4, distance: 0.1, confidence: 92 },
+    });
+    expect(decideFace(near, rule, { ...GOOD, sharpness: 0.003 })).toMatchObject({ known: false, reason: 'low_quality' });
+    for (const poor of [{ facePx: 50 }, { sharpness: 0.01 }, { highlights: 60 }, { clipped: 0.3 }, { frontal: false }]) {
+      expect(decideFace(near, rule, { ...GOOD, ...poor })).toMatchObject({ known: true, certainty: 'unsure' });
+    }
+    // No measures (a host that did not measure), or no floors: quality plays no part.
+    expect(decideFace(near, rule)).toMatchObject({ certainty: 'high' });
+    expect(decideFace(near, RULE, { ...GOOD, facePx: 10 })).toMatchObject({ certainty: 'high' });
+    // In a picture, each face by its own quality.
+    const both = assignNames([near, [{ labelId: 5, distance: 0.1 }]], rule, [GOOD, { ...GOOD, facePx: 20 }]);
+    expect(both.map((d) => (d.known ? 'named' : d.reason))).toEqual(['named', 'low_quality']);
+  });
+
+  it('refuses per-person and quality settings that cannot work', () => {
+    expect(ruleProblem({ ...RULE, cohortRatio: 0 })).toMatch(/cohortRatio/);
+    expect(ruleProblem({ ...RULE, cohortRatio: 3 })).toMatch(/cohortRatio/);
+    expect(ruleProblem({ ...RULE, quality: { ...FLOORS, minFacePx: -1 } })).toMatch(/quality.minFacePx/);
+    expect(ruleProblem({ ...RULE, quality: { ...FLOORS, sureFacePx: 10 } })).toMatch(/certainty high/);
+    expect(ruleProblem({ ...RULE, cohortRatio: 0.8, quality: FLOORS })).toBeNull();
+    expect(ruleProblem(defaultRule('embedding'))).toBeNull();
+    expect(ruleProblem(defaultRule('embedding', 'faceres-1024'))).toBeNull();
+  });
+
+  function personLimitOf(bound: number): number {
+    return Math.min(COHORT.max, (COHORT.cohortRatio ?? 1) * bound);
+  }
+});

@@ -6,17 +6,27 @@
  *
  *   d1 = distance to the nearest person, d2 = to the next person (a person's photos are one template set)
  *   d1 < min                       unknown, copy_of_training_image (LBPH only: a pixel copy of a training photo)
- *   d1 > max, d1 <= nearMax        unknown, below_threshold (someone is near, just not near enough)
+ *   quality below the rule's floor unknown, low_quality (too small or too blurred to tell people apart), with
+ *                                  the candidate it would have had (#34: face quality takes part in the decision)
+ *   limit = min(max, cohortRatio * bound(p1))   the person's own limit (cohort.ts: a "magnet" whose template
+ *                                  sits near many strangers' faces gets a stricter one); with cohortRatio set but
+ *                                  no bound known (no cohort loaded) sureMax, the strict side; without
+ *                                  cohortRatio, max
+ *   d1 > limit, d1 <= nearMax      unknown, below_threshold (someone is near, just not near enough)
  *   d1 > nearMax                   unknown, no_match
  *   d1 / d2 > ratioMax             unknown, ambiguous (two people about equally near: the margin rule)
  *   c1 <= d1                       unknown, corrected (c1: the distance to the nearest of that person's
  *                                  corrections, faces a reviewer said are not them: corrections.ts)
- *   otherwise                      named; certainty `high` when d1 <= sureMax, else `unsure`
+ *   otherwise                      named; certainty `high` when d1 <= sureMax scaled like the limit
+ *                                  (sureMax * limit / max) and the face's quality is good enough to be sure of
+ *                                  (the sure floors: size, sharpness, exposure, a frontal pose), else `unsure`
  *
  * and within one picture a person is given to at most one face, the nearest (assignNames).
  *
- * The score (`confidence`, percent) is a monotonic map of the distance: 100 at `min`, EDGE_SCORE (60) at `max`,
- * falling on at the same slope past the limit to 0 (only unknown faces' candidates get scores under 60).
+ * The score (`confidence`, percent) is a monotonic map of the distance relative to the person's own limit: 100 at
+ * `min`, EDGE_SCORE (60) at the limit, falling on at the same slope past it to 0 (only unknown faces' candidates get
+ * scores under 60). So a caller's fixed threshold (the second factor's 65) means the same share of each person's
+ * limit whoever the person is, and a face the rule leaves unknown has `confidence` 0 whatever its candidate scored.
  */
 import { EDGE_SCORE } from './confidence.js';
 import { isCorrected } from './corrections.js';
@@ -35,6 +45,57 @@ export interface DecisionRule {
   ratioMax: number | null;
   /** 1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person. */
   verifyMax: number;
+  /**
+   * Per-person limit against the background cohort (cohort.ts): a person is named only within this share of their
+   * cohort bound (and never past `max`). Null or absent: the global limits alone.
+   */
+  cohortRatio?: number | null;
+  /** Quality floors of the query face; null or absent: quality is not looked at. */
+  quality?: QualityFloors | null;
+}
+
+/** Where a face is too poor to name at all, and where it is too poor to be sure of (photo-check.ts measures). */
+export interface QualityFloors {
+  /** Under this face width (pixels) or sharpness the face is `unknown` with reason `low_quality`. */
+  minFacePx: number;
+  minSharpness: number;
+  /** Under these the face is named at most `unsure`. */
+  sureFacePx: number;
+  sureSharpness: number;
+}
+
+/**
+ * The query face's quality, as photo-check.ts `measureFace` measures it (the enrollment check's measures). Exposure
+ * and pose are optional: a host that does not look at them never caps certainty for them.
+ */
+export interface FaceQuality {
+  facePx: number;
+  sharpness: number;
+  /** The face's 99th percentile of gray; under MIN_HIGHLIGHTS it is too dark to be sure. */
+  highlights?: number;
+  /** Share of burnt-out pixels; over MAX_CLIPPED too bright to be sure. */
+  clipped?: number;
+  /** false: the eyes show a turned or tilted head (never sure); null or absent: cannot tell. */
+  frontal?: boolean | null;
+}
+
+/** Exposure bounds of the sure certainty: the enrollment check's (photo-check.ts MIN_HIGHLIGHTS, MAX_CLIPPED). */
+const SURE_MIN_HIGHLIGHTS = 90;
+const SURE_MAX_CLIPPED = 0.15;
+
+/** Whether a face is too poor to name at all under the floors. */
+export function belowQualityFloor(quality: FaceQuality | undefined, floors: QualityFloors | null | undefined): boolean {
+  if (!quality || !floors) return false;
+  return quality.facePx < floors.minFacePx || quality.sharpness < floors.minSharpness;
+}
+
+/** Whether a face is good enough to be named with certainty `high`. */
+export function sureQuality(quality: FaceQuality | undefined, floors: QualityFloors | null | undefined): boolean {
+  if (!quality || !floors) return true;
+  if (quality.facePx < floors.sureFacePx || quality.sharpness < floors.sureSharpness) return false;
+  if (quality.highlights !== undefined && quality.highlights < SURE_MIN_HIGHLIGHTS) return false;
+  if (quality.clipped !== undefined && quality.clipped > SURE_MAX_CLIPPED) return false;
+  return quality.frontal !== false;
 }
 
 export type Certainty = 'high' | 'unsure';
@@ -53,7 +114,8 @@ export type UnknownDecisionReason =
   | 'ambiguous'
   | 'copy_of_training_image'
   | 'given_to_another_face'
-  | 'corrected';
+  | 'corrected'
+  | 'low_quality';
 
 export type FaceDecision =
   | { known: true; labelId: number; distance: number; confidence: number; certainty: Certainty }
@@ -70,16 +132,37 @@ export function ruleProblem(rule: DecisionRule): string | null {
   if (nearMax < max) return 'nearMax must not be below max';
   if (verifyMax < min || verifyMax > max) return 'verifyMax must lie between min and max';
   if (ratioMax !== null && !(ratioMax > 0 && ratioMax <= 1)) return 'ratioMax must be above 0 and at most 1, or null';
+  const { cohortRatio, quality } = rule;
+  if (cohortRatio != null && !(Number.isFinite(cohortRatio) && cohortRatio > 0 && cohortRatio <= 1.5))
+    return 'cohortRatio must be above 0 and at most 1.5, or null';
+  if (quality) {
+    for (const [key, v] of Object.entries(quality))
+      if (!Number.isFinite(v) || v < 0) return `quality.${key} must be a finite number of at least 0`;
+    if (quality.sureFacePx < quality.minFacePx || quality.sureSharpness < quality.minSharpness)
+      return 'the quality floors of certainty high must not be below the floors of naming';
+  }
   return null;
 }
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
-/** The percent score of a distance under a rule (see the header); 0 for a non-finite distance. */
-export function scoreOf(distance: number, rule: DecisionRule): number {
+/**
+ * The limit of one person: the rule's `max`, or stricter where their cohort bound says they sit near many strangers
+ * (never under `min`).
+ */
+export function personLimit(rule: DecisionRule, bound: number | undefined): number {
+  if (rule.cohortRatio == null) return rule.max;
+  // No bound (the host has no cohort, or too few cohort faces): the rule's `max` is set for a per-person limit to
+  // hold strangers back, so without one the stricter sure bound is the limit (fails closed).
+  if (bound === undefined || !Number.isFinite(bound)) return rule.sureMax;
+  return Math.max(rule.min, Math.min(rule.max, rule.cohortRatio * bound));
+}
+
+/** The percent score of a distance under a rule (see the header), against `limit` (default: the rule's max). */
+export function scoreOf(distance: number, rule: DecisionRule, limit: number = rule.max): number {
   if (!Number.isFinite(distance)) return 0;
-  const span = rule.max - rule.min;
-  if (!(span > 0)) return distance <= rule.max ? 100 : 0;
+  const span = limit - rule.min;
+  if (!(span > 0)) return distance <= limit ? 100 : 0;
   const t = (Math.max(distance, rule.min) - rule.min) / span;
   return round1(Math.max(0, 100 - (100 - EDGE_SCORE) * t));
 }
@@ -92,14 +175,20 @@ export function marginRatio(ranked: readonly PersonDistance[]): number {
   return d1 / d2;
 }
 
-/** One face decided on its own (no other face of the picture considered: that is assignNames). */
-export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule): FaceDecision {
+/**
+ * One face decided on its own (no other face of the picture considered: that is assignNames). `quality`: the face's
+ * measures, where the host measured them (the rule's quality floors apply only then).
+ */
+export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule, quality?: FaceQuality): FaceDecision {
   const nearest = ranked[0];
   if (!nearest || !Number.isFinite(nearest.distance)) return { known: false, reason: 'no_match' };
   const d1 = nearest.distance;
-  const candidate: CandidateDecision = { labelId: nearest.labelId, distance: d1, confidence: scoreOf(d1, rule) };
+  const limit = personLimit(rule, nearest.bound);
+  const candidate: CandidateDecision = { labelId: nearest.labelId, distance: d1, confidence: scoreOf(d1, rule, limit) };
   if (d1 < rule.min) return { known: false, reason: 'copy_of_training_image', candidate };
-  if (d1 > rule.max) return { known: false, reason: d1 <= rule.nearMax ? 'below_threshold' : 'no_match', candidate };
+  // A face too poor to tell people apart by: who it would have been, never a name.
+  if (belowQualityFloor(quality, rule.quality)) return { known: false, reason: 'low_quality', candidate };
+  if (d1 > limit) return { known: false, reason: d1 <= rule.nearMax ? 'below_threshold' : 'no_match', candidate };
   if (rule.ratioMax !== null && marginRatio(ranked) > rule.ratioMax) return { known: false, reason: 'ambiguous', candidate };
   // A "not this person" template at least as near as the person's own: the face is the one the reviewer corrected.
   if (isCorrected(d1, nearest.correction)) return { known: false, reason: 'corrected', candidate };
@@ -108,8 +197,14 @@ export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule
     labelId: nearest.labelId,
     distance: d1,
     confidence: candidate.confidence,
-    certainty: d1 <= rule.sureMax ? 'high' : 'unsure',
+    certainty: d1 <= sureLimit(rule, limit) && sureQuality(quality, rule.quality) ? 'high' : 'unsure',
   };
+}
+
+/** The sure bound of a person: sureMax scaled as their limit is scaled from max. */
+export function sureLimit(rule: DecisionRule, limit: number): number {
+  if (limit >= rule.max || !(rule.max > rule.min)) return rule.sureMax;
+  return rule.min + ((rule.sureMax - rule.min) * (limit - rule.min)) / (rule.max - rule.min);
 }
 
 /**
@@ -117,7 +212,11 @@ export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule
  * whose nearest person went to a nearer face is decided again on the people left (named at most `unsure`: its
  * best match was someone else's), or stays unknown as `given_to_another_face` with that person as its candidate.
  */
-export function assignNames(rankings: readonly (readonly PersonDistance[])[], rule: DecisionRule): FaceDecision[] {
+export function assignNames(
+  rankings: readonly (readonly PersonDistance[])[],
+  rule: DecisionRule,
+  qualities: readonly (FaceQuality | undefined)[] = [],
+): FaceDecision[] {
   const decisions: FaceDecision[] = new Array(rankings.length);
   const taken = new Set<number>();
   // Nearest faces first (ties: the earlier face), so each person goes to the face nearest to them.
@@ -126,7 +225,7 @@ export function assignNames(rankings: readonly (readonly PersonDistance[])[], ru
     .sort((a, b) => a.d - b.d || a.i - b.i)
     .map((x) => x.i);
   for (const i of order) {
-    const first = decideFace(rankings[i], rule);
+    const first = decideFace(rankings[i], rule, qualities[i]);
     if (!first.known || !taken.has(first.labelId)) {
       if (first.known) taken.add(first.labelId);
       decisions[i] = first;
@@ -135,6 +234,7 @@ export function assignNames(rankings: readonly (readonly PersonDistance[])[], ru
     const next = decideFace(
       rankings[i].filter((p) => !taken.has(p.labelId)),
       rule,
+      qualities[i],
     );
     if (next.known) {
       taken.add(next.labelId);

@@ -7,13 +7,15 @@
  */
 import type { FaceCandidate, FaceResult } from '../api/index.js';
 import type { Rect } from '../image/types.js';
-import { assignNames, type DecisionRule, type FaceDecision } from './decision.js';
+import { assignNames, type DecisionRule, type FaceDecision, type FaceQuality } from './decision.js';
 import type { PersonDistance } from './ranking.js';
 
 /** A face box with the recognizer's nearest people (null when no model was used). */
 export interface RecognizedBox {
   box: Rect;
   ranked: PersonDistance[] | null;
+  /** The face's quality measures, where the host measured them (the rule's quality floors apply then). */
+  quality?: FaceQuality;
 }
 
 /** Label id -> name. */
@@ -64,6 +66,7 @@ export function faceResults(faces: readonly RecognizedBox[], names: LabelNames |
   const decisions = assignNames(
     faces.map((f) => f.ranked ?? []),
     rule,
+    faces.map((f) => f.quality),
   );
   return faces.map((f, i) => toFaceResult(f.box, decisions[i], names));
 }

@@ -9,11 +9,20 @@ import { trainEmbedding } from '../embedding/matcher.js';
 import { largestBox, normalizeFace } from '../vision/face-region.js';
 import { detectMultiScale, parseHaarCascade } from '../vision/haar-cascade.js';
 import { namesFromLabelIds } from './face-results.js';
-import { CASCADE_DEFAULTS, detectOptionsOf, FacePipeline, predictEmbeddingFaces, predictLbphFaces, ruleFor } from './pipeline.js';
-import { defaultRule } from './rules.js';
+import {
+  CASCADE_DEFAULTS,
+  detectOptionsOf,
+  FacePipeline,
+  faceQuality,
+  predictEmbeddingFaces,
+  predictLbphFaces,
+  ruleFor,
+} from './pipeline.js';
+import { defaultRule, QUALITY_FLOORS } from './rules.js';
 
 const LBPH_RULE = defaultRule('lbph');
-const EMBEDDING_RULE = defaultRule('embedding');
+// These synthetic pictures are a few pixels wide: the quality floors (tested below) would call every face low_quality.
+const EMBEDDING_RULE = { ...defaultRule('embedding'), quality: null };
 
 const ROOT = process.cwd();
 const cascade = parseHaarCascade(readFileSync(resolve(ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8'));
@@ -42,7 +51,7 @@ describe('cascade parameters', () => {
 
   it("picks the recognizer's rule, the calibrated default where none is given", () => {
     expect(ruleFor('lbph')).toEqual(LBPH_RULE);
-    expect(ruleFor('embedding')).toEqual(EMBEDDING_RULE);
+    expect(ruleFor('embedding')).toEqual(defaultRule('embedding'));
     expect(ruleFor('embedding', {}, 'faceres-1024')).toEqual(defaultRule('embedding', 'faceres-1024'));
     const own = { ...EMBEDDING_RULE, max: 0.55 };
     expect(ruleFor('embedding', { embedding: own })).toEqual(own);
@@ -140,5 +149,66 @@ describe('FacePipeline', () => {
     expect(pipeline.models.embedding).not.toBeNull(); // untouched by a swap of the other recognizer
     pipeline.setModels({ embedding: null });
     expect(await pipeline.recognize({ rgb }, step)).toMatchObject({ trained: false, faces: [{ label: 'unknown' }] });
+  });
+});
+
+describe('FacePipeline: quality and the background cohort (#34)', () => {
+  const photo = async () => {
+    const { data, info } = await sharp(resolve(ROOT, 'test/fixtures/images/faces/grace_hopper.jpg'))
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return { width: info.width, height: info.height, channels: 3 as const, data: new Uint8Array(data) };
+  };
+  const face: Rect = { x: 145, y: 99, width: 239, height: 239 };
+  const zero = new Float32Array(128);
+  const at = (d: number) => new Float32Array(128).fill(d / Math.sqrt(128));
+  const model = trainEmbedding([{ label: 0, descriptor: zero }]);
+  const names = namesFromLabelIds({ grace: 0 });
+
+  it('measures the face from the colour picture as from its gray one (the server has only colour for embedding)', async () => {
+    const rgb = await photo();
+    const fromRgb = faceQuality({ rgb }, face);
+    const fromGray = faceQuality({ gray: rgbToGray(rgb) }, face);
+    expect(fromRgb).toEqual(fromGray);
+    expect(fromRgb?.facePx).toBe(239);
+    expect(fromRgb?.sharpness).toBeGreaterThan(QUALITY_FLOORS.sureSharpness);
+  });
+
+  it('a face under the floors is unknown, low_quality, with its candidate; a poor one is never high', async () => {
+    const rgb = await photo();
+    const pipeline = new FacePipeline({ describe: async (_rgb, b) => b.map(() => at(0.2)) });
+    pipeline.setModels({ embedding: { model, names } });
+    const rule = { ...defaultRule('embedding'), cohortRatio: null };
+    const good = await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes: [face] });
+    expect(good.faces[0]).toMatchObject({ label: 'grace', certainty: 'high' });
+    // The same descriptor on a face 20 px wide: too small to tell people apart.
+    const tiny = await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes: [{ x: 200, y: 150, width: 20, height: 20 }] });
+    expect(tiny.faces[0]).toMatchObject({ label: 'unknown', reason: 'low_quality', candidate: { label: 'grace' } });
+    // 40 px: named, but only `unsure`.
+    const small = await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes: [{ x: 200, y: 150, width: 40, height: 40 }] });
+    expect(small.faces[0]).toMatchObject({ label: 'grace', certainty: 'unsure' });
+  });
+
+  it('holds each person to their cohort bound, and to the sure bound when the host has no cohort', async () => {
+    const rgb = await photo();
+    // Cohort faces at 0.5 from grace's sample: her bound is 0.5, her limit 0.8 * 0.5 = 0.4.
+    const cohortFaces = new Float32Array(128 * 5);
+    for (let i = 0; i < 5; i++) cohortFaces.set(at(0.5), i * 128);
+    const cohort = { descriptorModel: 'faceapi-128', dim: 128, descriptors: cohortFaces };
+    const rule = { ...defaultRule('embedding'), quality: null };
+    const decide = async (d: number, withCohort: boolean) => {
+      const pipeline = new FacePipeline({
+        describe: async (_rgb, b) => b.map(() => at(d)),
+        ...(withCohort ? { cohort: () => cohort } : {}),
+      });
+      pipeline.setModels({ embedding: { model, names } });
+      return (await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes: [face] })).faces[0];
+    };
+    expect(await decide(0.38, true)).toMatchObject({ label: 'grace' });
+    expect(await decide(0.42, true)).toMatchObject({ label: 'unknown', reason: 'below_threshold', candidate: { label: 'grace' } });
+    // No cohort: the sure bound (0.45) is the limit, never the looser max (0.55).
+    expect(await decide(0.44, false)).toMatchObject({ label: 'grace' });
+    expect(await decide(0.5, false)).toMatchObject({ label: 'unknown', reason: 'below_threshold' });
   });
 });

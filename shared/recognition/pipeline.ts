@@ -11,6 +11,7 @@
  */
 import type { FaceResult, RecognitionModel } from '../api/index.js';
 import { rankEmbedding, type EmbeddingModel } from '../embedding/matcher.js';
+import { cropGray, rgbToGray } from '../image/ops.js';
 import type { GrayImage, Rect, RgbImage } from '../image/types.js';
 import { lbpHistogram, rankLbph, type LbphModel } from '../lbph/lbph.js';
 import type { DetectOptions } from '../vision/haar-cascade.js';
@@ -25,7 +26,9 @@ import {
   lbphFeatureDistance,
   withCorrections,
 } from './corrections.js';
-import type { DecisionRule } from './decision.js';
+import { boundsFor, type Cohort, withCohortBounds } from './cohort.js';
+import type { DecisionRule, FaceQuality } from './decision.js';
+import { measureFace } from './photo-check.js';
 import { faceResults as decideFaces, type LabelNames, type RecognizedBox } from './face-results.js';
 import type { PersonDistance } from './ranking.js';
 import { defaultRule } from './rules.js';
@@ -99,21 +102,61 @@ export function predictLbphFaces(
   });
 }
 
-/** The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. */
+/**
+ * The embedding recognizer on each face. Without a model no descriptor is computed: none would be used. With a
+ * cohort of the model's descriptor model, each ranked person carries their cohort bound (cohort.ts).
+ */
 export async function predictEmbeddingFaces(
   rgb: RgbImage,
   boxes: readonly Rect[],
   model: EmbeddingModel | null,
   describe: Describe,
   corrections: CorrectionContext | null = null,
+  cohort: Cohort | null = null,
 ): Promise<RecognizedBox[]> {
   const descriptors = model && boxes.length ? await describe(rgb, [...boxes]) : [];
+  const bounds = model && cohort && cohort.dim === model.dim ? boundsFor(model, cohort) : null;
   // A face the nets could not describe is compared with nobody: it stays unknown (no_match).
   return boxes.map((box, i) => {
     if (!model) return recognized(box, null);
     const descriptor = descriptors[i];
-    return recognized(box, descriptor ? withCorrections(rankEmbedding(model, descriptor), descriptor, corrections) : []);
+    return recognized(
+      box,
+      descriptor ? withCohortBounds(withCorrections(rankEmbedding(model, descriptor), descriptor, corrections), bounds) : [],
+    );
   });
+}
+
+/**
+ * A query face's quality (#34), measured as the enrollment check measures a photo (photo-check.ts): size, sharpness
+ * and exposure of the face crop. From the gray picture where the host has it, else from the colour one's face
+ * region alone (the same pixels: gray is per pixel, so crop-then-convert equals convert-then-crop). The pose needs
+ * the eye cascade, which not every host runs per face, so it is not part of it (it never caps certainty here).
+ */
+export function faceQuality(image: { gray?: GrayImage; rgb?: RgbImage }, box: Rect): FaceQuality | undefined {
+  let gray = image.gray;
+  let at = box;
+  if (!gray) {
+    if (!image.rgb) return undefined;
+    const x0 = Math.max(0, Math.floor(box.x));
+    const y0 = Math.max(0, Math.floor(box.y));
+    const x1 = Math.min(image.rgb.width, Math.floor(box.x + box.width));
+    const y1 = Math.min(image.rgb.height, Math.floor(box.y + box.height));
+    if (x1 <= x0 || y1 <= y0) return undefined;
+    const { width, channels, data } = image.rgb;
+    const w = x1 - x0;
+    const h = y1 - y0;
+    const region = new Uint8Array(w * h * channels);
+    for (let y = 0; y < h; y++) {
+      const s = ((y0 + y) * width + x0) * channels;
+      region.set(data.subarray(s, s + w * channels), y * w * channels);
+    }
+    gray = rgbToGray({ width: w, height: h, channels, data: region });
+    at = { x: box.x - x0, y: box.y - y0, width: box.width, height: box.height };
+  }
+  if (cropGray(gray, at).width === 0) return undefined;
+  const m = measureFace(gray, at);
+  return { facePx: m.face_px, sharpness: m.sharpness, highlights: m.highlights, clipped: m.clipped };
 }
 
 /** The faces of one picture, named by the model used (null: no model, every face unknown) under `rule`. */
@@ -146,6 +189,16 @@ export interface RecognizeStep {
   descriptors?: boolean;
 }
 
+/** Faces with their quality measured, where the rule has quality floors (nothing is measured otherwise). */
+function withQuality(faces: RecognizedBox[], image: { gray?: GrayImage; rgb?: RgbImage }, rule: DecisionRule): RecognizedBox[] {
+  if (!rule.quality) return faces;
+  return faces.map((f) => {
+    if (!f.ranked?.length) return f;
+    const quality = faceQuality(image, f.box);
+    return quality ? { ...f, quality } : f;
+  });
+}
+
 /** One face of a training image: the largest face (the person nearest the camera) and its LBPH histogram. */
 export interface FaceSample {
   boxes: Rect[];
@@ -167,6 +220,11 @@ export interface PipelineHost {
    * plainly, models trained here are not marked aligned, and aligned models are queried with plain crops.
    */
   eyeCascade?: HaarCascade;
+  /**
+   * The background cohort (cohort.ts) of the descriptor model with descriptors of `dim` values (128: faceapi-128,
+   * 1024: faceres-1024), for the embedding recognizer's per-person limits; absent or null: the rule's `max` alone.
+   */
+  cohort?: (dim: number) => Cohort | null | Promise<Cohort | null>;
 }
 
 const now = () => performance.now();
@@ -240,16 +298,17 @@ export class FacePipeline {
             }
           : describe;
       // Without a model (or faces) nothing is described, so the missing parts are never used.
+      const cohort = model && step.rule.cohortRatio != null ? ((await this.host.cohort?.(model.dim)) ?? null) : null;
       faces =
         model && keeping && image.rgb
-          ? await predictEmbeddingFaces(image.rgb, boxes, model, keeping, corrections)
+          ? await predictEmbeddingFaces(image.rgb, boxes, model, keeping, corrections, cohort)
           : boxes.map((box) => recognized(box, null));
     } else {
       if (!image.gray) throw new Error('LBPH needs the gray image');
       faces = predictLbphFaces(image.gray, boxes, this.current.lbph?.model ?? null, this.host.eyeCascade ?? null, corrections);
     }
     return {
-      faces: faceResults(faces, trained, step.rule),
+      faces: faceResults(withQuality(faces, image, step.rule), trained, step.rule),
       trained: trained !== null,
       detectMs: t1 - t0,
       recognizeMs: now() - t1,

@@ -13,6 +13,11 @@ export interface PersonDistance {
    * corrections.ts); absent when they have none. The rule never names them when this is within `distance`.
    */
   correction?: number;
+  /**
+   * This person's cohort bound (cohort.ts): their distance to the nearest faces of a background cohort of strangers;
+   * absent without a cohort. The rule's per-person limit reads it.
+   */
+  bound?: number;
 }
 
 /** How many people a ranking keeps: the nearest, the next (margin rule), and one more (one name per face). */

@@ -5,7 +5,7 @@
  * sites calibrate their own through the thresholds API (`PUT /api/models/thresholds`).
  */
 import type { RecognitionModel } from '../api/index.js';
-import { type DecisionRule, ruleProblem } from './decision.js';
+import { type DecisionRule, type QualityFloors, ruleProblem } from './decision.js';
 
 /** The embedding recognizer's descriptor models (shared/embedding). */
 export const DESCRIPTOR_MODELS = ['faceapi-128', 'faceres-1024'] as const;
@@ -17,7 +17,23 @@ export const DEFAULT_DESCRIPTOR_MODEL: DescriptorModel = 'faceapi-128';
  * names 21% of strangers, 80 names 5 to 7% (bench/RESULTS.md), so the limit is 80 (LBPH_DISTANCE_MAX=85 gives the
  * original's window back). No margin rule: the calibrated ratio was 0.99, i.e. no margin helps LBPH.
  */
-const LBPH_RULE: DecisionRule = Object.freeze({ min: 4, max: 80, sureMax: 72, nearMax: 100, ratioMax: null, verifyMax: 75 });
+const LBPH_RULE: DecisionRule = Object.freeze({
+  min: 4,
+  max: 80,
+  sureMax: 72,
+  nearMax: 100,
+  ratioMax: null,
+  verifyMax: 75,
+  cohortRatio: null,
+  quality: null as QualityFloors | null,
+});
+
+/**
+ * Quality floors of the query face (#34; photo-check.ts measures): under the first pair a face is `low_quality`,
+ * under the second it is named at most `unsure`. Measured on `npm run bench open-set`'s degraded queries
+ * (bench/RESULTS.md, "Out-of-sample open-set accuracy").
+ */
+export const QUALITY_FLOORS: QualityFloors = Object.freeze({ minFacePx: 32, minSharpness: 0.004, sureFacePx: 60, sureSharpness: 0.012 });
 
 /**
  * Per descriptor model (euclidean distance between descriptors; faceres' are L2-normalised first), calibrated on
@@ -30,8 +46,26 @@ const LBPH_RULE: DecisionRule = Object.freeze({ min: 4, max: 80, sureMax: 72, ne
  * verifyMax (1:1) sits just under the limit: 0.0% (faceapi, 0.46) and 0.04% (faceres, 0.82) false accepts there.
  */
 const EMBEDDING_RULES: Readonly<Record<DescriptorModel, DecisionRule>> = Object.freeze({
-  'faceapi-128': Object.freeze({ min: 0, max: 0.48, sureMax: 0.45, nearMax: 0.6, ratioMax: 0.91, verifyMax: 0.46 }),
-  'faceres-1024': Object.freeze({ min: 0, max: 0.83, sureMax: 0.7, nearMax: 1.0, ratioMax: 0.97, verifyMax: 0.82 }),
+  'faceapi-128': Object.freeze({
+    min: 0,
+    max: 0.55,
+    sureMax: 0.45,
+    nearMax: 0.65,
+    ratioMax: 0.91,
+    verifyMax: 0.46,
+    cohortRatio: 0.8,
+    quality: QUALITY_FLOORS,
+  }),
+  'faceres-1024': Object.freeze({
+    min: 0,
+    max: 0.9,
+    sureMax: 0.7,
+    nearMax: 1.0,
+    ratioMax: 0.97,
+    verifyMax: 0.82,
+    cohortRatio: 0.85,
+    quality: QUALITY_FLOORS,
+  }),
 });
 
 export function isDescriptorModel(value: unknown): value is DescriptorModel {
@@ -57,7 +91,7 @@ export function ruleWithOverrides(rule: DecisionRule, overrides: RuleOverrides):
   for (const key of Object.keys(overrides) as (keyof DecisionRule)[]) {
     const v = overrides[key];
     if (v === undefined || v === null) continue;
-    (out as unknown as Record<string, number>)[key] = v;
+    (out as unknown as Record<string, unknown>)[key] = v;
   }
   // A limit moved past the sure or verification bound drags them along, so a single "limit" edit stays valid.
   if (overrides.max != null) {

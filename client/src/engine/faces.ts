@@ -9,6 +9,7 @@ import { DEFAULT_DESCRIPTOR_MODEL, type DescriptorModelId, isDescriptorModelId }
 import type { EmbeddingModel } from '../../../shared/embedding/matcher';
 import type { LbphModel } from '../../../shared/lbph/lbph';
 import { assembleEmbedding, assembleLbph } from '../../../shared/recognition/compact-model';
+import { type Cohort, parseCohort } from '../../../shared/recognition/cohort';
 import { createEmbeddingEngine, type EmbeddingEngine } from '../../../shared/embedding/engine';
 import { rgbToGray } from '../../../shared/image/ops';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types';
@@ -82,7 +83,31 @@ export class FaceEngine {
       detect: (gray) => this.cascade.detect(gray),
       // The nets load on first use: a page that only runs LBPH never downloads them.
       describe: async (rgb, boxes) => (await (await this.loadEmbedding()).describe(rgb, boxes)).map((d) => d.descriptor),
+      // The server's background cohort file, for the same per-person limits as there (shared/recognition/cohort.ts).
+      cohort: (dim) => this.loadCohort(dim),
     });
+  }
+
+  private cohorts = new Map<number, Promise<Cohort | null>>();
+
+  /**
+   * The background cohort of the descriptor model with `dim`-value descriptors, fetched once (precached for offline
+   * use). A failed fetch answers null, which holds everyone to the sure bound (stricter), and is tried again later.
+   */
+  private loadCohort(dim: number): Promise<Cohort | null> {
+    let loading = this.cohorts.get(dim);
+    if (!loading) {
+      const model: DescriptorModelId = dim === 1024 ? 'faceres-1024' : 'faceapi-128';
+      const url = new URL(`../cohort/${model}.f32`, new URL(this.faceApiUrl, self.location.href)).href;
+      loading = fetchBytes(url)
+        .then((bytes) => parseCohort(new Uint8Array(bytes), model, dim))
+        .catch(() => {
+          this.cohorts.delete(dim);
+          return null;
+        });
+      this.cohorts.set(dim, loading);
+    }
+    return loading;
   }
 
   /** Fetches and parses the face and eye cascades; `threads` (this worker included) share each detection. */

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { thresholdValuesOf } from '../../../shared/api/models';
 import { defaultRule } from '../../../shared/recognition/rules';
 import { engineRule, RULES_KEY, RuleSync, rulesFromThresholds } from './rule-sync';
 
@@ -7,12 +8,7 @@ function thresholds(lbphMax = 70) {
   const lbph = defaultRule('lbph');
   const embedding = defaultRule('embedding');
   const entry = (r: typeof lbph, overridden: string[]) => ({
-    min: r.min,
-    max: r.max,
-    sure_max: r.sureMax,
-    near_max: r.nearMax,
-    ratio_max: r.ratioMax,
-    verify_max: r.verifyMax,
+    ...thresholdValuesOf(r),
     defaults: { max: r.max, sure_max: r.sureMax, ratio_max: r.ratioMax, verify_max: r.verifyMax },
     overridden,
   });
@@ -33,6 +29,18 @@ describe('rulesFromThresholds', () => {
     const d = defaultRule('lbph');
     expect(rules.lbph).toEqual({ ...d, max: 70, sureMax: Math.min(d.sureMax, 70), verifyMax: Math.min(d.verifyMax, 70) });
     expect(rules.embedding).toEqual({ ...defaultRule('embedding'), descriptorModel: 'faceapi-128' });
+  });
+
+  it('reads the per-person limit and the quality floors, and an older answer without them as off', () => {
+    const body = thresholds();
+    expect(rulesFromThresholds(body).embedding).toMatchObject({
+      cohortRatio: defaultRule('embedding').cohortRatio,
+      quality: defaultRule('embedding').quality,
+    });
+    const { cohort_ratio: _c, quality: _q, ...older } = body.embedding;
+    expect(rulesFromThresholds({ embedding: older }).embedding).toMatchObject({ cohortRatio: null, quality: null });
+    // Floors that are not all numbers: not a usable rule, so the default applies.
+    expect(rulesFromThresholds({ embedding: { ...body.embedding, quality: { min_face_px: 'small' } } }).embedding).toBeUndefined();
   });
 
   it('leaves out an entry that is not a usable rule, so that recognizer keeps its default', () => {

@@ -31,6 +31,17 @@ export function ruleFromThresholds(entry: unknown): DecisionRule | null {
   const ratioMax = e.ratio_max === null ? null : num(e.ratio_max);
   if (max === undefined || sureMax === undefined || nearMax === undefined || verifyMax === undefined || ratioMax === undefined) return null;
   const rule: DecisionRule = { min: num(e.min) ?? 0, max, sureMax, nearMax, ratioMax, verifyMax };
+  // #34: the per-person limit and the quality floors (absent from older servers' answers: off, as there).
+  rule.cohortRatio = num(e.cohort_ratio) ?? null;
+  rule.quality = null;
+  const q = e.quality as Record<string, unknown> | null | undefined;
+  if (q && typeof q === 'object') {
+    const [minFacePx, minSharpness, sureFacePx, sureSharpness] = [q.min_face_px, q.min_sharpness, q.sure_face_px, q.sure_sharpness].map(
+      num,
+    );
+    if (minFacePx === undefined || minSharpness === undefined || sureFacePx === undefined || sureSharpness === undefined) return null;
+    rule.quality = { minFacePx, minSharpness, sureFacePx, sureSharpness };
+  }
   return ruleProblem(rule) ? null : rule;
 }
 

@@ -20,6 +20,7 @@ export const REASON_WORDS: Record<Reason, string> = {
   given_to_another_face: 'That person is already named on a closer face in this picture.',
   copy_of_training_image: 'This looks like an exact copy of a training photo; Lookout does not accept copies. Show a live face.',
   corrected: 'Looks like a face someone marked as "not this person", so Lookout does not give it that name.',
+  low_quality: 'Too small or too blurred to tell who it is: come closer, hold still or add light.',
 };
 
 /** The name shown for a label: the display name a person typed ("Marie Curie"), set by lib/people.ts; the label until then. */

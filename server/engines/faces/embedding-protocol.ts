@@ -19,6 +19,8 @@ export interface EmbeddingWorkerData {
   descriptor?: DescriptorModelId;
   /** Folder with faceres.json/.bin; defaults to the folder above `modelDir`. */
   descriptorDir?: string;
+  /** Folder with the background cohorts (`<descriptor>.f32`); defaults to `cohort/` beside faceres.json. */
+  cohortDir?: string;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface EmbeddingModelInstall {
 }
 
 export interface EmbeddingOps {
-  status: { args: void; result: EmbeddingAvailability };
+  status: { args: void; result: EmbeddingAvailability & { cohortFaces?: number; cohortProblem?: string } };
   /** Descriptors of the given faces, in order. */
   describe: { args: { rgb: RgbImage; boxes: Rect[] }; result: Float32Array[] };
   /** How many faces this worker has described since it started (recognitions' and `describe`'s alike). */

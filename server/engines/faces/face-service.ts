@@ -177,7 +177,13 @@ export class FaceService {
    */
   async init(): Promise<void> {
     if (this.opts.embedding) {
-      this.embeddingStatus = await this.opts.embedding.run('status', undefined);
+      const status = await this.opts.embedding.run('status', undefined);
+      const { cohortFaces, cohortProblem, ...availability } = status;
+      this.embeddingStatus = availability;
+      // Without its cohort the embedding recognizer holds everyone to the sure bound (stricter): say why.
+      if (availability.available && cohortProblem)
+        this.opts.log.warn(`embedding recognizer: no background cohort, so every person is held to the sure limit (${cohortProblem})`);
+      else if (availability.available) this.opts.log.info(`embedding recognizer: background cohort of ${cohortFaces ?? 0} faces`);
     } else {
       this.embeddingStatus = { available: false, reason: 'switched off (EMBEDDING_ENABLED=false)', loadMs: 0 };
     }
