@@ -17,6 +17,7 @@ import { readFeatureCascades } from './chat/feature-cascades.js';
 import { LlmClient } from './chat/llm-client.js';
 import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-server.js';
 import { settingsRule } from './engines/faces/decision-rules.js';
+import { readCohortFile } from './engines/faces/cohort-file.js';
 import { FaceService } from './engines/faces/face-service.js';
 import { ObjectService } from './engines/objects/object-service.js';
 import { RemoteEngine } from './engines/remote/remote-engine.js';
@@ -188,14 +189,17 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   });
   // Fail at start, not at the first request, when a worker cannot load the cascade.
   await pool.broadcast('setModel', null);
+  const cohortDir = path.join(settings.appDir, 'public/models/cohort');
   const embedding = settings.embeddingEnabled
     ? new WorkerPool<EmbeddingOps>({
         name: 'embedding',
         script: 'faces/embedding-worker',
-        data: { modelDir: path.join(settings.appDir, 'public/models/face-api'), descriptor: settings.embeddingDescriptor },
+        data: { modelDir: path.join(settings.appDir, 'public/models/face-api'), descriptor: settings.embeddingDescriptor, cohortDir },
         size: 1,
       })
     : null;
+  // The same cohort file the worker reads, for 1:1 verification's per-person limit (a problem is logged by the worker's status).
+  const { cohort } = settings.embeddingEnabled ? readCohortFile(cohortDir, settings.embeddingDescriptor) : { cohort: null };
 
   const remote = new RemoteEngine({
     enabled: settings.remoteDetectorEnabled,
@@ -231,6 +235,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     models,
     decoder,
     rules: runtime,
+    cohort,
     detectionMethod: startDetectionMethod,
     recognitionModel: saved.recognition_model ?? settings.recognitionModel,
     log,

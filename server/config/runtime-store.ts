@@ -45,11 +45,12 @@ export type ThresholdOverrides = Partial<Record<ThresholdKey, number>>;
 /** A change: a number sets a key, null resets it to the default, absent leaves it. */
 export type ThresholdPatch = Partial<Record<ThresholdKey, number | null>>;
 
-const RULE_KEY: Record<ThresholdKey, 'max' | 'sureMax' | 'ratioMax' | 'verifyMax'> = {
+const RULE_KEY: Record<ThresholdKey, 'max' | 'sureMax' | 'ratioMax' | 'verifyMax' | 'cohortRatio'> = {
   max: 'max',
   sure_max: 'sureMax',
   ratio_max: 'ratioMax',
   verify_max: 'verifyMax',
+  cohort_ratio: 'cohortRatio',
 };
 /** The rule's own key names as the API spells them (for messages). */
 const API_NAME: Record<keyof DecisionRule, string> = {
@@ -76,6 +77,7 @@ const overridesSchema = z
     sure_max: z.number().optional(),
     ratio_max: z.number().optional(),
     verify_max: z.number().optional(),
+    cohort_ratio: z.number().optional(),
   })
   .strict();
 
@@ -159,6 +161,10 @@ export function applyThresholdPatch(
     if (!Number.isFinite(v)) return { problem: `${key} must be a finite number` };
     if (key === 'ratio_max') {
       if (!(v > 0 && v <= 1)) return { problem: `ratio_max must be above 0 and at most 1 (1 switches the margin rule off), got ${v}` };
+    } else if (key === 'cohort_ratio') {
+      if (recognizer !== 'embedding')
+        return { problem: 'cohort_ratio is for the embedding recognizer only (LBPH has no background cohort)' };
+      if (!(v > 0 && v <= 1.5)) return { problem: `cohort_ratio must be above 0 and at most 1.5, got ${v}` };
     } else if (!(v > defaults.min && v <= bound)) {
       return { problem: `${key} must be above ${defaults.min} and at most ${bound} for ${recognizer}, got ${v}` };
     }

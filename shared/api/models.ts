@@ -284,7 +284,7 @@ export const trainedFileHeaders = trainedModelHeaders.extend({
 // ---------------------------------------------------------------- thresholds (the decision rule, issue #25)
 
 /** The keys of a recognizer's decision rule a site may set (`PUT /api/models/thresholds`). */
-export const THRESHOLD_KEYS = ['max', 'sure_max', 'ratio_max', 'verify_max'] as const;
+export const THRESHOLD_KEYS = ['max', 'sure_max', 'ratio_max', 'verify_max', 'cohort_ratio'] as const;
 export type ThresholdKey = (typeof THRESHOLD_KEYS)[number];
 
 const ruleFields = {
@@ -424,6 +424,9 @@ export const thresholdsRequest = z
       sure_max: settable('The sure bound, at most `max`.'),
       ratio_max: settable('The margin rule, above 0 and at most 1 (1 switches it off).'),
       verify_max: settable('The verification limit, at most `max`.'),
+      cohort_ratio: settable(
+        "Embedding only: the per-person limit, a share of each person's cohort bound above 0 and at most 1.5 (1.5 leaves `max` in charge for nearly everyone; with `ratio_max` 1 as well, the background cohort takes no part).",
+      ),
     },
     {
       error: (issue) =>

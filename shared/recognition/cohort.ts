@@ -61,6 +61,15 @@ export function cohortBound(samples: readonly Float32Array[], cohort: Cohort, ra
   return Infinity;
 }
 
+/** A face's distance to the nearest face of the cohort (Infinity for an empty one). */
+export function nearestCohortDistance(descriptor: ArrayLike<number>, cohort: Cohort): number {
+  let best = Infinity;
+  const n = cohortSize(cohort);
+  for (let c = 0; c < n; c++)
+    best = Math.min(best, euclideanDistance(descriptor, cohort.descriptors.subarray(c * cohort.dim, (c + 1) * cohort.dim)));
+  return best;
+}
+
 /** A person's samples in an embedding model. */
 function samplesOf(model: EmbeddingModel, labelId: number): Float32Array[] {
   const out: Float32Array[] = [];

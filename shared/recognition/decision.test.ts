@@ -195,24 +195,38 @@ describe('per-person limits and face quality (#34)', () => {
     );
   });
 
+  it('counts the nearest face of the cohort as a next person in the margin rule (however few are enrolled)', () => {
+    const alone = [{ labelId: 1, distance: 0.4, bound: 0.65 }];
+    expect(decideFace(alone, COHORT)).toMatchObject({ known: true });
+    // A stranger of the cohort at 0.42: 0.4 / 0.42 = 0.95 > 0.85, two faces about equally near.
+    expect(decideFace(alone, COHORT, { cohortDistance: 0.42 })).toMatchObject({
+      known: false,
+      reason: 'ambiguous',
+      candidate: { labelId: 1 },
+    });
+    expect(decideFace(alone, COHORT, { cohortDistance: 0.6 })).toMatchObject({ known: true });
+    // Without a per-person limit the cohort takes no part.
+    expect(decideFace([{ labelId: 1, distance: 0.4 }], RULE, { cohortDistance: 0.42 })).toMatchObject({ known: true });
+  });
+
   it('a face under the quality floors is low_quality with its candidate; a poor one is never high', () => {
     const rule: DecisionRule = { ...RULE, quality: FLOORS };
     const near = [{ labelId: 4, distance: 0.1 }];
-    expect(decideFace(near, rule, GOOD)).toMatchObject({ known: true, certainty: 'high' });
-    expect(decideFace(near, rule, { ...GOOD, facePx: 30 })).toEqual({
+    expect(decideFace(near, rule, { quality: GOOD })).toMatchObject({ known: true, certainty: 'high' });
+    expect(decideFace(near, rule, { quality: { ...GOOD, facePx: 30 } })).toEqual({
       known: false,
       reason: 'low_quality',
       candidate: { labelId: 4, distance: 0.1, confidence: 92 },
     });
-    expect(decideFace(near, rule, { ...GOOD, sharpness: 0.003 })).toMatchObject({ known: false, reason: 'low_quality' });
+    expect(decideFace(near, rule, { quality: { ...GOOD, sharpness: 0.003 } })).toMatchObject({ known: false, reason: 'low_quality' });
     for (const poor of [{ facePx: 50 }, { sharpness: 0.01 }, { highlights: 60 }, { clipped: 0.3 }, { frontal: false }]) {
-      expect(decideFace(near, rule, { ...GOOD, ...poor })).toMatchObject({ known: true, certainty: 'unsure' });
+      expect(decideFace(near, rule, { quality: { ...GOOD, ...poor } })).toMatchObject({ known: true, certainty: 'unsure' });
     }
     // No measures (a host that did not measure), or no floors: quality plays no part.
     expect(decideFace(near, rule)).toMatchObject({ certainty: 'high' });
-    expect(decideFace(near, RULE, { ...GOOD, facePx: 10 })).toMatchObject({ certainty: 'high' });
+    expect(decideFace(near, RULE, { quality: { ...GOOD, facePx: 10 } })).toMatchObject({ certainty: 'high' });
     // In a picture, each face by its own quality.
-    const both = assignNames([near, [{ labelId: 5, distance: 0.1 }]], rule, [GOOD, { ...GOOD, facePx: 20 }]);
+    const both = assignNames([near, [{ labelId: 5, distance: 0.1 }]], rule, [{ quality: GOOD }, { quality: { ...GOOD, facePx: 20 } }]);
     expect(both.map((d) => (d.known ? 'named' : d.reason))).toEqual(['named', 'low_quality']);
   });
 

@@ -14,7 +14,9 @@
  *                                  cohortRatio, max
  *   d1 > limit, d1 <= nearMax      unknown, below_threshold (someone is near, just not near enough)
  *   d1 > nearMax                   unknown, no_match
- *   d1 / d2 > ratioMax             unknown, ambiguous (two people about equally near: the margin rule)
+ *   d1 / d2 > ratioMax             unknown, ambiguous (two people about equally near: the margin rule; with a
+ *                                  per-person limit the nearest face of the background cohort counts as a next
+ *                                  person too, so the rule holds with 5 people enrolled as with 500)
  *   c1 <= d1                       unknown, corrected (c1: the distance to the nearest of that person's
  *                                  corrections, faces a reviewer said are not them: corrections.ts)
  *   otherwise                      named; certainty `high` when d1 <= sureMax scaled like the limit
@@ -175,11 +177,35 @@ export function marginRatio(ranked: readonly PersonDistance[]): number {
   return d1 / d2;
 }
 
+/** What a host knows of a face besides its ranking (each part absent where the host did not measure it). */
+export interface FaceEvidence {
+  /** Its quality measures: the rule's quality floors apply only with them. */
+  quality?: FaceQuality;
+  /**
+   * Its distance to the nearest face of the background cohort (cohort.ts): with a per-person limit (`cohortRatio`)
+   * the margin rule counts that stranger as one more person, so a face about as near to someone nobody enrolled as
+   * to its candidate is `ambiguous`, however few people are enrolled.
+   */
+  cohortDistance?: number;
+}
+
+/** The margin d1 / d2 with the cohort's nearest face as a possible next person (see FaceEvidence). */
+function marginWithCohort(ranked: readonly PersonDistance[], rule: DecisionRule, cohortDistance: number | undefined): number {
+  const ratio = marginRatio(ranked);
+  // ratioMax 1 switches the margin rule off (the API's documented meaning), the cohort's part of it too.
+  if (rule.cohortRatio == null || rule.ratioMax === null || rule.ratioMax >= 1) return ratio;
+  if (cohortDistance === undefined || !Number.isFinite(cohortDistance)) return ratio;
+  const d1 = ranked[0].distance;
+  if (!(cohortDistance > 0)) return 1;
+  return Math.max(ratio, d1 / cohortDistance);
+}
+
 /**
- * One face decided on its own (no other face of the picture considered: that is assignNames). `quality`: the face's
- * measures, where the host measured them (the rule's quality floors apply only then).
+ * One face decided on its own (no other face of the picture considered: that is assignNames), with what the host
+ * knows of it besides its ranking (FaceEvidence).
  */
-export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule, quality?: FaceQuality): FaceDecision {
+export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule, face: FaceEvidence = {}): FaceDecision {
+  const { quality } = face;
   const nearest = ranked[0];
   if (!nearest || !Number.isFinite(nearest.distance)) return { known: false, reason: 'no_match' };
   const d1 = nearest.distance;
@@ -189,7 +215,8 @@ export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule
   // A face too poor to tell people apart by: who it would have been, never a name.
   if (belowQualityFloor(quality, rule.quality)) return { known: false, reason: 'low_quality', candidate };
   if (d1 > limit) return { known: false, reason: d1 <= rule.nearMax ? 'below_threshold' : 'no_match', candidate };
-  if (rule.ratioMax !== null && marginRatio(ranked) > rule.ratioMax) return { known: false, reason: 'ambiguous', candidate };
+  if (rule.ratioMax !== null && marginWithCohort(ranked, rule, face.cohortDistance) > rule.ratioMax)
+    return { known: false, reason: 'ambiguous', candidate };
   // A "not this person" template at least as near as the person's own: the face is the one the reviewer corrected.
   if (isCorrected(d1, nearest.correction)) return { known: false, reason: 'corrected', candidate };
   return {
@@ -199,6 +226,17 @@ export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule
     confidence: candidate.confidence,
     certainty: d1 <= sureLimit(rule, limit) && sureQuality(quality, rule.quality) ? 'high' : 'unsure',
   };
+}
+
+/**
+ * The 1:1 verification limit of a person: `verifyMax` scaled as their limit is scaled from `max` (a magnet proves
+ * more before "yes"); `verifyMax` itself without a per-person limit.
+ */
+export function verifyLimit(rule: DecisionRule, bound: number | undefined): number {
+  if (rule.cohortRatio == null) return rule.verifyMax;
+  const limit = personLimit(rule, bound);
+  if (limit >= rule.max || !(rule.max > rule.min)) return rule.verifyMax;
+  return rule.min + ((rule.verifyMax - rule.min) * (limit - rule.min)) / (rule.max - rule.min);
 }
 
 /** The sure bound of a person: sureMax scaled as their limit is scaled from max. */
@@ -215,7 +253,7 @@ export function sureLimit(rule: DecisionRule, limit: number): number {
 export function assignNames(
   rankings: readonly (readonly PersonDistance[])[],
   rule: DecisionRule,
-  qualities: readonly (FaceQuality | undefined)[] = [],
+  evidence: readonly (FaceEvidence | undefined)[] = [],
 ): FaceDecision[] {
   const decisions: FaceDecision[] = new Array(rankings.length);
   const taken = new Set<number>();
@@ -225,7 +263,7 @@ export function assignNames(
     .sort((a, b) => a.d - b.d || a.i - b.i)
     .map((x) => x.i);
   for (const i of order) {
-    const first = decideFace(rankings[i], rule, qualities[i]);
+    const first = decideFace(rankings[i], rule, evidence[i]);
     if (!first.known || !taken.has(first.labelId)) {
       if (first.known) taken.add(first.labelId);
       decisions[i] = first;
@@ -234,7 +272,7 @@ export function assignNames(
     const next = decideFace(
       rankings[i].filter((p) => !taken.has(p.labelId)),
       rule,
-      qualities[i],
+      evidence[i],
     );
     if (next.known) {
       taken.add(next.labelId);

@@ -7,15 +7,15 @@
  */
 import type { FaceCandidate, FaceResult } from '../api/index.js';
 import type { Rect } from '../image/types.js';
-import { assignNames, type DecisionRule, type FaceDecision, type FaceQuality } from './decision.js';
+import { assignNames, type DecisionRule, type FaceDecision, type FaceEvidence } from './decision.js';
 import type { PersonDistance } from './ranking.js';
 
 /** A face box with the recognizer's nearest people (null when no model was used). */
 export interface RecognizedBox {
   box: Rect;
   ranked: PersonDistance[] | null;
-  /** The face's quality measures, where the host measured them (the rule's quality floors apply then). */
-  quality?: FaceQuality;
+  /** What the host measured of the face besides its ranking: quality, nearest cohort face (decision.ts). */
+  evidence?: FaceEvidence;
 }
 
 /** Label id -> name. */
@@ -66,7 +66,7 @@ export function faceResults(faces: readonly RecognizedBox[], names: LabelNames |
   const decisions = assignNames(
     faces.map((f) => f.ranked ?? []),
     rule,
-    faces.map((f) => f.quality),
+    faces.map((f) => f.evidence),
   );
   return faces.map((f, i) => toFaceResult(f.box, decisions[i], names));
 }

@@ -193,10 +193,12 @@ describe('FacePipeline: quality and the background cohort (#34)', () => {
   it('holds each person to their cohort bound, and to the sure bound when the host has no cohort', async () => {
     const rgb = await photo();
     // Cohort faces at 0.5 from grace's sample: her bound is 0.5, her limit 0.8 * 0.5 = 0.4.
+    // (each on an axis of its own, so they lie far from the faces asked about: the cohort's part in the margin rule
+    // stays out of this test)
     const cohortFaces = new Float32Array(128 * 5);
-    for (let i = 0; i < 5; i++) cohortFaces.set(at(0.5), i * 128);
+    for (let i = 0; i < 5; i++) cohortFaces[i * 128 + i] = 0.5;
     const cohort = { descriptorModel: 'faceapi-128', dim: 128, descriptors: cohortFaces };
-    const rule = { ...defaultRule('embedding'), quality: null };
+    const rule = { ...defaultRule('embedding'), max: 0.55, sureMax: 0.45, cohortRatio: 0.8, quality: null };
     const decide = async (d: number, withCohort: boolean) => {
       const pipeline = new FacePipeline({
         describe: async (_rgb, b) => b.map(() => at(d)),
@@ -208,6 +210,7 @@ describe('FacePipeline: quality and the background cohort (#34)', () => {
     expect(await decide(0.38, true)).toMatchObject({ label: 'grace' });
     expect(await decide(0.42, true)).toMatchObject({ label: 'unknown', reason: 'below_threshold', candidate: { label: 'grace' } });
     // No cohort: the sure bound (0.45) is the limit, never the looser max (0.55).
+    expect(rule.sureMax).toBe(0.45);
     expect(await decide(0.44, false)).toMatchObject({ label: 'grace' });
     expect(await decide(0.5, false)).toMatchObject({ label: 'unknown', reason: 'below_threshold' });
   });

@@ -26,7 +26,7 @@ import {
   lbphFeatureDistance,
   withCorrections,
 } from './corrections.js';
-import { boundsFor, type Cohort, withCohortBounds } from './cohort.js';
+import { boundsFor, type Cohort, nearestCohortDistance, withCohortBounds } from './cohort.js';
 import type { DecisionRule, FaceQuality } from './decision.js';
 import { measureFace } from './photo-check.js';
 import { faceResults as decideFaces, type LabelNames, type RecognizedBox } from './face-results.js';
@@ -120,10 +120,11 @@ export async function predictEmbeddingFaces(
   return boxes.map((box, i) => {
     if (!model) return recognized(box, null);
     const descriptor = descriptors[i];
-    return recognized(
-      box,
-      descriptor ? withCohortBounds(withCorrections(rankEmbedding(model, descriptor), descriptor, corrections), bounds) : [],
-    );
+    if (!descriptor) return recognized(box, []);
+    const ranked = withCohortBounds(withCorrections(rankEmbedding(model, descriptor), descriptor, corrections), bounds);
+    return bounds && cohort
+      ? { box, ranked, evidence: { cohortDistance: nearestCohortDistance(descriptor, cohort) } }
+      : recognized(box, ranked);
   });
 }
 
@@ -195,7 +196,7 @@ function withQuality(faces: RecognizedBox[], image: { gray?: GrayImage; rgb?: Rg
   return faces.map((f) => {
     if (!f.ranked?.length) return f;
     const quality = faceQuality(image, f.box);
-    return quality ? { ...f, quality } : f;
+    return quality ? { ...f, evidence: { ...f.evidence, quality } } : f;
   });
 }
 

@@ -134,6 +134,7 @@ describe('GET /api/openapi.json', () => {
       'ambiguous',
       'copy_of_training_image',
       'given_to_another_face',
+      'low_quality',
       'corrected',
     ]);
     for (const code of reason.enum) expect(reason.description).toContain(`\`${code}\`: `);

@@ -410,7 +410,7 @@ describe('the OpenAPI document', () => {
       expect(preview.responses['200'].content['application/json'].schema.$ref).toMatch(/ThresholdsPreviewResponse$/);
       expect(Object.keys(preview.responses)).toContain('400');
       const request = doc.components.schemas.ThresholdsRequest;
-      expect(Object.keys(request.properties).sort()).toEqual(['max', 'ratio_max', 'recognizer', 'sure_max', 'verify_max']);
+      expect(Object.keys(request.properties).sort()).toEqual(['cohort_ratio', 'max', 'ratio_max', 'recognizer', 'sure_max', 'verify_max']);
       expect(request.additionalProperties).toBe(false);
     } finally {
       await server.close();

@@ -3,14 +3,14 @@
  * the shared recognition pipeline. Jobs arrive one at a time (the pool waits for each reply), so async jobs
  * never interleave.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { DEFAULT_DESCRIPTOR_MODEL } from '../../../shared/embedding/descriptor-models.js';
 import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check.js';
-import { type Cohort, cohortSize, parseCohort } from '../../../shared/recognition/cohort.js';
+import { cohortSize } from '../../../shared/recognition/cohort.js';
 import { FacePipeline, type Describe } from '../../../shared/recognition/pipeline.js';
 import { serveOps } from '../workers/worker-host.js';
+import { readCohortFile } from './cohort-file.js';
 import { NodeEmbeddingEngine } from './embedding-node.js';
 import type { EmbeddingOps, EmbeddingWorkerData } from './embedding-protocol.js';
 
@@ -30,23 +30,11 @@ const describe: Describe = async (rgb, boxes) => {
   return engine.describeFaces(rgb, boxes);
 };
 
-/**
- * The background cohort of this worker's descriptor model (shared/recognition/cohort.ts), for the per-person limits:
- * `<models>/cohort/<descriptor>.f32`. Without it (a missing or damaged file) the rule holds everyone to its sure
- * bound (decision.ts personLimit): stricter, never looser.
- */
-function loadCohort(): { cohort: Cohort | null; problem?: string } {
-  const dir = config.cohortDir ?? path.join(config.descriptorDir ?? path.dirname(config.modelDir), 'cohort');
-  const file = path.join(dir, `${descriptor}.f32`);
-  try {
-    const dim = descriptor === 'faceres-1024' ? 1024 : 128;
-    const cohort = parseCohort(readFileSync(file), descriptor, dim);
-    return cohortSize(cohort) > 0 ? { cohort } : { cohort: null, problem: `${file} holds no faces` };
-  } catch (err) {
-    return { cohort: null, problem: `${file}: ${(err as Error).message}` };
-  }
-}
-const { cohort, problem: cohortProblem } = loadCohort();
+// The background cohort of this worker's descriptor model, for the per-person limits (cohort-file.ts).
+const { cohort, problem: cohortProblem } = readCohortFile(
+  config.cohortDir ?? path.join(config.descriptorDir ?? path.dirname(config.modelDir), 'cohort'),
+  descriptor,
+);
 
 // No detector here: the boxes come from the cascade workers or the remote engine.
 const pipeline = new FacePipeline({ describe, cohort: (dim) => (cohort && cohort.dim === dim ? cohort : null) });

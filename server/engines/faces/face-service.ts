@@ -20,7 +20,8 @@ import { type EmbeddingModel, labelDistanceEmbedding } from '../../../shared/emb
 import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
-import { type DecisionRule, scoreOf } from '../../../shared/recognition/decision.js';
+import { boundsFor, type Cohort } from '../../../shared/recognition/cohort.js';
+import { type DecisionRule, personLimit, scoreOf, verifyLimit } from '../../../shared/recognition/decision.js';
 import {
   EMPTY_FACE_NEGATIVES,
   embeddingFeatureDistance,
@@ -57,7 +58,11 @@ function verdictOf(
   frames: readonly FrameVerification[],
   rule: DecisionRule,
   base: Pick<VerifyResponse, 'label' | 'recognition_model' | 'detection_method'>,
+  bound?: number,
 ): Verification {
+  // The claimed person's own limits (#34): stricter for one whose photos sit near many strangers' faces.
+  const threshold = verifyLimit(rule, bound);
+  const limit = personLimit(rule, bound);
   const judged = frames.map((f): VerifyFrame => {
     const face = f.boxes.length === 1 ? { x: f.boxes[0].x, y: f.boxes[0].y, w: f.boxes[0].width, h: f.boxes[0].height } : undefined;
     const common = { faces: f.boxes.length, ...(face ? { face } : {}) };
@@ -66,16 +71,16 @@ function verdictOf(
     if (f.boxes.length > 1) return { ...none, reason: 'several_faces' };
     if (!f.trained) return { ...none, reason: 'not_trained' };
     if (!f.enrolled || f.distance === null) return { ...none, reason: 'not_enrolled' };
-    const decided = decideVerify(f.distance, rule, f.correction);
+    const decided = decideVerify(f.distance, { min: rule.min, verifyMax: threshold }, f.correction);
     const distance = Number.isFinite(f.distance) ? f.distance : null;
-    return { ...decided, distance, confidence: scoreOf(f.distance, rule), ...common };
+    return { ...decided, distance, confidence: scoreOf(f.distance, rule, limit), ...common };
   });
   const overall = frames.some((f) => !f.trained)
     ? { match: false, reason: 'not_trained' as const, distance: null, confidence: 0 }
     : frames.some((f) => !f.enrolled)
       ? { match: false, reason: 'not_enrolled' as const, distance: null, confidence: 0 }
       : combineFrames(judged);
-  return { ...base, ...overall, threshold: rule.verifyMax, frames: judged };
+  return { ...base, ...overall, threshold, frames: judged };
 }
 
 export interface FaceServiceOptions {
@@ -90,6 +95,11 @@ export interface FaceServiceOptions {
   decoder: ImageDecoder;
   /** The decision rule each recognizer answers with now (calibrated defaults, settings, the site's saved thresholds). */
   rules: { ruleFor(recognizer: RecognitionModel): DecisionRule };
+  /**
+   * The embedding recognizer's background cohort (shared/recognition/cohort.ts) for the per-person verification
+   * limit; absent or null: every person is held to the rule's strict side (decision.ts verifyLimit).
+   */
+  cohort?: Cohort | null;
   detectionMethod: DetectionMethod;
   recognitionModel: RecognitionModel;
   log: Logger;
@@ -560,7 +570,12 @@ export class FaceService {
         }),
       ),
     );
-    return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method });
+    const cohort = this.opts.cohort ?? null;
+    const bound =
+      embedding && embeddingId !== null && cohort && rule.cohortRatio != null
+        ? boundsFor(embedding.model, cohort).of(embeddingId)
+        : undefined;
+    return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method }, bound);
   }
 
   // #26 corrections ("not this person", server/review/corrections.ts): kept by label name in every worker.
