@@ -530,6 +530,8 @@ export interface Tally {
   strangersNamed: number;
   strangersHigh: number;
   strangersLowQuality: number;
+  /** Strangers named with `confidence` 65 or more: what a client holding the original's threshold of 65 admits. */
+  strangersAt65: number;
   /** Names given with certainty high / unsure, and how many of them were wrong (a stranger or the wrong person). */
   highNames: number;
   highWrong: number;
@@ -553,6 +555,7 @@ export function emptyTally(): Tally {
     strangersNamed: 0,
     strangersHigh: 0,
     strangersLowQuality: 0,
+    strangersAt65: 0,
     highNames: 0,
     highWrong: 0,
     unsureNames: 0,
@@ -600,6 +603,8 @@ export function tally(
       if (d.known) {
         into.strangersNamed++;
         if (d.certainty === 'high') into.strangersHigh++;
+        // The original's Keycloak client lets a face in as a user at confidence >= 65 (docs/identity.md).
+        if (d.confidence >= 65) into.strangersAt65++;
         bump(into.wrongNamesBy, t.people[d.labelId]);
         bump(into.strangersBy, t.people[d.labelId]);
       } else if (d.reason === 'low_quality') into.strangersLowQuality++;

@@ -309,6 +309,7 @@ function tallyRow(query: string, gallery: string, shots: number, ruleName: strin
     rate(t.wrong, t.genuine),
     rate(t.strangersNamed, t.strangers),
     rate(t.strangersHigh, t.strangers),
+    rate(t.strangersAt65, t.strangers),
     `${rate(t.highWrong, t.highNames)} of ${t.highNames} / ${rate(t.unsureWrong, t.unsureNames)} of ${t.unsureNames}`,
     `${f1(pct(t.genuineLowQuality, t.genuine))}% / ${f1(pct(t.strangersLowQuality, t.strangers))}%`,
     magnet(t),
@@ -316,8 +317,8 @@ function tallyRow(query: string, gallery: string, shots: number, ruleName: strin
 }
 
 const TABLE_HEAD = [
-  '| query | gallery | enrolled from | rule | shown: enrolled / strangers | enrolled named right (per-person mean) | enrolled named wrongly | strangers named | strangers named `high` | wrong among `high` / `unsure` names | refused low_quality: enrolled / strangers | most wrong names to one person |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| query | gallery | enrolled from | rule | shown: enrolled / strangers | enrolled named right (per-person mean) | enrolled named wrongly | strangers named | strangers named `high` | strangers at confidence >= 65 | wrong among `high` / `unsure` names | refused low_quality: enrolled / strangers | most wrong names to one person |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 /** Median of fitted values; null (off) counts as the loosest value: ratio 1, cohort ratio infinite. */

@@ -4,6 +4,7 @@
  * request at once, with no restart, and are kept in DATA_DIR (server/config/runtime-store.ts) so they survive one;
  * a request already running keeps what it started with.
  */
+import type { Cohort } from '../../shared/recognition/cohort.js';
 import { Hono } from 'hono';
 import type { z } from 'zod';
 import {
@@ -72,7 +73,7 @@ function thresholds(runtime: RuntimeStore): ThresholdsResponse {
 type Held = { loo: LeaveOneOut; names: Map<number, string> } | { reason: string };
 
 /** Leave-one-out of the installed model of a recognizer (the files this server runs), ranked once per version. */
-async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot): Promise<Held> {
+async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot, cohort: Cohort | null): Promise<Held> {
   const names = (labelIds: Record<string, number>) => new Map(Object.entries(labelIds).map(([name, id]) => [id, name]));
   const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   if (recognizer === 'lbph') {
@@ -87,7 +88,7 @@ async function heldOut(recognizer: RecognitionModel, snapshot: TrainedSnapshot):
   if (!snapshot.files.embedding) return { reason: 'the embedding recognizer is not trained' };
   const { model, labelIds } = decodeEmbeddingsFile(text(snapshot.files.embedding));
   if (model.labels.length < 2) return { reason: 'the trained model has fewer than 2 samples' };
-  return { loo: await leaveOneOutEmbedding(model), names: names(labelIds) };
+  return { loo: await leaveOneOutEmbedding(model, { cohort }), names: names(labelIds) };
 }
 
 export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
@@ -101,7 +102,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
     const snapshot = ctx.faces.trainedFiles;
     const cached = rankings.get(recognizer);
     if (cached && cached.version === snapshot.version) return cached.held;
-    const held = heldOut(recognizer, snapshot);
+    const held = heldOut(recognizer, snapshot, ctx.faces.cohort);
     rankings.set(recognizer, { version: snapshot.version, held });
     // A failure is not kept: the next preview tries again.
     held.catch(() => rankings.delete(recognizer));

@@ -228,3 +228,37 @@ describe('previewRecent', () => {
     expect(storedNearest({ label: 'unknown' })).toBe('no_candidate');
   });
 });
+
+describe('the preview with a background cohort (#34)', () => {
+  it('ranks with each person’s cohort bound and the sample’s nearest cohort face, as recognition does', async () => {
+    const v = (x: number, y: number) => {
+      const d = new Float32Array(4);
+      d[0] = x;
+      d[1] = y;
+      return d;
+    };
+    // Two people, two samples each; cohort faces near ada (a magnet) and far from bob.
+    const model = trainEmbedding(
+      [
+        { label: 0, descriptor: v(0, 0) },
+        { label: 0, descriptor: v(0.3, 0) },
+        { label: 1, descriptor: v(5, 5) },
+        { label: 1, descriptor: v(5.3, 5) },
+      ],
+      4,
+    );
+    const cohort = { descriptorModel: 'test', dim: 4, descriptors: new Float32Array([0, 0.5, 0, 0, 0, 0.55, 0, 0, 0, 0.6, 0, 0]) };
+    const plain = await leaveOneOutEmbedding(model);
+    const loo = await leaveOneOutEmbedding(model, { cohort });
+    expect(plain.heldOut[0].ranked[0].bound).toBeUndefined();
+    const ada = loo.heldOut.find((s) => s.labelId === 0)!;
+    expect(ada.ranked.find((p) => p.labelId === 0)?.bound).toBeCloseTo(0.6, 5);
+    expect(ada.cohortDistance).toBeGreaterThan(0);
+    // A per-person limit of 0.4 x 0.6 = 0.24 leaves ada's other sample (0.3 away) unknown; without the cohort, named.
+    const rule: DecisionRule = { min: 0, max: 1, sureMax: 1, nearMax: 2, ratioMax: null, verifyMax: 1, cohortRatio: 0.4 };
+    const named = (l: typeof loo) => previewEnrolled(l, rule, rule, String).after.named_right;
+    expect(named(loo)).toBeLessThan(
+      named({ ...loo, heldOut: loo.heldOut.map((s) => ({ ...s, ranked: s.ranked.map(({ bound: _, ...p }) => p) })) }),
+    );
+  });
+});

@@ -17,6 +17,7 @@
 import type { EnrolledCounts, FaceResult, RecentCounts } from '../api/index.js';
 import { type EmbeddingModel, rankEmbedding } from '../embedding/matcher.js';
 import { type LbphModel, rankLbph } from '../lbph/lbph.js';
+import { boundsFor, type Cohort, nearestCohortDistance, withCohortBounds } from './cohort.js';
 import { type DecisionRule, decideFace, type FaceDecision } from './decision.js';
 import { nearestPeople, type PersonDistance, RANK_DEPTH } from './ranking.js';
 
@@ -27,6 +28,8 @@ export interface HeldOutSample {
   ranked: PersonDistance[];
   /** Its person has no other sample: it stands for a stranger. */
   alone: boolean;
+  /** Its distance to the nearest face of the background cohort (embedding with a cohort; decision.ts FaceEvidence). */
+  cohortDistance?: number;
 }
 
 export interface LeaveOneOut {
@@ -47,6 +50,8 @@ export interface LeaveOneOutOptions {
   maxPairs?: number;
   /** Work between two yields to the event loop, in milliseconds (default 20). */
   sliceMs?: number;
+  /** Embedding: the background cohort recognition uses (cohort.ts), so the preview applies the same per-person limits. */
+  cohort?: Cohort | null;
 }
 
 const yieldNow = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
@@ -76,6 +81,7 @@ async function leaveOneOut(
   ownDistance: (i: number) => number,
   maxQueries: number,
   sliceMs: number,
+  annotate: (i: number, sample: HeldOutSample) => HeldOutSample = (_, sample) => sample,
 ): Promise<LeaveOneOut> {
   const counts = new Map<number, number>();
   for (let i = 0; i < labels.length; i++) counts.set(labels[i], (counts.get(labels[i]) ?? 0) + 1);
@@ -89,7 +95,7 @@ async function leaveOneOut(
     for (const p of rankAll(i, RANK_DEPTH + 1)) if (p.labelId !== own) nearest.set(p.labelId, p.distance);
     const alone = (counts.get(own) ?? 0) < 2;
     if (!alone) nearest.set(own, ownDistance(i));
-    heldOut.push({ labelId: own, ranked: nearestPeople(nearest, RANK_DEPTH), alone });
+    heldOut.push(annotate(i, { labelId: own, ranked: nearestPeople(nearest, RANK_DEPTH), alone }));
     if (Date.now() - sliceStart >= sliceMs) {
       await yieldNow();
       sliceStart = Date.now();
@@ -123,6 +129,13 @@ export async function leaveOneOutEmbedding(model: EmbeddingModel, opts: LeaveOne
     },
     maxQueries,
     opts.sliceMs ?? 20,
+    (i, sample) => {
+      // Each person's cohort bound from the whole model (recognition's), and the sample's nearest cohort face.
+      const cohort = opts.cohort && opts.cohort.dim === dim ? opts.cohort : null;
+      if (!cohort) return sample;
+      const ranked = withCohortBounds(sample.ranked, boundsFor(model, cohort));
+      return { ...sample, ranked, cohortDistance: nearestCohortDistance(descriptor(i), cohort) };
+    },
   );
 }
 
@@ -213,8 +226,9 @@ export function previewEnrolled(
   const out: EnrolledPreview = { before: emptyEnrolled(), after: emptyEnrolled(), changes: [] };
   const items: { label: string; before: EnrolledOutcome; after: EnrolledOutcome }[] = [];
   for (const sample of loo.heldOut) {
-    const b = decideFace(sample.ranked, before);
-    const a = decideFace(sample.ranked, after);
+    const evidence = sample.cohortDistance === undefined ? {} : { cohortDistance: sample.cohortDistance };
+    const b = decideFace(sample.ranked, before, evidence);
+    const a = decideFace(sample.ranked, after, evidence);
     const ob = enrolledOutcome(sample, b);
     const oa = enrolledOutcome(sample, a);
     countEnrolled(out.before, ob, b);

@@ -186,6 +186,8 @@ describe('open-set: default rules, cross-validated, clean and degraded queries',
           expect(t.genuine).toBeGreaterThan(1000);
           expect(pct(t.strangersNamed, t.strangers)).toBeLessThanOrEqual(f.strangers);
           expect(pct(t.strangersHigh, t.strangers)).toBeLessThanOrEqual(f.high);
+          // A caller holding the original's 65 admits only faces the rule names: never more strangers than it names.
+          expect(t.strangersAt65).toBeLessThanOrEqual(t.strangersNamed);
           expect(pct(t.right, t.genuine)).toBeGreaterThanOrEqual(f.right[i]);
           // A `high` name is wrong far less often than an `unsure` one.
           if (t.highNames >= 100) expect(3 * pct(t.highWrong, t.highNames)).toBeLessThanOrEqual(pct(t.unsureWrong, t.unsureNames));

@@ -578,6 +578,11 @@ export class FaceService {
     return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method }, bound);
   }
 
+  /** The embedding recognizer's background cohort (shared/recognition/cohort.ts), null without one. */
+  get cohort(): Cohort | null {
+    return this.opts.cohort ?? null;
+  }
+
   // #26 corrections ("not this person", server/review/corrections.ts): kept by label name in every worker.
   private negatives: FaceNegatives = EMPTY_FACE_NEGATIVES;
 
