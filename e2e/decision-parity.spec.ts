@@ -3,8 +3,11 @@
  * enrolled person and a group photo of strangers, analysed in this browser and on the server, with LBPH and with
  * the embedding recognizer on faceres-1024 descriptors. Each face's box, name, certainty, reason and nearest person
  * must agree (scores may differ in the last decimal: float arithmetic of two tfjs backends), and each distance
- * within a small tolerance.
+ * within a small tolerance. Issue #34: the engine decides with the server's whole rule, parsed by the app's own
+ * parser (rule-sync.ts) with its quality floors and per-person limit, so a face too small and blurred is
+ * `low_quality` on both hosts, and a small soft one is at most `unsure` on both.
  */
+import { rulesFromThresholds, type WireRules } from '../shared/recognition/rule-wire.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +35,22 @@ fs.writeFileSync(
     .toBuffer(),
 );
 fs.writeFileSync(GROUP, await sharp(path.join(TESTDATA, 'faces/sample5.jpg')).png().toBuffer());
+/**
+ * Her photo at a quarter of its width, blurred: the cascade finds one face of about 54 px with a sharpness of
+ * about 0.0025 (measured), under the quality floor (0.004): `low_quality`. Blurred less, about 55 px and 0.0155:
+ * above the floors, but under the sure size (60 px), so named at most `unsure`.
+ */
+const TINY_BLURRED = path.join(tmp, 'grace-tiny-blurred.png');
+const TINY_SOFT = path.join(tmp, 'grace-tiny-soft.png');
+const quarter = Math.round((await sharp(grace).metadata()).width! * 0.25);
+fs.writeFileSync(TINY_BLURRED, await sharp(grace).resize(quarter).blur(2).png().toBuffer());
+fs.writeFileSync(TINY_SOFT, await sharp(grace).resize(quarter).blur(1).png().toBuffer());
+
+/** The engine's rules per recognizer, read by the app's own parser of the thresholds answer (rule-wire.ts). */
+type EngineRules = WireRules;
+
+/** How the web app words a face too small or blurred (client/src/lib/face-words.ts REASON_WORDS.low_quality). */
+const LOW_QUALITY_TEXT = 'Too small or too blurred to tell who it is: come closer, hold still or add light.';
 
 test.afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -126,26 +145,15 @@ async function putThresholds(lookout: Lookout, body: Record<string, unknown>): P
   expect(res.status, await res.text()).toBe(200);
 }
 
-type Thresholds = { min: number; max: number; sure_max: number; near_max: number; ratio_max: number | null; verify_max: number };
-
-/** The server's rules (GET /api/models/thresholds) as the engine takes them (the recognize page's rule-sync.ts). */
-async function serverRules(lookout: Lookout) {
-  const t = (await (await fetch(`${lookout.url}/api/models/thresholds`)).json()) as {
-    lbph: Thresholds;
-    embedding: Thresholds & { descriptor_model?: string };
-  };
-  const rule = (e: Thresholds) => ({
-    min: e.min,
-    max: e.max,
-    sureMax: e.sure_max,
-    nearMax: e.near_max,
-    ratioMax: e.ratio_max,
-    verifyMax: e.verify_max,
-  });
-  return {
-    lbph: rule(t.lbph),
-    embedding: { ...rule(t.embedding), ...(t.embedding.descriptor_model ? { descriptorModel: t.embedding.descriptor_model } : {}) },
-  };
+/** The server's rules (GET /api/models/thresholds) as the engine takes them: through the app's parser. */
+async function serverRules(lookout: Lookout): Promise<EngineRules> {
+  const res = await fetch(`${lookout.url}/api/models/thresholds`);
+  expect(res.status).toBe(200);
+  const rules = rulesFromThresholds(await res.json());
+  // Both recognizers' entries are usable rules (a null one would leave the engine on its defaults, unnoticed).
+  expect(rules.lbph, 'lbph rule').toBeDefined();
+  expect(rules.embedding, 'embedding rule').toBeDefined();
+  return rules;
 }
 
 /** How far two hosts' distances may differ: float arithmetic of two tfjs builds (embedding) or none at all (LBPH). */
@@ -203,6 +211,51 @@ for (const setup of SETUPS) {
       await lookout?.close();
     });
 
+    /**
+     * One photo's decisions from the browser engine (open on `page`, with the server's models) and from the server,
+     * compared: the same decisions exactly, distances within a tolerance. Returns the server's.
+     */
+    const compareHosts = async (page: Page, photo: string) => {
+      const server = (await recognizeOnServer(lookout, photo)).map(decisionOf);
+      // The same PNG, decoded by this browser as the app decodes uploads, decided with the server's thresholds.
+      const browser = (
+        await page.evaluate(
+          ([b64, model, rules]) =>
+            (
+              globalThis as unknown as {
+                lookoutEngine: {
+                  recognizeFile(b: string, t: string, o: { recognition_model: string; rules: unknown }): Promise<EngineRecognition>;
+                };
+              }
+            ).lookoutEngine.recognizeFile(b64, 'image/png', { recognition_model: model, rules }),
+          [fs.readFileSync(photo).toString('base64'), setup.recognizer, await serverRules(lookout)] as const,
+        )
+      ).faces.map(decisionOf);
+      const order = (a: { decision: { x: number; y: number } }, b: { decision: { x: number; y: number } }) =>
+        a.decision.x - b.decision.x || a.decision.y - b.decision.y;
+      server.sort(order);
+      browser.sort(order);
+      const where = `${path.basename(photo)}: server ${JSON.stringify(server)}, browser ${JSON.stringify(browser)}`;
+      expect(
+        browser.map((f) => f.decision),
+        where,
+      ).toEqual(server.map((f) => f.decision));
+      for (const [i, s] of server.entries()) {
+        for (const [j, d] of s.distances.entries()) {
+          const b = browser[i].distances[j];
+          expect(b === null, where).toBe(d === null);
+          if (d !== null && b !== null) expect(Math.abs(b - d), where).toBeLessThanOrEqual(DISTANCE_TOLERANCE[setup.recognizer]);
+        }
+      }
+      return server;
+    };
+
+    const openEngine = async (page: Page) => {
+      const engine = await openEnginePage(page, lookout.url);
+      await engine.init('wasm', { embedding: false, objects: false });
+      await engine.loadServerModels();
+    };
+
     for (const [what, photo] of [
       ['an enrolled person', QUERY],
       ['a group of strangers', GROUP],
@@ -235,43 +288,8 @@ for (const setup of SETUPS) {
       page,
     }) => {
       test.setTimeout(240_000);
-      const engine = await openEnginePage(page, lookout.url);
-      await engine.init('wasm', { embedding: false, objects: false });
-      await engine.loadServerModels();
-      const compare = async (photo: string) => {
-        const server = (await recognizeOnServer(lookout, photo)).map(decisionOf);
-        // The same PNG, decoded by this browser as the app decodes uploads, decided with the server's thresholds.
-        const browser = (
-          await page.evaluate(
-            ([b64, model, rules]) =>
-              (
-                globalThis as unknown as {
-                  lookoutEngine: {
-                    recognizeFile(b: string, t: string, o: { recognition_model: string; rules: unknown }): Promise<EngineRecognition>;
-                  };
-                }
-              ).lookoutEngine.recognizeFile(b64, 'image/png', { recognition_model: model, rules }),
-            [fs.readFileSync(photo).toString('base64'), setup.recognizer, await serverRules(lookout)] as const,
-          )
-        ).faces.map(decisionOf);
-        const order = (a: { decision: { x: number; y: number } }, b: { decision: { x: number; y: number } }) =>
-          a.decision.x - b.decision.x || a.decision.y - b.decision.y;
-        server.sort(order);
-        browser.sort(order);
-        const where = `${path.basename(photo)}: server ${JSON.stringify(server)}, browser ${JSON.stringify(browser)}`;
-        expect(
-          browser.map((f) => f.decision),
-          where,
-        ).toEqual(server.map((f) => f.decision));
-        for (const [i, s] of server.entries()) {
-          for (const [j, d] of s.distances.entries()) {
-            const b = browser[i].distances[j];
-            expect(b === null, where).toBe(d === null);
-            if (d !== null && b !== null) expect(Math.abs(b - d), where).toBeLessThanOrEqual(DISTANCE_TOLERANCE[setup.recognizer]);
-          }
-        }
-        return server;
-      };
+      await openEngine(page);
+      const compare = (photo: string) => compareHosts(page, photo);
       const her = (await compare(QUERY))[0];
       await compare(GROUP);
       const d = her.distances[0];
@@ -288,6 +306,59 @@ for (const setup of SETUPS) {
         await compare(GROUP);
       } finally {
         await putThresholds(lookout, { recognizer: setup.recognizer, max: null, sure_max: null });
+      }
+    });
+
+    test('a face too small and blurred to tell (issue #34): low_quality with a candidate, the same from the browser engine and the server', async ({
+      page,
+    }) => {
+      test.setTimeout(240_000);
+      // The server's rule carries its quality floors (and, for the embedding recognizer, its per-person limit),
+      // and so does what the engine is given: it must not decide without them.
+      const rules = await serverRules(lookout);
+      const rule = rules[setup.recognizer]!;
+      expect(rule.quality, JSON.stringify(rule)).toEqual(expect.objectContaining({ minFacePx: expect.any(Number) }));
+      if (setup.recognizer === 'embedding') expect(rule.cohortRatio, JSON.stringify(rule)).toEqual(expect.any(Number));
+      await openEngine(page);
+      const blurred = await compareHosts(page, TINY_BLURRED);
+      expect(blurred, JSON.stringify(blurred)).toHaveLength(1);
+      expect(blurred[0].decision, JSON.stringify(blurred)).toMatchObject({ label: 'unknown', reason: 'low_quality' });
+      // Still told who it looks most like: her with the embedding recognizer (LBPH's nearest at this size may differ).
+      if (setup.recognizer === 'embedding') expect(blurred[0].decision.candidate, JSON.stringify(blurred)).toBe('grace');
+      else expect(blurred[0].decision.candidate, JSON.stringify(blurred)).toEqual(expect.any(String));
+      // Sharper, still small: above the floors, so decided as usual, but never named with high certainty.
+      const soft = await compareHosts(page, TINY_SOFT);
+      expect(soft, JSON.stringify(soft)).toHaveLength(1);
+      const f = soft[0].decision;
+      if (f.label !== 'unknown') expect(f.certainty, JSON.stringify(soft)).toBe('unsure');
+      else expect(f.reason, JSON.stringify(soft)).not.toBe('low_quality');
+    });
+
+    test('a face too small and blurred to tell (issue #34): the web app says why, the same in this browser and on the server', async ({
+      page,
+      context,
+    }) => {
+      test.setTimeout(240_000);
+      for (const photo of [TINY_BLURRED, TINY_SOFT]) {
+        const server = await direct(lookout, photo);
+        expect(server, JSON.stringify(server)).toHaveLength(1);
+        if (photo === TINY_BLURRED) {
+          expect(server[0], JSON.stringify(server)).toMatchObject({ tone: 'unknown', reason: 'low_quality', nearest: expect.any(String) });
+          if (setup.recognizer === 'embedding') expect(server[0].nearest).toBe('grace');
+        } else {
+          expect(server[0].tone, JSON.stringify(server)).not.toBe('named');
+          if (server[0].tone === 'unknown') expect(server[0].reason, JSON.stringify(server)).not.toBe('low_quality');
+        }
+        const serverPage = await context.newPage();
+        expect(await onPage(serverPage, lookout, 'server', photo), `server page, ${path.basename(photo)}`).toEqual(server);
+        expect(await onPage(page, lookout, 'browser', photo), `browser page, ${path.basename(photo)}`).toEqual(server);
+        if (photo === TINY_BLURRED) {
+          for (const p of [serverPage, page]) {
+            await expect(p.getByTestId('face-reason')).toHaveAttribute('data-reason', 'low_quality');
+            await expect(p.getByTestId('face-reason')).toContainText(LOW_QUALITY_TEXT);
+          }
+        }
+        await serverPage.close();
       }
     });
   });

@@ -3,8 +3,8 @@
  * `run('recognize', args)` is typed with recognize's result. Pixels travel as transferred ArrayBuffers or
  * ImageBitmaps (no copy); every result carries the time the worker spent on it.
  */
+import type { WireRules } from '../../../shared/recognition/rule-wire';
 import type { FaceResult, ObjectDetectionResponse, RecognitionModel, RecognizeResponse } from '../../../shared/api/index';
-import type { DecisionRule } from '../../../shared/recognition/decision';
 import type { CascadeParams } from '../../../shared/recognition/pipeline';
 import type { LbphHeader } from '../../../shared/recognition/compact-model';
 import type { ChatFacialFeatures } from '../../../shared/vision/facial-features';
@@ -111,10 +111,7 @@ export interface SetModelResult {
  * A rule per recognizer. The embedding one names the descriptor model its distances belong to: the engine uses it
  * only with that model, else the default for the model it runs (a distance scale means nothing for another model).
  */
-export interface EngineRules {
-  lbph?: DecisionRule;
-  embedding?: DecisionRule & { descriptorModel?: string };
-}
+export type EngineRules = WireRules;
 
 export interface RecognizeOptions {
   recognition_model?: RecognitionModel;

@@ -25,6 +25,8 @@ import {
   resetOf,
   stepOf,
   THRESHOLD_FIELDS,
+  fieldsFor,
+  qualityWords,
   type ThresholdKey,
   type ThresholdsPreviewResponse,
   type ThresholdsRequest,
@@ -236,7 +238,14 @@ function RecognizerCard(props: {
           </Notice>
         )}
       </Show>
-      <Index each={THRESHOLD_FIELDS}>
+      <Show when={qualityWords(props.entry)}>
+        {(words) => (
+          <p class="muted small" data-testid={`thresholds-${r()}-quality`}>
+            {words()}
+          </p>
+        )}
+      </Show>
+      <Index each={fieldsFor(r())}>
         {(f) => (
           <div class="threshold-field">
             <label for={id(f().key)}>{f().label}</label>
@@ -244,8 +253,8 @@ function RecognizerCard(props: {
               id={id(f().key)}
               type="number"
               inputmode="decimal"
-              min={f().key === 'ratio_max' ? 0 : props.entry.bounds.min}
-              max={f().key === 'ratio_max' ? 1 : props.entry.bounds.max}
+              min={f().key === 'ratio_max' || f().key === 'cohort_ratio' ? 0 : props.entry.bounds.min}
+              max={f().key === 'ratio_max' ? 1 : f().key === 'cohort_ratio' ? 1.5 : props.entry.bounds.max}
               step={stepOf(r(), f().key)}
               value={form()[f().key]}
               readOnly={!props.canEdit}

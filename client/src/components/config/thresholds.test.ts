@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { change, defaultText, formValue, isOverridden, type RecognizerThresholds, resetOf, updateOf } from './thresholds';
+import {
+  change,
+  defaultText,
+  fieldsFor,
+  formValue,
+  isOverridden,
+  qualityWords,
+  type RecognizerThresholds,
+  resetOf,
+  updateOf,
+} from './thresholds';
 
 const lbph: RecognizerThresholds = {
   min: 4,
@@ -74,5 +84,20 @@ describe('words', () => {
   it('shows a preview count as before → after', () => {
     expect(change(12, 9)).toBe('12 → 9');
     expect(change(3, 3)).toBe('3, unchanged');
+  });
+});
+
+describe('the per-person limit and the quality floors (#34)', () => {
+  it('shows the per-person limit for the embedding recognizer only, and sends it like the others', () => {
+    expect(fieldsFor('lbph').map((f) => f.key)).not.toContain('cohort_ratio');
+    expect(fieldsFor('embedding').map((f) => f.key)).toContain('cohort_ratio');
+    expect(resetOf('embedding')).toMatchObject({ cohort_ratio: null });
+  });
+
+  it('says the quality floors in words', () => {
+    expect(qualityWords({ quality: { min_face_px: 32, min_sharpness: 0.004, sure_face_px: 60, sure_sharpness: 0.012 } })).toMatch(
+      /narrower than 32 px.*under 60 px/,
+    );
+    expect(qualityWords({ quality: null })).toBeNull();
   });
 });

@@ -21,6 +21,8 @@ export interface ThresholdField {
   key: ThresholdKey;
   label: string;
   hint: string;
+  /** Shown for this recognizer only (absent: for both). */
+  only?: RecognitionModel;
 }
 
 /** The fields in the order shown, with words for people (distances: lower is closer). */
@@ -37,11 +39,29 @@ export const THRESHOLD_FIELDS: readonly ThresholdField[] = [
     hint: 'A name only when the nearest person is clearly nearer than the next: nearest / next at most this. 1 switches it off.',
   },
   { key: 'verify_max', label: 'Verification limit', hint: 'For checking one claimed person (sign-in): stricter than the limit.' },
+  {
+    key: 'cohort_ratio',
+    label: 'Per-person limit',
+    hint: "A person is named only within this share of the distance from their photos to the strangers' faces nearest them (a background set shipped with Lookout): stricter for people who look like many others. 1.5: the limit alone.",
+    only: 'embedding',
+  },
 ];
+
+/** The fields a recognizer shows (LBPH has no background cohort, so no per-person limit). */
+export function fieldsFor(recognizer: RecognitionModel): readonly ThresholdField[] {
+  return THRESHOLD_FIELDS.filter((f) => !f.only || f.only === recognizer);
+}
+
+/** The quality floors of a recognizer's rule in words, or null when it has none. */
+export function qualityWords(entry: Pick<RecognizerThresholds, 'quality'>): string | null {
+  const q = entry.quality;
+  if (!q) return null;
+  return `Faces narrower than ${q.min_face_px} px or blurred (sharpness under ${q.min_sharpness}) are not named ("too small or too blurred"); under ${q.sure_face_px} px or ${q.sure_sharpness} they are named "probably" at most.`;
+}
 
 /** Steps of the number inputs: LBPH distances are in the tens, embedding distances below 2. */
 export function stepOf(recognizer: RecognitionModel, key: ThresholdKey): number {
-  if (key === 'ratio_max') return 0.01;
+  if (key === 'ratio_max' || key === 'cohort_ratio') return 0.01;
   return recognizer === 'lbph' ? 1 : 0.01;
 }
 
@@ -81,12 +101,13 @@ export function updateOf(
 ): { update: ThresholdsRequest; changed: number } | { problem: string } {
   const update: ThresholdsRequest = { recognizer };
   let changed = 0;
-  for (const { key, label } of THRESHOLD_FIELDS) {
+  for (const { key, label } of fieldsFor(recognizer)) {
     const text = form[key]?.trim();
     if (text === undefined || text === formValue(entry, key)) continue;
     const value = Number(text);
     if (text === '' || !Number.isFinite(value) || value < 0) return { problem: `${label} must be a number of at least 0.` };
     if (key === 'ratio_max' && !(value > 0 && value <= 1)) return { problem: `${label} must be above 0 and at most 1 (1: off).` };
+    if (key === 'cohort_ratio' && !(value > 0 && value <= 1.5)) return { problem: `${label} must be above 0 and at most 1.5.` };
     update[key] = value;
     changed += 1;
   }
@@ -95,7 +116,8 @@ export function updateOf(
 
 /** Every value back to its default. */
 export function resetOf(recognizer: RecognitionModel): ThresholdsRequest {
-  return { recognizer, max: null, sure_max: null, ratio_max: null, verify_max: null };
+  const all: ThresholdsRequest = { recognizer, max: null, sure_max: null, ratio_max: null, verify_max: null };
+  return recognizer === 'embedding' ? { ...all, cohort_ratio: null } : all;
 }
 
 /** The rows of the enrolled people's table: each training photo decided against all the others. */
