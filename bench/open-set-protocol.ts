@@ -202,6 +202,11 @@ export function verificationThreshold(
   return { at, accepted: pct(pairs.genuine.filter((d) => d <= at).length, pairs.genuine.length), falseAccepts: pct(fa, im.length) };
 }
 
+/** `base` with its limit at `max` (sure at the limit, the near band and verification kept within it) and `rest`. */
+function ruleAtLimit(base: DecisionRule, max: number, rest: Partial<DecisionRule>): DecisionRule {
+  return { ...base, max, sureMax: max, nearMax: Math.max(base.nearMax, max), verifyMax: Math.min(base.verifyMax, max), ...rest };
+}
+
 export interface Calibration {
   rule: DecisionRule;
   /** Figures per outcome set (e.g. enrolled from 1 photo, from up to 3). */
@@ -236,14 +241,7 @@ export function calibrate(
   let bestScore = -1;
   for (const max of maxes) {
     for (const ratioMax of ratios) {
-      const rule: DecisionRule = {
-        ...base,
-        max,
-        sureMax: max,
-        nearMax: Math.max(base.nearMax, max),
-        verifyMax: Math.min(base.verifyMax, max),
-        ratioMax,
-      };
+      const rule = ruleAtLimit(base, max, { ratioMax });
       const figures = sets.map((s) => evaluate(s, rule));
       if (figures.some((f) => f.strangersNamed > target)) continue;
       const score = figures.reduce((n, f) => n + f.namedRight, 0) / figures.length;
@@ -774,16 +772,11 @@ export function fitRule(
   const max = round(Math.max(base.min, best.g * grid.step));
   const [minFacePx, minSharpness] = floors[best.qi];
   const cohortRatio = grid.cohortRatio[best.ci];
-  const rule: DecisionRule = {
-    ...base,
-    max,
-    sureMax: max,
-    nearMax: Math.max(base.nearMax, max),
-    verifyMax: Math.min(base.verifyMax, max),
+  const rule = ruleAtLimit(base, max, {
     ratioMax: grid.ratioMax[best.ri],
     cohortRatio,
     quality: { minFacePx, minSharpness, sureFacePx: minFacePx, sureSharpness: minSharpness },
-  };
+  });
   // The sure stage: among the faces this rule names, the sure bound (sureMax scaled like the person's limit) and floors.
   const sureAllowed = Math.floor((targets.strangersHigh / 100) * strangers + 1e-9);
   const rm = 1 << best.ri;

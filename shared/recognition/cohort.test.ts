@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { trainEmbedding } from '../embedding/matcher.js';
-import { boundsFor, COHORT_RANK, type Cohort, cohortBound, encodeCohort, parseCohort, withCohortBounds } from './cohort.js';
+import {
+  boundsFor,
+  COHORT_RANK,
+  type Cohort,
+  cohortBound,
+  encodeCohort,
+  parseCohort,
+  withCohortBounds,
+  withCorrectionFaces,
+} from './cohort.js';
 
 /** A unit-free vector along the first axis at `d` (distances between such vectors are differences of d). */
 const along = (d: number, dim = 4) => {
@@ -66,5 +75,20 @@ describe('cohort files', () => {
     const bytes = encodeCohort(cohort);
     expect(parseCohort(bytes, 'test', 128).descriptors).toEqual(cohort.descriptors);
     expect(() => parseCohort(bytes.subarray(0, bytes.length - 2), 'test', 128)).toThrow(/whole number/);
+  });
+});
+
+describe('the cohort with the site’s corrections', () => {
+  it('adds every correction of the cohort’s size, once per set of corrections', () => {
+    const cohort = cohortOf([0.6, 0.7, 0.8]);
+    const negatives = new Map([
+      ['ada', [along(0.3)]],
+      ['bob', [along(0.35), new Float32Array(8)]],
+    ]);
+    const grown = withCorrectionFaces(cohort, negatives);
+    expect(grown.descriptors.length).toBe(5 * 4);
+    expect(withCorrectionFaces(cohort, negatives)).toBe(grown);
+    expect(withCorrectionFaces(cohort, new Map())).toBe(cohort);
+    expect(cohortBound([along(0)], grown)).toBeCloseTo(0.6, 6);
   });
 });

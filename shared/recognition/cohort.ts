@@ -12,6 +12,11 @@
  * the next person is far away and the margin rule holds little back, while the cohort is always there. Cohort
  * faces nearer to p than COHORT_SELF are taken for p themself (a person who is also in the cohort) and skipped.
  *
+ * The cohort grows with the site: every "not this person" correction (corrections.ts) is a face of someone who is
+ * not the person it was taken for, so the corrections join the shipped faces (withCorrections below). Unknown
+ * sightings do not: an unknown sighting may be an enrolled person seen poorly (a near miss), and counting it would
+ * tighten that very person's limit, so the next sighting of them would be unknown too.
+ *
  * One implementation for the server and the browser. The bound of a person is computed the first time a face
  * ranks them (samples x cohort distances: microseconds at a cohort of a hundred) and kept per model, so a gallery
  * of 10,000 people costs nothing at load and a training invalidates by replacing the model.
@@ -60,6 +65,32 @@ export function cohortBound(samples: readonly Float32Array[], cohort: Cohort, ra
   }
   return Infinity;
 }
+
+/**
+ * The cohort with the site's corrections added (every label's "not this person" faces of the cohort's size); the
+ * same object when there are none, and one object per (cohort, corrections) pair, so the bounds cached for it
+ * (boundsFor) are computed again only when the corrections change.
+ */
+export function withCorrectionFaces(cohort: Cohort, negatives: ReadonlyMap<string, readonly Float32Array[]>): Cohort {
+  const faces: Float32Array[] = [];
+  for (const list of negatives.values()) for (const f of list) if (f.length === cohort.dim) faces.push(f);
+  if (!faces.length) return cohort;
+  let byNegatives = grown.get(cohort);
+  if (!byNegatives) {
+    byNegatives = new WeakMap();
+    grown.set(cohort, byNegatives);
+  }
+  const known = byNegatives.get(negatives);
+  if (known) return known;
+  const descriptors = new Float32Array(cohort.descriptors.length + faces.length * cohort.dim);
+  descriptors.set(cohort.descriptors);
+  for (const [i, f] of faces.entries()) descriptors.set(f, cohort.descriptors.length + i * cohort.dim);
+  const out: Cohort = { descriptorModel: cohort.descriptorModel, dim: cohort.dim, descriptors };
+  byNegatives.set(negatives, out);
+  return out;
+}
+
+const grown = new WeakMap<Cohort, WeakMap<object, Cohort>>();
 
 /** A face's distance to the nearest face of the cohort (Infinity for an empty one). */
 export function nearestCohortDistance(descriptor: ArrayLike<number>, cohort: Cohort): number {

@@ -209,6 +209,21 @@ describe('FacePipeline: quality and the background cohort (#34)', () => {
     };
     expect(await decide(0.38, true)).toMatchObject({ label: 'grace' });
     expect(await decide(0.42, true)).toMatchObject({ label: 'unknown', reason: 'below_threshold', candidate: { label: 'grace' } });
+    // The site's corrections join the cohort: three "not this person" faces 0.3 from grace (taken for someone
+    // else) bring her bound to 0.3 and her limit to 0.24, so the face at 0.38 is no longer named.
+    const corrections = [10, 11, 12].map((axis) => {
+      const f = new Float32Array(128);
+      f[axis] = 0.3;
+      return f;
+    });
+    const corrected = new FacePipeline({ describe: async (_rgb, b) => b.map(() => at(0.38)), cohort: () => cohort });
+    corrected.setModels({ embedding: { model, names } });
+    corrected.setNegatives({ embedding: new Map([['someone-else', corrections]]) });
+    expect((await corrected.recognize({ rgb }, { recognizer: 'embedding', rule, boxes: [face] })).faces[0]).toMatchObject({
+      label: 'unknown',
+      reason: 'below_threshold',
+      candidate: { label: 'grace' },
+    });
     // No cohort: the sure bound (0.45) is the limit, never the looser max (0.55).
     expect(rule.sureMax).toBe(0.45);
     expect(await decide(0.44, false)).toMatchObject({ label: 'grace' });

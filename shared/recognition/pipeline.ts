@@ -26,7 +26,7 @@ import {
   lbphFeatureDistance,
   withCorrections,
 } from './corrections.js';
-import { boundsFor, type Cohort, nearestCohortDistance, withCohortBounds } from './cohort.js';
+import { boundsFor, type Cohort, nearestCohortDistance, withCohortBounds, withCorrectionFaces } from './cohort.js';
 import type { DecisionRule, FaceQuality } from './decision.js';
 import { measureFace } from './photo-check.js';
 import { faceResults as decideFaces, type LabelNames, type RecognizedBox } from './face-results.js';
@@ -299,7 +299,9 @@ export class FacePipeline {
             }
           : describe;
       // Without a model (or faces) nothing is described, so the missing parts are never used.
-      const cohort = model && step.rule.cohortRatio != null ? ((await this.host.cohort?.(model.dim)) ?? null) : null;
+      const shipped = model && step.rule.cohortRatio != null ? ((await this.host.cohort?.(model.dim)) ?? null) : null;
+      // The site's corrections are strangers to the people they were taken for: part of the cohort (cohort.ts).
+      const cohort = shipped ? withCorrectionFaces(shipped, this.negatives.embedding) : null;
       faces =
         model && keeping && image.rgb
           ? await predictEmbeddingFaces(image.rgb, boxes, model, keeping, corrections, cohort)

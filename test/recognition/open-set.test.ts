@@ -25,7 +25,7 @@ import {
   type ViewDistances,
 } from '../../bench/open-set-protocol.js';
 import { COHORT_RANK, COHORT_SELF_SHARE, cohortBound } from '../../shared/recognition/cohort.js';
-import { type DecisionRule, type FaceQuality, personLimit } from '../../shared/recognition/decision.js';
+import type { DecisionRule, FaceQuality } from '../../shared/recognition/decision.js';
 import { defaultRule } from '../../shared/recognition/rules.js';
 
 type RecognizerName = 'lbph' | 'faceapi-128' | 'faceres-1024';

@@ -20,7 +20,7 @@ import { type EmbeddingModel, labelDistanceEmbedding } from '../../../shared/emb
 import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check.js';
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
-import { boundsFor, type Cohort } from '../../../shared/recognition/cohort.js';
+import { boundsFor, type Cohort, withCorrectionFaces } from '../../../shared/recognition/cohort.js';
 import { type DecisionRule, personLimit, scoreOf, verifyLimit } from '../../../shared/recognition/decision.js';
 import {
   EMPTY_FACE_NEGATIVES,
@@ -570,7 +570,7 @@ export class FaceService {
         }),
       ),
     );
-    const cohort = this.opts.cohort ?? null;
+    const cohort = this.cohort;
     const bound =
       embedding && embeddingId !== null && cohort && rule.cohortRatio != null
         ? boundsFor(embedding.model, cohort).of(embeddingId)
@@ -578,9 +578,13 @@ export class FaceService {
     return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method }, bound);
   }
 
-  /** The embedding recognizer's background cohort (shared/recognition/cohort.ts), null without one. */
+  /**
+   * The embedding recognizer's background cohort (shared/recognition/cohort.ts) with the site's corrections, as the
+   * workers' recognitions use it; null without the shipped cohort.
+   */
   get cohort(): Cohort | null {
-    return this.opts.cohort ?? null;
+    const shipped = this.opts.cohort ?? null;
+    return shipped ? withCorrectionFaces(shipped, this.negatives.embedding) : null;
   }
 
   // #26 corrections ("not this person", server/review/corrections.ts): kept by label name in every worker.
