@@ -92,9 +92,10 @@ export const verifyResponse = z
         "The distance that decided: the largest of the frames' distances (the least sure), or null when a frame had no one face to compare.",
     }),
     confidence: confidenceField.meta({ description: "The least sure frame's `confidence` (see VerifyFrame)." }),
-    threshold: z
-      .number()
-      .meta({ description: "The verification threshold used (the recognizer's `verify_max`): a match needs distance <= threshold." }),
+    threshold: z.number().meta({
+      description:
+        "The verification threshold used: the recognizer's `verify_max`, scaled down for a person whose own limit is stricter (embedding: their cohort bound, docs/recognition.md). A match needs distance <= threshold.",
+    }),
     reason: verifyReason,
     recognition_model: recognitionModel,
     detection_method: detectionMethod,

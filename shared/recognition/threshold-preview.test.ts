@@ -262,3 +262,19 @@ describe('the preview with a background cohort (#34)', () => {
     );
   });
 });
+
+describe('previewRecent with per-person limits and low_quality (#34)', () => {
+  const rule: DecisionRule = { min: 0, max: 0.6, sureMax: 0.5, nearMax: 0.8, ratioMax: null, verifyMax: 0.5, cohortRatio: 1 };
+  it('applies each person’s bound, and keeps a low_quality face unknown whatever the thresholds', () => {
+    const faces = [
+      { label: 'ada', distance: 0.45, confidence: 70 },
+      { label: 'unknown', reason: 'low_quality' as const, candidate: { label: 'ada', confidence: 90, distance: 0.1 } },
+    ];
+    // ada's bound 0.4: her limit is 0.4, so the stored 0.45 is not named again; without a bound (no cohort) the
+    // sure bound 0.5 is the limit and she is.
+    const withBound = previewRecent(faces, rule, rule, 20, (label) => (label === 'ada' ? 0.4 : undefined));
+    expect(withBound.after).toMatchObject({ named: 0, unsure: 0, unknown: 2, unknown_reasons: { below_threshold: 1, low_quality: 1 } });
+    const without = previewRecent(faces, rule, rule);
+    expect(without.after).toMatchObject({ unknown: 1, unknown_reasons: { low_quality: 1 } });
+  });
+});

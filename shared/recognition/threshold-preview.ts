@@ -286,12 +286,17 @@ export interface RecentPreview {
   changes: OutcomeChange<RecentOutcome>[];
 }
 
-/** Stored faces decided again from their nearest person's distance by both rules. */
+/**
+ * Stored faces decided again from their nearest person's distance by both rules. `boundOf`: that person's cohort
+ * bound now (cohort.ts; embedding), so a per-person limit applies as in recognition. A face stored as `low_quality`
+ * stays so: its quality does not change with the thresholds.
+ */
 export function previewRecent(
   faces: readonly Pick<FaceResult, 'label' | 'distance' | 'reason' | 'candidate'>[],
   before: DecisionRule,
   after: DecisionRule,
   maxChanges = 20,
+  boundOf: (label: string) => number | undefined = () => undefined,
 ): RecentPreview {
   const out: RecentPreview = {
     faces: faces.length,
@@ -310,9 +315,11 @@ export function previewRecent(
     }
     out.evaluated++;
     // Only the nearest person is known: a ranking of one (no margin to test).
-    const ranked = [{ labelId: 0, distance: nearest.distance }];
-    const b = decideFace(ranked, before);
-    const a = decideFace(ranked, after);
+    const bound = boundOf(nearest.label);
+    const ranked = [bound === undefined ? { labelId: 0, distance: nearest.distance } : { labelId: 0, distance: nearest.distance, bound }];
+    const poor: FaceDecision = { known: false, reason: 'low_quality' };
+    const b = face.reason === 'low_quality' ? poor : decideFace(ranked, before);
+    const a = face.reason === 'low_quality' ? poor : decideFace(ranked, after);
     countRecent(out.before, b);
     countRecent(out.after, a);
     items.push({ label: nearest.label, before: recentOutcome(b), after: recentOutcome(a) });

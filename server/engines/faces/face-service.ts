@@ -587,6 +587,16 @@ export class FaceService {
     return shipped ? withCorrectionFaces(shipped, this.negatives.embedding) : null;
   }
 
+  /** A person's cohort bound under the installed embedding model; undefined without the model, the person or a cohort. */
+  cohortBoundOf(label: string): number | undefined {
+    const embedding = this.installed.embedding;
+    const cohort = this.cohort;
+    const id = embedding ? labelIdOf(embedding.names, label) : null;
+    if (!embedding || !cohort || id === null) return undefined;
+    const bound = boundsFor(embedding.model, cohort).of(id);
+    return Number.isFinite(bound) ? bound : undefined;
+  }
+
   // #26 corrections ("not this person", server/review/corrections.ts): kept by label name in every worker.
   private negatives: FaceNegatives = EMPTY_FACE_NEGATIVES;
 
