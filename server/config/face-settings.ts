@@ -111,6 +111,6 @@ export const FACE_SETTINGS = {
     env: 'EMBEDDING_DISTANCE_MAX',
     schema: z.union([z.literal(''), number(0, 2)]),
     default: '',
-    doc: "Embedding: largest euclidean distance between face descriptors that may be named as the same person; empty: the descriptor model's calibrated limit (0.48 for face-api's descriptor, 0.83 for faceres: bench/RESULTS.md). Saved thresholds (`PUT /api/models/thresholds`) win over it.",
+    doc: "Embedding: largest euclidean distance between face descriptors that may be named as the same person; empty: the descriptor model's calibrated limit (0.515 for face-api's descriptor, 0.88 for faceres: bench/RESULTS.md; each person's own limit may be stricter, docs/recognition.md). Saved thresholds (`PUT /api/models/thresholds`) win over it.",
   },
 } as const satisfies Record<string, SettingSpec>;
