@@ -298,10 +298,10 @@ export class FacePipeline {
               return found;
             }
           : describe;
-      // Without a model (or faces) nothing is described, so the missing parts are never used.
       const shipped = model && step.rule.cohortRatio != null ? ((await this.host.cohort?.(model.dim)) ?? null) : null;
       // The site's corrections are strangers to the people they were taken for: part of the cohort (cohort.ts).
       const cohort = shipped ? withCorrectionFaces(shipped, this.negatives.embedding) : null;
+      // Without a model (or faces) nothing is described, so the missing parts are never used.
       faces =
         model && keeping && image.rgb
           ? await predictEmbeddingFaces(image.rgb, boxes, model, keeping, corrections, cohort)
