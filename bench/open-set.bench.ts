@@ -69,6 +69,7 @@ import {
   verificationThreshold,
   wilson,
 } from './open-set-protocol.js';
+import { boundsFor, cohortSize, nearestCohortDistance, parseCohort } from '../shared/recognition/cohort.js';
 import { qualityProbe } from './quality-probe.js';
 import { type BenchRow, median } from './types.js';
 
@@ -706,6 +707,64 @@ export function benchRankingCost(): BenchRow[] {
   return rows;
 }
 
+/**
+ * What the per-person limits cost as the gallery grows (#34; synthetic descriptors, the shipped face-api cohort):
+ * a person's cohort bound the first time a face ranks them (then kept with the model), and a query's distance to the
+ * cohort's nearest face, beside the ranking itself measured in the same run.
+ */
+export function benchCohortCost(repoRoot: string): BenchRow[] {
+  const cohort = parseCohort(readFileSync(path.join(repoRoot, 'public/models/cohort/faceapi-128.f32')), 'faceapi-128', 128);
+  const rows: BenchRow[] = [];
+  for (const people of [100, 1_000, 10_000]) {
+    const random = seededRandom(people + 34);
+    const dim = 128;
+    const samples = people * 3;
+    const model: EmbeddingModel = { dim, descriptors: new Float32Array(samples * dim), labels: new Int32Array(samples) };
+    for (let i = 0; i < samples; i++) {
+      randomUnit(random, dim, model.descriptors, i * dim);
+      model.labels[i] = Math.floor(i / 3);
+    }
+    const query = model.descriptors.slice(0, dim);
+    rankEmbedding(model, query);
+    const rankTimes: number[] = [];
+    for (let k = 0; k < 15; k++) {
+      const t0 = performance.now();
+      rankEmbedding(model, query);
+      rankTimes.push(performance.now() - t0);
+    }
+    const bounds = boundsFor(model, cohort);
+    bounds.of(0);
+    const t0 = performance.now();
+    const asked = Math.min(people, 2_000);
+    for (let p = 1; p <= asked - 1; p++) bounds.of(p);
+    const perPerson = (performance.now() - t0) / (asked - 1);
+    const t1 = performance.now();
+    for (let k = 0; k < 200; k++) nearestCohortDistance(query, cohort);
+    const perQuery = (performance.now() - t1) / 200;
+    const rank = median(rankTimes);
+    const name = `cohort cost, ${people.toLocaleString('en-US')} people x 3 random 128-d descriptors, cohort of ${cohortSize(cohort)}`;
+    rows.push(
+      {
+        name: `${name}: a person's bound, first time (then kept)`,
+        unit: 'ms',
+        lookout: perPerson,
+        reference: rank,
+        referenceName: 'rankEmbedding per query',
+        ratio: perPerson / rank,
+      },
+      {
+        name: `${name}: a query's nearest cohort face`,
+        unit: 'ms',
+        lookout: perQuery,
+        reference: rank,
+        referenceName: 'rankEmbedding per query',
+        ratio: perQuery / rank,
+      },
+    );
+  }
+  return rows;
+}
+
 export async function benchOpenSet(repoRoot: string): Promise<BenchRow[]> {
   const started = performance.now();
   const models = path.join(repoRoot, 'public/models');
@@ -731,5 +790,5 @@ export async function benchOpenSet(repoRoot: string): Promise<BenchRow[]> {
   console.log(
     `\nopen-set: ${((performance.now() - started) / 1000).toFixed(0)} s in all (features ${((featuresAt - started) / 1000).toFixed(0)} s, protocol and fits ${((performance.now() - featuresAt) / 1000).toFixed(0)} s)\n`,
   );
-  return [...report.rows, ...benchRankingCost()];
+  return [...report.rows, ...benchRankingCost(), ...benchCohortCost(repoRoot)];
 }

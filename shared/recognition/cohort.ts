@@ -101,21 +101,14 @@ export function nearestCohortDistance(descriptor: ArrayLike<number>, cohort: Coh
   return best;
 }
 
-/** A person's samples in an embedding model. */
-function samplesOf(model: EmbeddingModel, labelId: number): Float32Array[] {
-  const out: Float32Array[] = [];
-  for (let i = 0; i < model.labels.length; i++) {
-    if (model.labels[i] === labelId) out.push(model.descriptors.subarray(i * model.dim, (i + 1) * model.dim));
-  }
-  return out;
-}
-
 /**
  * The bounds of one model's people against one cohort, computed when first asked and kept: a model is immutable
- * (a training installs a new one), so the cache lives as long as the model.
+ * (a training installs a new one), so the cache lives as long as the model. Each person's samples are found through
+ * an index of the labels made once (at 10,000 people a scan of every label per person would cost more than the bound).
  */
 export class CohortBounds {
   private readonly bounds = new Map<number, number>();
+  private samples: Map<number, number[]> | null = null;
 
   constructor(
     private readonly model: EmbeddingModel,
@@ -128,10 +121,23 @@ export class CohortBounds {
     if (!cohort || cohort.dim !== this.model.dim) return Infinity;
     let b = this.bounds.get(labelId);
     if (b === undefined) {
-      b = cohortBound(samplesOf(this.model, labelId), cohort);
+      b = cohortBound(this.samplesOf(labelId), cohort);
       this.bounds.set(labelId, b);
     }
     return b;
+  }
+
+  private samplesOf(labelId: number): Float32Array[] {
+    const { labels, descriptors, dim } = this.model;
+    if (!this.samples) {
+      this.samples = new Map();
+      for (let i = 0; i < labels.length; i++) {
+        const list = this.samples.get(labels[i]);
+        if (list) list.push(i);
+        else this.samples.set(labels[i], [i]);
+      }
+    }
+    return (this.samples.get(labelId) ?? []).map((i) => descriptors.subarray(i * dim, (i + 1) * dim));
   }
 }
 
