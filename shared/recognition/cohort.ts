@@ -10,10 +10,11 @@
  * i.e. a face is named p only when it is clearly nearer to p than the faces of strangers nearest to p are. This is
  * the margin rule (nearest against next enrolled person) made independent of the gallery: with 5 people enrolled
  * the next person is far away and the margin rule holds little back, while the cohort is always there. Cohort
- * faces nearer to p than COHORT_SELF are taken for p themself (a person who is also in the cohort) and skipped.
+ * faces nearer to p than COHORT_SELF_SHARE of their median distance are taken for p themself (a person who is also
+ * in the cohort) and skipped.
  *
  * The cohort grows with the site: every "not this person" correction (corrections.ts) is a face of someone who is
- * not the person it was taken for, so the corrections join the shipped faces (withCorrections below). Unknown
+ * not the person it was taken for, so the corrections join the shipped faces (withCorrectionFaces below). Unknown
  * sightings do not: an unknown sighting may be an enrolled person seen poorly (a near miss), and counting it would
  * tighten that very person's limit, so the next sighting of them would be unknown too.
  *
@@ -27,7 +28,7 @@ import type { PersonDistance } from './ranking.js';
 /** Which smallest cohort distance is the bound (3: the third nearest stranger, less noisy than the nearest). */
 export const COHORT_RANK = 3;
 
-/** Cohort faces nearer than this share of a person's bound are skipped as the person themself (see above). */
+/** Cohort faces nearer than this share of the median cohort distance are skipped as the person themself (see above). */
 export const COHORT_SELF_SHARE = 0.5;
 
 /** Cohort faces of one descriptor model, row after row. */
@@ -72,9 +73,7 @@ export function cohortBound(samples: readonly Float32Array[], cohort: Cohort, ra
  * (boundsFor) are computed again only when the corrections change.
  */
 export function withCorrectionFaces(cohort: Cohort, negatives: ReadonlyMap<string, readonly Float32Array[]>): Cohort {
-  const faces: Float32Array[] = [];
-  for (const list of negatives.values()) for (const f of list) if (f.length === cohort.dim) faces.push(f);
-  if (!faces.length) return cohort;
+  // Asked on every recognition: the corrections are gathered once per (cohort, corrections) pair, not each time.
   let byNegatives = grown.get(cohort);
   if (!byNegatives) {
     byNegatives = new WeakMap();
@@ -82,10 +81,15 @@ export function withCorrectionFaces(cohort: Cohort, negatives: ReadonlyMap<strin
   }
   const known = byNegatives.get(negatives);
   if (known) return known;
-  const descriptors = new Float32Array(cohort.descriptors.length + faces.length * cohort.dim);
-  descriptors.set(cohort.descriptors);
-  for (const [i, f] of faces.entries()) descriptors.set(f, cohort.descriptors.length + i * cohort.dim);
-  const out: Cohort = { descriptorModel: cohort.descriptorModel, dim: cohort.dim, descriptors };
+  const faces: Float32Array[] = [];
+  for (const list of negatives.values()) for (const f of list) if (f.length === cohort.dim) faces.push(f);
+  let out = cohort;
+  if (faces.length) {
+    const descriptors = new Float32Array(cohort.descriptors.length + faces.length * cohort.dim);
+    descriptors.set(cohort.descriptors);
+    for (const [i, f] of faces.entries()) descriptors.set(f, cohort.descriptors.length + i * cohort.dim);
+    out = { descriptorModel: cohort.descriptorModel, dim: cohort.dim, descriptors };
+  }
   byNegatives.set(negatives, out);
   return out;
 }
