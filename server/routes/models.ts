@@ -255,8 +255,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
       records.flatMap((r) => r.faces ?? []),
       current,
       proposed,
-      undefined,
-      recognizer === 'embedding' ? (label) => ctx.faces.cohortBoundOf(label) : undefined,
+      recognizer === 'embedding' ? { boundOf: (label) => ctx.faces.cohortBoundOf(label) } : {},
     );
     const limits = [
       "Only the nearest person's distance is stored with a face: the margin rule (ratio_max) and one name per picture are not checked again; named faces are taken to pass them, and faces that were ambiguous or given to another face are left out.",

@@ -272,7 +272,7 @@ describe('previewRecent with per-person limits and low_quality (#34)', () => {
     ];
     // ada's bound 0.4: her limit is 0.4, so the stored 0.45 is not named again; without a bound (no cohort) the
     // sure bound 0.5 is the limit and she is.
-    const withBound = previewRecent(faces, rule, rule, 20, (label) => (label === 'ada' ? 0.4 : undefined));
+    const withBound = previewRecent(faces, rule, rule, { boundOf: (label) => (label === 'ada' ? 0.4 : undefined) });
     expect(withBound.after).toMatchObject({ named: 0, unsure: 0, unknown: 2, unknown_reasons: { below_threshold: 1, low_quality: 1 } });
     const without = previewRecent(faces, rule, rule);
     expect(without.after).toMatchObject({ unknown: 1, unknown_reasons: { low_quality: 1 } });

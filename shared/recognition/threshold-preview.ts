@@ -295,8 +295,7 @@ export function previewRecent(
   faces: readonly Pick<FaceResult, 'label' | 'distance' | 'reason' | 'candidate'>[],
   before: DecisionRule,
   after: DecisionRule,
-  maxChanges = 20,
-  boundOf: (label: string) => number | undefined = () => undefined,
+  { maxChanges = 20, boundOf = () => undefined }: { maxChanges?: number; boundOf?: (label: string) => number | undefined } = {},
 ): RecentPreview {
   const out: RecentPreview = {
     faces: faces.length,

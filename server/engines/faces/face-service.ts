@@ -570,11 +570,7 @@ export class FaceService {
         }),
       ),
     );
-    const cohort = this.cohort;
-    const bound =
-      embedding && embeddingId !== null && cohort && rule.cohortRatio != null
-        ? boundsFor(embedding.model, cohort).of(embeddingId)
-        : undefined;
+    const bound = embedding && embeddingId !== null && rule.cohortRatio != null ? this.boundIn(embedding.model, embeddingId) : undefined;
     return verdictOf(frames, rule, { label, recognition_model: recognizer, detection_method: method }, bound);
   }
 
@@ -590,10 +586,14 @@ export class FaceService {
   /** A person's cohort bound under the installed embedding model; undefined without the model, the person or a cohort. */
   cohortBoundOf(label: string): number | undefined {
     const embedding = this.installed.embedding;
-    const cohort = this.cohort;
     const id = embedding ? labelIdOf(embedding.names, label) : null;
-    if (!embedding || !cohort || id === null) return undefined;
-    const bound = boundsFor(embedding.model, cohort).of(id);
+    return embedding && id !== null ? this.boundIn(embedding.model, id) : undefined;
+  }
+
+  /** A label id's cohort bound in a model (with the site's corrections); undefined without a cohort or a bound. */
+  private boundIn(model: EmbeddingModel, labelId: number): number | undefined {
+    const cohort = this.cohort;
+    const bound = cohort ? boundsFor(model, cohort).of(labelId) : Infinity;
     return Number.isFinite(bound) ? bound : undefined;
   }
 
