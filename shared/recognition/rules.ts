@@ -1,7 +1,7 @@
 /**
  * Calibrated default decision rules (decision.ts), per recognizer and, for `embedding`, per descriptor model:
  * each distance scale is its own, so a threshold fixed for one model means nothing for another. The values come
- * from `npm run bench open-set` (bench/RESULTS.md, "Open-set accuracy"), chosen for a stated false-accept target;
+ * from `npm run bench open-set` (bench/RESULTS.md, "Out-of-sample open-set accuracy"), chosen for a stated false-accept target;
  * sites calibrate their own through the thresholds API (`PUT /api/models/thresholds`).
  */
 import type { RecognitionModel } from '../api/index.js';
@@ -15,12 +15,13 @@ export const DEFAULT_DESCRIPTOR_MODEL: DescriptorModel = 'faceapi-128';
 /**
  * Quality floors of the query face (#34; photo-check.ts measures), for every recognizer: under the first pair a face
  * is `low_quality`, under the second it is named at most `unsure`. Measured by `npm run bench open-set`'s quality
- * probe (bench/RESULTS.md, "Out-of-sample open-set accuracy"): the man's 19 photos shrunk to 20-50 px (JPEG q50)
- * were named right 17-19 times of 19 at 32 px and more, 0-8 times under it, where his faces lay farther from his
- * other photos (median 0.59-0.64) than strangers' faces lay from their nearest enrolled face (0.51-0.53); blurred
- * by 1.5 px they measured sharpness 0.0012-0.0031 and were named right 0-4 times of 19 at every size, while sharp
- * faces of 32 px and more measured 0.0062 and more (10th percentile). So 32 px and 0.004. The sure floors (60 px,
- * 0.012) are the photo check's good-photo side: a face the enrolment would call small or soft is never `high`.
+ * probe (bench/RESULTS.md, "Out-of-sample open-set accuracy"): the 33 faces of people seen in several photos, shrunk
+ * to 20-50 px (JPEG q50), had their own person as the nearest other face 26-32 times of 33 at 32 px and more and
+ * 0-11 times under it, where they lay farther from their own other photos (median 0.59-0.66) than other faces lay
+ * from their nearest face (0.51-0.53); blurred by 1.5 px they measured sharpness 0.0021-0.0031 (median) and had
+ * their own person nearest 0-6 times of 33 at every size, while sharp faces of 32 px and more measured 0.0062 and
+ * more (10th percentile). So 32 px and 0.004. The sure floors (60 px, 0.012) are the photo check's good-photo side:
+ * a face the enrolment would call small or soft is never `high`.
  */
 export const QUALITY_FLOORS: QualityFloors = Object.freeze({ minFacePx: 32, minSharpness: 0.004, sureFacePx: 60, sureSharpness: 0.012 });
 
@@ -46,11 +47,11 @@ const LBPH_RULE: DecisionRule = Object.freeze({
  * strangers named and 0.2% `high`: stricter than the 3% / 1% aimed at, since cross-validated by identity a rule so
  * fitted named 3.3% / 1.1% (faceapi-128) and 2.0% / 1.4% (faceres-1024) of the strangers of the other half; those
  * held-out figures, in bench/RESULTS.md "Out-of-sample open-set accuracy", are what to expect at another site).
- * With the quality floors above (a small or soft face is never `high`). verifyMax (1:1) as before: 0.0% (faceapi,
- * 0.46) and 0.04% (faceres, 0.82) false accepts there.
+ * With the quality floors above (a small or soft face is never `high`). verifyMax (1:1) as before; on the held-out
+ * halves it let in 0.0% of impostor pairs (faceapi, 0.46) and 0.1 to 0.2% (faceres, 0.82).
  * - faceapi-128: max 0.515, sure 0.46, margin 0.91 counting the cohort's nearest face, per-person limit 1.0 x the
  *   cohort bound;
- * - faceres-1024: max 0.88, sure 0.765, no margin (every fit left it off), per-person limit 0.85 x the bound.
+ * - faceres-1024: max 0.88, sure 0.765, no margin (the fit on everyone left it off), per-person limit 0.85 x the bound.
  */
 const EMBEDDING_RULES: Readonly<Record<DescriptorModel, DecisionRule>> = Object.freeze({
   'faceapi-128': Object.freeze({
