@@ -48,6 +48,10 @@ export interface ViewSet {
   unavailable: Record<string, string>;
 }
 
+/** Degraded views per face in the benchmark and its regression fixture (view 0 is the clean face), and their seed. */
+export const DEFAULT_VIEWS = 3;
+export const VIEW_SEED = 34;
+
 /** The degradations of face `i` (seeded by the face's index and the run's seed): view 0 clean, then `views` drawn. */
 export function degradationsOf(i: number, views: number, seed: number): Degradation[] {
   const random = seededRandom(seed * 1_000_003 + i * 7919 + 1);

@@ -46,7 +46,7 @@ import { alignedFace, FACE_ALIGNMENT } from '../shared/vision/eye-alignment.js';
 import { detectMultiScale, type HaarCascade, parseHaarCascade } from '../shared/vision/haar-cascade.js';
 import { seededRandom } from '../test/helpers/seeded-random.js';
 import { FACEMATCH, MAYBE_KNOWN, MAYBE_SAME, MULTI_PHOTO, PEOPLE, thumbKey, UNCLEAR } from './identity-sets.js';
-import { computeViews, type ViewSet, viewDistances } from './open-set-features.js';
+import { computeViews, DEFAULT_VIEWS, VIEW_SEED, type ViewSet, viewDistances } from './open-set-features.js';
 import {
   type BoundOf,
   crossValidationTrials,
@@ -242,10 +242,8 @@ export function embeddingRecognizer(repoRoot: string, descriptor: DescriptorMode
 }
 
 const SEEDS = Number(process.env.OPEN_SET_SEEDS ?? 5);
-/** Degraded views per face (view 0 is the clean face). */
-const VIEWS = Number(process.env.OPEN_SET_VIEWS ?? 3);
-/** The degradations' seed (camera-degrade.ts). */
-const VIEW_SEED = 34;
+/** Degraded views per face (view 0 is the clean face); the degradations' seed is VIEW_SEED (open-set-features.ts). */
+const VIEWS = Number(process.env.OPEN_SET_VIEWS ?? DEFAULT_VIEWS);
 /**
  * The fit's targets on the half it is fitted on: stricter than the issue's (3% of strangers named, 1% `high`),
  * since a rule fitted on some people names more of other strangers: fitted for 3% / 1%, the held-out halves
