@@ -71,6 +71,9 @@ describe('thresholds and runtime choices on one server, then a restart', () => {
       [{ recognizer: 'embedding', ratio_max: 0 }, /ratio_max must be above 0 and at most 1/],
       [{ recognizer: 'embedding', ratio_max: 1.5 }, /ratio_max must be above 0 and at most 1/],
       [{ recognizer: 'embedding', max: 3 }, /max must be above 0 and at most 2 for embedding/],
+      [{ recognizer: 'lbph', cohort_ratio: 0.9 }, /cohort_ratio is for the embedding recognizer only/],
+      [{ recognizer: 'embedding', cohort_ratio: 0 }, /cohort_ratio must be above 0 and at most 1.5, got 0/],
+      [{ recognizer: 'embedding', cohort_ratio: 2 }, /cohort_ratio must be above 0 and at most 1.5, got 2/],
       [{ recognizer: 'lbph', max: 2 }, /max must be above 4 and at most 1000 for lbph/],
       [{ recognizer: 'lbph', max: '70' }, /field "max": must be a number, or null to reset it/],
       [{ recognizer: 'lbph', sureMax: 70 }, /unknown key "sureMax"; the keys are recognizer, max, sure_max, ratio_max, verify_max/],
@@ -89,6 +92,22 @@ describe('thresholds and runtime choices on one server, then a restart', () => {
       }
     }
     await expect(fs.stat(runtimeFile(dataDir))).rejects.toThrow();
+  });
+
+  it('saves a per-person limit (cohort_ratio) for the embedding recognizer, shows the quality floors, and resets it with null', async () => {
+    const defaults = defaultRule('embedding', 'faceapi-128');
+    const got = await getJson(`${server.url}/api/models/thresholds`);
+    expect(got.body.embedding).toMatchObject({
+      cohort_ratio: defaults.cohortRatio,
+      quality: { min_face_px: 32, min_sharpness: 0.004, sure_face_px: 60, sure_sharpness: 0.012 },
+    });
+    expect(got.body.lbph).toMatchObject({ cohort_ratio: null, quality: { min_face_px: 32 } });
+    const saved = await put(`${server.url}/api/models/thresholds`, { recognizer: 'embedding', cohort_ratio: 1.2 });
+    expect(saved.status).toBe(200);
+    expect(saved.body.embedding).toMatchObject({ cohort_ratio: 1.2, max: defaults.max, overridden: ['cohort_ratio'] });
+    expect(saved.body.embedding.defaults.cohort_ratio).toBe(defaults.cohortRatio);
+    const reset = await put(`${server.url}/api/models/thresholds`, { recognizer: 'embedding', cohort_ratio: null });
+    expect(reset.body.embedding).toMatchObject({ cohort_ratio: defaults.cohortRatio, overridden: [] });
   });
 
   it('saves a change, shows it as overridden and in force, and resets a key with null', async () => {
