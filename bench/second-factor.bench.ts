@@ -24,6 +24,7 @@ import sharp from 'sharp';
 import { createBackend } from '../server/idp/backend.js';
 import { createFaceVerifier } from '../server/idp/face-verifier.js';
 import { createLivenessChecker } from '../server/idp/liveness.js';
+import { loadIdpSettings } from '../server/idp/settings.js';
 import type { User } from '../server/idp/users.js';
 import { rgbToGray } from '../shared/image/ops.js';
 import type { Rect } from '../shared/image/types.js';
@@ -237,6 +238,7 @@ export async function benchSecondFactor(repoRoot: string): Promise<BenchRow[]> {
       confidenceThreshold: 0,
       livenessMin: 0.5,
       recognitionModel: 'embedding',
+      maxVerifyDistance: loadIdpSettings({}).maxVerifyDistance,
     });
     const user = { id: 'bench', username: MAN_LABEL } as User;
     const burst = genuine.slice(0, 3).map((g) => g.image);

@@ -57,6 +57,7 @@ export function biometricWiring(o: {
       confidenceThreshold: settings.confidenceThreshold,
       livenessMin: settings.livenessMin,
       recognitionModel: settings.recognitionModel,
+      maxVerifyDistance: settings.maxVerifyDistance,
       enrollment: enrollmentSync,
     }),
     enrollment: createEnrollment({ backend, users: o.users, maxImages: settings.maxEnrollmentImages }),

@@ -15,6 +15,12 @@
  * whose label the API deleted after they enrolled is marked not enrolled and denied with `enrollment_removed`
  * (an API that cannot answer denies too), and so is one the API answers `not_enrolled` for: the face data is gone,
  * the next sign-in enrolls again.
+ *
+ * #35 items 6 and 8: a match is taken only from an answer that holds together (every frame and the whole a match,
+ * each with a distance of at least 0 within the threshold, the whole's distance the least sure frame's), made with a
+ * threshold no looser than the IdP's own bound for that recognizer (BIOMETRIC_MAX_VERIFY_DISTANCE_*): an API whose
+ * limits an administrator opened to everyone lets nobody in here. A well-formed answer that does not hold together
+ * is denied with `inconsistent_answer`, a loose one with `untrusted_threshold`.
  */
 import { normalizeLabel } from '../../shared/api/labels.js';
 import type { VerifyFrame, VerifyReason, VerifyResponse } from '../../shared/api/verify.js';
@@ -31,6 +37,8 @@ export interface FaceVerifierOptions {
   confidenceThreshold: number;
   livenessMin: number;
   recognitionModel: 'embedding' | 'lbph';
+  /** The loosest verification threshold (and distance) trusted, per recognizer (#35 item 6). */
+  maxVerifyDistance: { embedding: number; lbph: number };
   /** The link to the API's face data, checked against its deletions before each decision (optional for tests). */
   enrollment?: EnrollmentSync;
 }
@@ -76,6 +84,28 @@ function judge(answer: VerifyResponse, threshold: number): FaceDenial | { frames
   if (!(score >= threshold))
     return deny('low_score', `Your face was recognised, but not surely enough (${score.toFixed(1)} < ${threshold}).`, score);
   return { frames, score };
+}
+
+const INCONSISTENT = deny('inconsistent_answer', 'The face could not be verified.');
+
+/**
+ * Why a match the API claims is not to be trusted, or undefined when it holds together and stays within `bound`
+ * (the IdP's own limit for the answer's recognizer). The distance is required: the IdP's service client may read it.
+ */
+function matchProblem(answer: VerifyResponse, frames: VerifyFrame[], bound: number): FaceDenial | undefined {
+  const { threshold } = answer;
+  if (!(Number.isFinite(threshold) && threshold >= 0)) return INCONSISTENT;
+  if (threshold > bound)
+    return deny(
+      'untrusted_threshold',
+      'The face service verifies with a limit looser than this sign-in trusts. Ask an administrator to check its verification limits.',
+    );
+  const holds = (v: { match: boolean; reason: string; distance?: number | null }) =>
+    v.match === true && v.reason === 'match' && typeof v.distance === 'number' && v.distance >= 0 && v.distance <= threshold;
+  if (frames.length === 0 || !holds(answer) || !frames.every(holds)) return INCONSISTENT;
+  // The whole's distance is the least sure frame's: one nearer than a frame's is not the API's arithmetic.
+  if (frames.some((f) => (f.distance as number) > (answer.distance as number))) return INCONSISTENT;
+  return undefined;
 }
 
 /**
@@ -137,6 +167,9 @@ export function createFaceVerifier(options: FaceVerifierOptions): FaceVerifier {
         }
         if ('granted' in verdict) return verdict;
         const { score } = verdict;
+        const bound = options.maxVerifyDistance[answer.recognition_model === 'lbph' ? 'lbph' : 'embedding'];
+        const problem = matchProblem(answer, verdict.frames, bound);
+        if (problem) return { ...problem, score };
         let antispoof = 0;
         let liveness = 0;
         try {

@@ -116,7 +116,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 /** Denials that say nothing about the face shown (the backend or the IdP failed): they do not count as attempts. */
 const notTheUsersFault = (code: string) =>
-  code.startsWith('backend_') || code === 'liveness_unavailable' || code === 'verification_error' || code === 'enrollment_removed';
+  code.startsWith('backend_') ||
+  ['liveness_unavailable', 'verification_error', 'enrollment_removed', 'inconsistent_answer', 'untrusted_threshold'].includes(code);
 
 async function readForm(req: IncomingMessage, maxBytes = MAX_FORM_BYTES): Promise<URLSearchParams> {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

@@ -9,8 +9,20 @@ import path from 'node:path';
 import { z } from 'zod';
 import { boolean, integer } from '../config/settings.js';
 import { DEFAULT_ALLOWED_HOSTS, parseHostList } from '../http/security.js';
+import { DESCRIPTOR_MODELS, defaultRule } from '../../shared/recognition/rules.js';
 
 const httpUrl = z.url({ protocol: /^https?$/ });
+
+/**
+ * #35 item 6: the loosest verification limit the face step trusts by default, per recognizer: the calibrated
+ * `verify_max` (shared/recognition/rules.ts); for embedding the larger of its descriptor models' (the IdP cannot
+ * tell which one the API runs).
+ */
+const DEFAULT_VERIFY_BOUND = {
+  embedding: Math.max(...DESCRIPTOR_MODELS.map((m) => defaultRule('embedding', m).verifyMax)),
+  lbph: defaultRule('lbph').verifyMax,
+};
+const distanceBound = z.coerce.number().positive('a distance above 0').max(1000, 'at most 1000');
 
 /** Realm names end up in URLs, client ids and the token audience: keep them to URL-safe letters. */
 export const REALM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -189,6 +201,18 @@ export const IDP_SETTINGS = {
     default: 'embedding',
     doc: "Recognizer the face step trusts: `embedding` accepts the backend's embedding answers and, while the backend runs LBPH (embedding not trained or not chosen), LBPH's; `lbph` accepts LBPH's only.",
   },
+  maxVerifyDistanceEmbedding: {
+    env: 'BIOMETRIC_MAX_VERIFY_DISTANCE_EMBEDDING',
+    schema: distanceBound,
+    default: String(DEFAULT_VERIFY_BOUND.embedding),
+    doc: `The loosest verification limit the face step trusts from the embedding recognizer: a match of \`POST /api/verify\` decided with a \`threshold\` above it is denied (\`untrusted_threshold\`), whatever the API's \`verify_max\` says. The default is the calibrated \`verify_max\` of faceres' descriptor; a site on face-api's (the API's default) may set ${defaultRule('embedding', 'faceapi-128').verifyMax}.`,
+  },
+  maxVerifyDistanceLbph: {
+    env: 'BIOMETRIC_MAX_VERIFY_DISTANCE_LBPH',
+    schema: distanceBound,
+    default: String(DEFAULT_VERIFY_BOUND.lbph),
+    doc: "The same bound for LBPH's answers (chi-square distance); the default is LBPH's calibrated `verify_max`.",
+  },
   backendTimeout: {
     env: 'BIOMETRIC_BACKEND_TIMEOUT_MS',
     schema: integer(100, 120_000),
@@ -236,6 +260,8 @@ export interface IdpSettings {
   attemptWindow: number;
   passkeys: 'off' | 'alternative' | 'required';
   recognitionModel: 'embedding' | 'lbph';
+  /** The loosest verification threshold (and distance) the face step trusts, per recognizer (#35 item 6). */
+  maxVerifyDistance: { embedding: number; lbph: number };
   /** Milliseconds. */
   backendTimeout: number;
   modelDir: string;
@@ -317,6 +343,7 @@ export function loadIdpSettings(env: NodeJS.ProcessEnv = process.env): IdpSettin
     attemptWindow: values.attemptWindow as number,
     passkeys: values.passkeys as IdpSettings['passkeys'],
     recognitionModel: values.recognitionModel as IdpSettings['recognitionModel'],
+    maxVerifyDistance: { embedding: values.maxVerifyDistanceEmbedding as number, lbph: values.maxVerifyDistanceLbph as number },
     backendTimeout: values.backendTimeout as number,
     modelDir: path.resolve(values.modelDir as string),
     logLevel: values.logLevel as IdpSettings['logLevel'],

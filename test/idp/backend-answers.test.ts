@@ -59,10 +59,15 @@ const api = http.createServer((req, res) => {
 
 let idp: TestIdp;
 let frame: string;
+const logLines: string[] = [];
 
 beforeAll(async () => {
   const port = await listenLocal(api, 0);
-  idp = await startTestIdp({ env: { IDP_BACKEND_URL: `http://127.0.0.1:${port}` }, options: { biometrics: true } });
+  idp = await startTestIdp({
+    env: { IDP_BACKEND_URL: `http://127.0.0.1:${port}`, BIOMETRIC_MAX_ATTEMPTS: '1000' },
+    options: { biometrics: true },
+    logLines,
+  });
   await addSignedUpUsers(idp.users, [['ada', false]]);
   await idp.users.add('eve', 'eves-own-password', { temporary: false }); // to enrol
   frame = await capture(PERSON_A, 1);
@@ -146,5 +151,85 @@ describe("the API's own words stay out of the browser", () => {
       expect(verdict.ok).toBe(false);
       expect(JSON.stringify(verdict)).not.toContain('10.0.0.5');
     }
+  });
+});
+
+/** The reason code of the last face step in the security log (`granted` for a grant). */
+function lastFaceReason(): string {
+  const line = logLines.filter((l) => l.includes('event=face')).at(-1) ?? '';
+  return line.includes('result=granted') ? 'granted' : (/reason=([a-z_]+)/.exec(line)?.[1] ?? '');
+}
+
+/** Sets the double's verification answer: `top` over a consistent match, `frame` over its one frame. */
+function verifyAnswer(top: Record<string, unknown>, frameOver: Record<string, unknown> = {}): void {
+  answerWell();
+  const body = answers['/api/verify'].body as Record<string, any>;
+  answers['/api/verify'].body = { ...body, ...top, frames: [{ ...body.frames[0], ...frameOver }] };
+}
+
+describe('#35 item 8: a verification answer that does not hold together is a denial', () => {
+  it.each([
+    ['a match further than the threshold', { distance: 0.6 }, { distance: 0.6 }],
+    ["a frame's match further than the threshold", {}, { distance: 0.6 }],
+    ['a negative distance', { distance: -0.1 }, { distance: -0.1 }],
+    ['a match without a distance', { distance: null }, { distance: null }],
+    ["a frame's match without a distance", {}, { distance: null }],
+    ['a top-level reason other than match', { reason: 'below_threshold' }, {}],
+    ["a frame's reason other than match", {}, { reason: 'no_face' }],
+    ['a threshold that is negative', { threshold: -1, distance: -2 }, { distance: -2 }],
+    ['a top-level distance nearer than its frame', { distance: 0.1 }, { distance: 0.3 }],
+  ])('%s', async (_what, top, frameOver) => {
+    verifyAnswer(top, frameOver);
+    const back = await faceStep();
+    expect(back.code).toBeUndefined();
+    expect(back.error).toBe('access_denied');
+    expect(lastFaceReason()).toBe('inconsistent_answer');
+  });
+
+  it('a match without any distance (as the API answers callers without the verifier role)', async () => {
+    answerWell();
+    const { distance: _d, frames, ...rest } = answers['/api/verify'].body as Record<string, any>;
+    const { distance: _f, ...frame0 } = frames[0];
+    answers['/api/verify'].body = { ...rest, frames: [frame0] };
+    const back = await faceStep();
+    expect(back.error).toBe('access_denied');
+    expect(['inconsistent_answer', 'backend_error']).toContain(lastFaceReason());
+  });
+});
+
+describe('#35 item 6: the IdP does not trust a verification limit looser than its own bound', () => {
+  it.each([
+    ['the whole distance range (max = sure_max = verify_max = 2)', { threshold: 2, distance: 1.2 }, { distance: 1.2 }],
+    ['threshold 99', { threshold: 99 }, {}],
+    ["a limit just past the embedding recognizer's calibrated bound", { threshold: 0.9, distance: 0.85 }, { distance: 0.85 }],
+    ['an LBPH limit past its bound', { threshold: 90, distance: 60, recognition_model: 'lbph' }, { distance: 60 }],
+  ])('denies an answer made with %s', async (_what, top, frameOver) => {
+    verifyAnswer(top, frameOver);
+    const back = await faceStep();
+    expect(back.code).toBeUndefined();
+    expect(back.error).toBe('access_denied');
+    expect(lastFaceReason()).toBe('untrusted_threshold');
+    expect(back.error_description).toContain('limit');
+  });
+
+  it('honours a stricter bound of the operator (BIOMETRIC_MAX_VERIFY_DISTANCE_EMBEDDING)', async () => {
+    await idp.restart({ BIOMETRIC_MAX_VERIFY_DISTANCE_EMBEDDING: '0.4' });
+    try {
+      verifyAnswer({});
+      const back = await faceStep();
+      expect(back.error).toBe('access_denied');
+      expect(lastFaceReason()).toBe('untrusted_threshold');
+    } finally {
+      await idp.restart({});
+    }
+  });
+
+  it('passes a consistent answer within the bound on to the liveness check', async () => {
+    verifyAnswer({ threshold: 0.82, distance: 0.5, recognition_model: 'embedding' }, { distance: 0.5 });
+    await faceStep();
+    expect(lastFaceReason()).toBe('granted');
+    verifyAnswer({ threshold: 75, distance: 60, recognition_model: 'lbph' }, { distance: 60 });
+    await faceStep();
+    expect(lastFaceReason()).toBe('granted');
   });
 });

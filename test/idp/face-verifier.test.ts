@@ -16,6 +16,7 @@ import { capture, PERSON_A } from './faces.js';
 const user = { id: 'u1', username: 'ada' } as User;
 const alive: LivenessChecker = { score: async () => ({ antispoof: 0.8, liveness: 0.9 }) };
 const box = { x: 10, y: 10, w: 100, h: 100 };
+const BOUNDS = { embedding: 0.82, lbph: 75 };
 
 /** One frame's verdict as the API gives it. */
 function frame(reason: VerifyReason, confidence = reason === 'match' ? 80 : 40): VerifyFrame {
@@ -59,7 +60,14 @@ function verifier(reply: VerifyResponse | Verify, liveness = alive, recognitionM
     upload: async () => undefined,
     train: async () => undefined,
   };
-  return createFaceVerifier({ backend, liveness, confidenceThreshold: threshold, livenessMin: 0.5, recognitionModel });
+  return createFaceVerifier({
+    backend,
+    liveness,
+    confidenceThreshold: threshold,
+    livenessMin: 0.5,
+    recognitionModel,
+    maxVerifyDistance: BOUNDS,
+  });
 }
 
 const servers: http.Server[] = [];
@@ -183,6 +191,7 @@ describe('createBackend against real servers', () => {
       confidenceThreshold: 0,
       livenessMin: 0.5,
       recognitionModel: 'embedding',
+      maxVerifyDistance: BOUNDS,
     }).verify(user, { frames: [await capture(PERSON_A, 3)] });
 
   /** A backend that is healthy and answers every verification with `body`. */
