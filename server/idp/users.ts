@@ -30,6 +30,12 @@ export const ACTION_UPDATE_PASSWORD = 'UPDATE_PASSWORD';
 export const ACTION_BIOMETRIC_ENROLLMENT = 'biometric-enrollment';
 
 export const USERNAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+/**
+ * #35 item 3: what Keycloak calls a client's client-credentials account (`service-account-<client>`). No user may
+ * take such a name (compared after normalisation, so in any case): wherever a name is read instead of the token's
+ * grant, it would pass as a client.
+ */
+export const SERVICE_ACCOUNT_PREFIX = 'service-account-';
 
 export interface User {
   id: string;
@@ -115,6 +121,11 @@ export class UserStore {
       throw new UserError(
         'invalid_username',
         'a username is 1 to 63 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit',
+      );
+    if (username.startsWith(SERVICE_ACCOUNT_PREFIX))
+      throw new UserError(
+        'invalid_username',
+        `a username may not start with "${SERVICE_ACCOUNT_PREFIX}": that is how client (service) accounts are named`,
       );
     const problem = passwordProblem(password);
     if (problem) throw new UserError('invalid_password', problem);
