@@ -19,6 +19,8 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   missing_field: 'the request body is empty; send a JSON object',
   not_found: 'no such image',
   label_not_found: 'there are no images for label "alice-smith"',
+  label_confusable:
+    'label "\u0430lice" looks like the existing label "alice" (Unicode confusables, UTS #39): add the images to "alice", or choose a name that cannot be mistaken for it',
   not_trained: 'no model is trained yet; upload images with POST /api/images and run POST /api/train',
   training_in_progress: 'a training run is already in progress (5 of 13 images); try again when it ends',
   model_unavailable: 'detection method "remote" is not available: REMOTE_DETECTOR_ENABLED is false',
@@ -42,12 +44,18 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   ppe_detector_timeout: 'the PPE detector did not answer within 10000 ms',
   dataset_disabled: 'no PPE training set is kept (set PPE_DATASET_DIR)',
   internal_error: 'the server failed to handle this request; it has been logged',
-  forbidden_origin: 'requests from the web page at https://other.example are not accepted; add its origin to ALLOWED_ORIGINS to allow it',
-  host_not_allowed: 'this server does not answer for the host "rebind.example:8080"; add it to ALLOWED_HOSTS if it is this server\'s name',
+  forbidden_origin:
+    'requests from the web page at https://other.example are not accepted; to allow them, add "https://other.example" to the ALLOWED_ORIGINS setting',
+  host_not_allowed:
+    'this server does not answer for the host "rebind.example"; if that is its name, add "rebind.example" to the ALLOWED_HOSTS setting',
   method_not_allowed: 'GET is not served at /api/train; it answers POST',
   missing_token: 'this endpoint needs a bearer token from http://127.0.0.1:8081/realms/lookout (Authorization: Bearer <access token>)',
   invalid_token: 'the token expired at 2026-11-24T10:20:30.000Z',
   insufficient_role: 'this endpoint needs the role biometric-admin; the token has biometric-user',
+  not_own_label:
+    'a user may verify only their own label (alice-smith); verifying "bob" needs the role biometric-verifier or biometric-admin',
+  rate_limited: 'too many verifications by this caller: 20 within 60 s (VERIFY_RATE_PER_CALLER); try again in 42 s',
+  rate_limit_unavailable: 'the verification counters could not be read (the database); verification is denied until they can be',
   auth_unavailable:
     "the identity provider's keys could not be fetched from http://127.0.0.1:8081/realms/lookout/protocol/openid-connect/certs; requests are denied until they can be",
   server_busy:

@@ -155,6 +155,29 @@ function effectivePort(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
+/**
+ * The 421's message: the refused name as ALLOWED_HOSTS takes it (no port) and the setting to change, so whoever
+ * deployed the service knows what to do without reading the code.
+ */
+function hostRefusal(header: string, authority: URL | null): string {
+  if (!authority) return `the Host header "${header.slice(0, 100)}" is not a host name; send the name this server is reached by`;
+  const name = authority.hostname.slice(0, 100);
+  return `this server does not answer for the host "${name}"; if that is its name, add "${name}" to the ALLOWED_HOSTS setting`;
+}
+
+/** The 403's message for a page whose origin is not accepted: the origin as ALLOWED_ORIGINS takes it, and the setting. */
+function originRefusal(origin: string): string {
+  let listed: string | null = null;
+  try {
+    const url = new URL(origin);
+    if (url.protocol === 'http:' || url.protocol === 'https:') listed = url.origin;
+  } catch {
+    // `null` (a sandboxed frame, a file: page) or garbage: no origin to list.
+  }
+  if (!listed) return `requests from a web page with the origin "${origin.slice(0, 100)}" are not accepted`;
+  return `requests from the web page at ${listed.slice(0, 100)} are not accepted; to allow them, add "${listed.slice(0, 100)}" to the ALLOWED_ORIGINS setting`;
+}
+
 export function webSecurity(options: WebSecurityOptions): MiddlewareHandler {
   const hosts = new Set(options.allowedHosts.map(normaliseHostName));
   const domains = [...hosts].filter((h) => h.startsWith('*.')).map((h) => h.slice(1));
@@ -197,25 +220,14 @@ export function webSecurity(options: WebSecurityOptions): MiddlewareHandler {
     if (!authority || !(isIpAddress(authority.hostname) || hostAllowed(authority.hostname))) {
       // 421 Misdirected Request (RFC 9110 15.5.20): this server will not answer for the name the request was
       // addressed to. It says exactly that, where a 400 would blame the request's syntax.
-      return refuse(
-        c,
-        421,
-        'host_not_allowed',
-        `this server does not answer for the host "${(c.req.header('host') ?? '').slice(0, 100)}"; add it to ALLOWED_HOSTS if it is this server's name`,
-      );
+      return refuse(c, 421, 'host_not_allowed', hostRefusal(c.req.header('host') ?? '', authority));
     }
 
     const method = c.req.method;
     const origin = c.req.header('origin');
     const site = c.req.header('sec-fetch-site');
     if (origin !== undefined) {
-      if (!originAllowed(origin, authority))
-        return refuse(
-          c,
-          403,
-          'forbidden_origin',
-          `requests from the web page at ${origin.slice(0, 100)} are not accepted; add its origin to ALLOWED_ORIGINS to allow it`,
-        );
+      if (!originAllowed(origin, authority)) return refuse(c, 403, 'forbidden_origin', originRefusal(origin));
     } else if (site === 'cross-site' || site === 'same-site') {
       // No Origin: a subresource load (<img>, <script>) or a navigation. A followed link is fine, the rest is not.
       const navigation = c.req.header('sec-fetch-mode') === 'navigate' && c.req.header('sec-fetch-dest') === 'document';

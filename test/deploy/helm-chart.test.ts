@@ -1138,6 +1138,32 @@ describe('switches rendered beyond the examples', () => {
     expect(loadSettings(noneEnv, ROOT).sightingsSources).toEqual([]);
   });
 
+  it("accepts the original service's names by default (issue #35): its backend's Service name and its frontend's page", () => {
+    // The original's Keycloak extension calls http://neuroface-backend:8080/api and its frontend's nginx proxies to
+    // that name; its compose published the frontend on http://localhost:4200 (test/deploy/original-names.test.ts).
+    const hostsOf = (r: Rendered) => containerEnv(r, container(get(r, 'Deployment', full('api')), 'api')).env;
+    const env = hostsOf(renderChart());
+    const hosts = env.ALLOWED_HOSTS.split(',');
+    expect(hosts).toEqual(
+      expect.arrayContaining([
+        full('api'),
+        'neuroface-backend',
+        `neuroface-backend.${NAMESPACE}`,
+        `neuroface-backend.${NAMESPACE}.svc.cluster.local`,
+      ]),
+    );
+    expect(env.ALLOWED_ORIGINS.split(',')).toEqual(expect.arrayContaining(['http://localhost:4200', 'http://127.0.0.1:4200']));
+    const settings = loadSettings(env, ROOT);
+    expect(settings.allowedHosts).toContain('neuroface-backend');
+    expect(settings.allowedOrigins).toContain('http://localhost:4200');
+    // The site's own origins come after them; switched off, only the chart's own names and the site's remain.
+    const own = hostsOf(renderChart({ security: { allowedOrigins: ['https://portal.example.org'] } }));
+    expect(own.ALLOWED_ORIGINS.split(',')).toEqual(['http://localhost:4200', 'http://127.0.0.1:4200', 'https://portal.example.org']);
+    const off = hostsOf(renderChart({ security: { originalNames: false, allowedOrigins: ['https://portal.example.org'] } }));
+    expect(off.ALLOWED_HOSTS).not.toContain('neuroface-backend');
+    expect(off.ALLOWED_ORIGINS).toBe('https://portal.example.org');
+  });
+
   it('leaves nothing of the chart unrendered ({{ in the output would be a template the renderer skipped)', () => {
     for (const [, r] of renders) for (const [file, text] of Object.entries(r.files)) expect(text, file).not.toContain('{{');
   });

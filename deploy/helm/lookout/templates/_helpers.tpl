@@ -65,6 +65,9 @@ localhost,{{ .Release.Name }}-api,{{ .Release.Name }}-api.{{ .Release.Namespace 
 ,{{ .Release.Name }}-processor,{{ .Release.Name }}-processor.{{ .Release.Namespace }},{{ .Release.Name }}-processor.{{ .Release.Namespace }}.svc,{{ .Release.Name }}-processor.{{ .Release.Namespace }}.svc.cluster.local
 {{- end }}
 {{- if .Values.ingress.enabled }},{{ .Values.ingress.host }}{{ end }}
+{{- if .Values.security.originalNames -}}
+,neuroface-backend,neuroface-backend.{{ .Release.Namespace }},neuroface-backend.{{ .Release.Namespace }}.svc,neuroface-backend.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
 {{- range .Values.security.allowedHosts }},{{ . }}{{ end }}
 {{- end }}
 
@@ -78,8 +81,9 @@ localhost,{{ .Release.Name }}-model-server,{{ .Release.Name }}-model-server.{{ .
 localhost,{{ .Release.Name }}-ppe,{{ .Release.Name }}-ppe.{{ .Release.Namespace }},{{ .Release.Name }}-ppe.{{ .Release.Namespace }}.svc,{{ .Release.Name }}-ppe.{{ .Release.Namespace }}.svc.cluster.local
 {{- end }}
 
-{{/* ALLOWED_ORIGINS: security.allowedOrigins, comma separated. */}}
+{{/* ALLOWED_ORIGINS: the original frontend's page (security.originalNames), then security.allowedOrigins, comma separated. */}}
 {{- define "lookout.allowedOrigins" -}}
+{{- if .Values.security.originalNames }}http://localhost:4200,http://127.0.0.1:4200{{ if .Values.security.allowedOrigins }},{{ end }}{{ end }}
 {{- range $i, $origin := .Values.security.allowedOrigins }}{{ if $i }},{{ end }}{{ $origin }}{{ end }}
 {{- end }}
 
