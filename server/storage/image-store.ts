@@ -23,7 +23,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredImage } from '../../shared/api/index.js';
 import { normalizeLabel } from '../../shared/api/labels.js';
+import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
+import { labelSkeleton } from '../people/confusables.js';
 import { TEMP_PREFIX, removeStaleTemps, writeFileAtomicExclusive } from './atomic.js';
 import type { FeatureStore, ImageFeatures } from './feature-store.js';
 import { FileLock } from './file-lock.js';
@@ -69,6 +71,8 @@ export interface ImageRef {
 
 /** Held while folders of an older naming are merged into their labels (replicas starting together). */
 const MIGRATION_LOCK_FILE = '.label-names.lock';
+/** Held while a new label's folder is made, so two look-alike labels are never both created (replicas too). */
+const NEW_LABEL_LOCK_FILE = '.new-label.lock';
 
 export class ImageStore {
   private readonly lock = new KeyedLock();
@@ -99,7 +103,7 @@ export class ImageStore {
     const dir = path.join(this.root, label);
     return this.lock.run(label, () =>
       retryVanished(async () => {
-        await this.labelFolder(dir);
+        await this.labelFolderOf(label);
         for (;;) {
           const filename = `${Date.now()}-${randomUUID().slice(0, 8)}.${ext}`;
           try {
@@ -133,7 +137,7 @@ export class ImageStore {
         const existing = await this.captureFile(dir, captureId);
         if (existing) return { filename: existing, duplicate: true };
         const filename = `${captureId}.${ext}`;
-        await this.labelFolder(dir);
+        await this.labelFolderOf(label);
         try {
           await writeFileAtomicExclusive(path.join(dir, filename), bytes);
         } catch (err) {
@@ -144,6 +148,30 @@ export class ImageStore {
         return { filename, duplicate: false };
       }),
     );
+  }
+
+  /**
+   * The folder of a label an image is stored under. A label that has none yet is a new person: refused when it looks
+   * like a label that exists (the same UTS #39 skeleton, #35), checked and made under one lock every replica shares,
+   * so two look-alikes uploaded at once are never both created.
+   */
+  private async labelFolderOf(label: string): Promise<void> {
+    const dir = path.join(this.root, label);
+    if (await isRealDirectory(dir)) return;
+    await new FileLock(path.join(this.root, NEW_LABEL_LOCK_FILE)).run(async () => {
+      if (!(await isRealDirectory(dir))) {
+        const skeleton = labelSkeleton(label);
+        const twin = (await this.labelDirs()).find((other) => other !== label && labelSkeleton(other) === skeleton);
+        if (twin !== undefined) {
+          throw new ApiError(
+            'label_confusable',
+            `label "${label}" looks like the existing label "${twin}" (Unicode confusables, UTS #39): add the images to "${twin}", or choose a name that cannot be mistaken for it`,
+            { existing_label: twin },
+          );
+        }
+      }
+      await this.labelFolder(dir);
+    });
   }
 
   /** Makes a label's folder; refuses to write through a link standing where the folder should be. */

@@ -46,6 +46,8 @@ export const ERROR_CODES = {
   already_trained: 409,
   already_undone: 409,
   already_assigned: 409,
+  // #35 9: a new label that looks like an existing person's
+  label_confusable: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -86,6 +86,13 @@ describe('normalizeLabel', () => {
     ['a\u2068', 'bidirectional'],
     ['a\ud800', 'surrogate'],
     ['\udc00a', 'surrogate'],
+    // #35: look-alikes of "alice", and what a decoder makes of bytes that are not UTF-8.
+    ['alice\u2800', 'blank Braille'],
+    ['ali\u2800ce', 'blank Braille'],
+    ['a\u0336lice', 'overlay'],
+    ['a\u0338lice', 'overlay'],
+    ['a\u20e0lice', 'overlay'],
+    ['anna\ufffd', 'valid Unicode'],
   ])('rejects %j (invisible only, bidi control, lone surrogate)', (raw, why) => {
     const check = normalizeLabel(raw);
     expect(check.ok).toBe(false);

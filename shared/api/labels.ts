@@ -30,6 +30,17 @@ const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 // beside it (#28): refused anywhere in a label, as bidi controls are. This also refuses the ZWNJ of Persian
 // spellings and emoji ZWJ sequences; a name can be written without them.
 const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/u;
+// The replacement character stands for bytes a decoder could not read (a multipart part or a body that is not
+// UTF-8, an encoded lone surrogate among them, #35): refused as the surrogate itself is, never stored as a name.
+const REPLACEMENT = /\ufffd/;
+// The blank Braille pattern shows nothing, yet is neither white space nor ignorable: `alice` + U+2800 would look
+// like `alice` (#35).
+const BLANK = /\u2800/;
+// Marks drawn over or around a letter (Unicode's overlay combining class 1: strokes, slashes, tildes through it;
+// and the enclosing marks) make `a̶lice` a second label that reads as a struck-through `alice` (#35).
+const OVERLAY =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each mark is matched on its own, wherever it stands
+  /[\u0334-\u0338\u1cd4\u1ce2-\u1ce8\u20d2\u20d3\u20d8-\u20da\u20e5\u20e6\u20ea\u20eb\u{10a39}\u{16af0}-\u{16af4}\u{1bc9e}\u{1d167}-\u{1d169}\p{Me}]/u;
 // Characters that show nothing on their own: white space, combining marks and the blank Braille pattern. A label
 // needs at least one character that is not one of these.
 const INVISIBLE = /^[\p{White_Space}\p{Mn}\p{Me}\u2800]*$/u;
@@ -41,6 +52,8 @@ export function normalizeLabel(raw: unknown): LabelCheck {
   if (typeof raw !== 'string') return { ok: false, reason: 'label must be a text value' };
   if (CONTROL.test(raw)) return { ok: false, reason: 'label must not contain control characters' };
   if (LONE_SURROGATE.test(raw)) return { ok: false, reason: 'label must be valid Unicode text (it holds half of a surrogate pair)' };
+  if (REPLACEMENT.test(raw))
+    return { ok: false, reason: 'label must be valid Unicode text (U+FFFD stands for bytes that were not UTF-8; send the name as UTF-8)' };
   const nfc = raw.normalize('NFC');
   if (BIDI_CONTROL.test(nfc)) return { ok: false, reason: 'label must not contain bidirectional control characters' };
   const trimmed = nfc.trim();
@@ -51,6 +64,9 @@ export function normalizeLabel(raw: unknown): LabelCheck {
       reason: 'label must not contain invisible or format characters (zero-width joiners or spaces, tags, soft hyphens, ...)',
     };
   if (INVISIBLE.test(trimmed)) return { ok: false, reason: 'label must contain a visible character' };
+  if (BLANK.test(trimmed)) return { ok: false, reason: 'label must not contain the blank Braille pattern (U+2800)' };
+  if (OVERLAY.test(trimmed))
+    return { ok: false, reason: 'label must not contain overlay or enclosing marks (a stroke, slash or circle over a letter)' };
   const label = trimmed.toLowerCase().normalize('NFC').replace(/\s+/g, '-');
   if (label.length > MAX_LABEL_LENGTH) {
     return { ok: false, reason: `label must be at most ${MAX_LABEL_LENGTH} characters` };

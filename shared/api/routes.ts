@@ -169,7 +169,10 @@ const routeTable = {
       'The image is fully decoded before it is stored (a truncated image is refused). With `capture_id` the upload is idempotent. ' +
       // #26 enrollment
       'The answer carries the photo check (`check`, never an error); the original file name and `display_name` are kept; ' +
-      'with several faces, `face` picks the one stored (a `face` that is outside the image or matches no face found: 400, nothing stored).',
+      'with several faces, `face` picks the one stored (a `face` that is outside the image or matches no face found: 400, nothing stored). ' +
+      // #35 9
+      'A new label that looks like an existing one (equal Unicode confusable skeletons, UTS #39: `\u0430lice` beside `alice`) ' +
+      'is refused with 409 `label_confusable`, naming the existing label in `details.existing_label`.',
     tags: ['Faces'],
     request: {
       body: {
@@ -181,7 +184,7 @@ const routeTable = {
       },
     },
     responses: ok(imageUploadResponse, 'Stored (or, with a known `capture_id`, already stored).'),
-    errors: ['invalid_label', 'invalid_image', 'image_too_large', 'server_busy'],
+    errors: ['invalid_label', 'label_confusable', 'invalid_image', 'image_too_large', 'server_busy'],
   }),
   // #26 enrollment
   checkImage: defineRoute({
@@ -536,7 +539,7 @@ const routeTable = {
     tags: ['Review'],
     request: { body: jsonBody(reviewAssignRequest, { group_id: 'g-3f2a9c1e', display_name: 'Marie Curie' }) },
     responses: ok(reviewAssignResponse, 'Assigned.'),
-    errors: ['invalid_label', 'label_not_found', 'not_found', 'already_assigned'],
+    errors: ['invalid_label', 'label_confusable', 'label_not_found', 'not_found', 'already_assigned'],
   }),
   reviewDismiss: defineRoute({
     ...ENDPOINTS.reviewDismiss,

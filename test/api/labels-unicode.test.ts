@@ -77,11 +77,130 @@ describe('labels: one name, one folder', () => {
     // #28: would be stored beside "ab", looking the same.
     ['a zero-width joiner inside a name', 'a\u200db', 'must not contain invisible or format characters'],
     ['a tag character inside a name', 'a\u{e0041}b', 'must not contain invisible or format characters'],
+    // #35 9: blank and struck-through look-alikes of "alice".
+    ['a blank Braille pattern after a name', 'alice\u2800', 'blank'],
+    ['a combining long stroke overlay', 'a\u0336lice', 'overlay'],
+    ['a combining enclosing circle', 'a\u20ddlice', 'overlay'],
+    // #35 10: what a decoder makes of bytes that are not UTF-8.
+    ['a replacement character', 'anna\ufffd', 'valid Unicode'],
   ])('refuses a label of %s with 400 invalid_label, storing nothing', async (_what, label, reason) => {
     const res = await upload(label, await photo('grace'));
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'invalid_label', message: expect.stringContaining(reason) });
     expect(await fs.readdir(path.join(server!.dataDir, 'images'))).toEqual([]);
+  });
+});
+
+// #35 10: multipart text parts are decoded with U+FFFD for bytes that are not UTF-8 (a lone surrogate's encoding
+// among them); such a label is refused as JSON's "\ud800" is, never stored with the replacement character.
+describe('labels that are not UTF-8', () => {
+  beforeAll(async () => {
+    server = await startTestServer(ENV);
+  });
+  afterAll(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const multipart = (labelBytes: Buffer, image: Buffer) => {
+    const boundary = 'lookout-test-boundary-35';
+    return {
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: Buffer.concat([
+        Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="label"\r\n\r\n`),
+        labelBytes,
+        Buffer.from(
+          `\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.jpg"\r\ncontent-type: image/jpeg\r\n\r\n`,
+        ),
+        image,
+        Buffer.from(`\r\n--${boundary}--\r\n`),
+      ]),
+    };
+  };
+
+  it.each([
+    ['an encoded lone surrogate (ED A0 80)', [0xed, 0xa0, 0x80]],
+    ['a stray continuation byte', [0x80]],
+    ['a truncated sequence', [0xe2, 0x82]],
+  ])('refuses a multipart label with %s with 400 invalid_label, storing nothing', async (_what, bad) => {
+    const res = await getJson(`${server!.url}/api/images`, {
+      method: 'POST',
+      ...multipart(Buffer.concat([Buffer.from('anna'), Buffer.from(bad)]), await photo('grace')),
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_label', message: expect.stringContaining('valid Unicode') });
+    expect(await fs.readdir(path.join(server!.dataDir, 'images'))).toEqual([]);
+  });
+
+  it('refuses a JSON body whose label holds bytes that are not UTF-8, as it refuses "\\ud800"', async () => {
+    const image = base64(await photo('grace'));
+    for (const body of [
+      Buffer.concat([Buffer.from('{"label":"anna'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(`","image":"${image}"}`)]),
+      Buffer.from(`{"label":"anna\\ud800","image":"${image}"}`),
+    ]) {
+      const res = await getJson(`${server!.url}/api/images`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_label', message: expect.stringContaining('valid Unicode') });
+    }
+    expect(await fs.readdir(path.join(server!.dataDir, 'images'))).toEqual([]);
+  });
+
+  it('still stores a multipart label in valid UTF-8 (é as C3 A9)', async () => {
+    const res = await getJson(`${server!.url}/api/images`, {
+      method: 'POST',
+      ...multipart(Buffer.from([0x72, 0x65, 0x6e, 0xc3, 0xa9, 0x65]), await photo('grace')),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.label).toBe('renée');
+  });
+});
+
+// #35 9: a new label that looks like an existing person's (its UTS #39 confusable skeleton is theirs) is refused.
+describe('look-alike labels', () => {
+  beforeAll(async () => {
+    server = await startTestServer(ENV);
+  });
+  afterAll(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  afterEach(async () => {
+    for (const label of (await getJson(`${server!.url}/api/labels`)).body.labels) await getJson(path_(label), { method: 'DELETE' });
+  });
+
+  it.each([
+    ['a Cyrillic а', '\u0430lice'],
+    ['a fullwidth ａ', '\uff41lice'],
+    ['a Greek ο for the o of bob', 'b\u03bfb'],
+  ])('refuses %s beside the existing alice/bob with 409 label_confusable naming it, storing nothing', async (_what, label) => {
+    const grace = await photo('grace');
+    expect((await upload('alice', grace)).status).toBe(200);
+    expect((await upload('bob', grace)).status).toBe(200);
+    const before = await fs.readdir(path.join(server!.dataDir, 'images'));
+    const res = await upload(label, grace);
+    expect(res.status).toBe(409);
+    const existing = label.endsWith('lice') ? 'alice' : 'bob';
+    expect(res.body.error).toMatchObject({ code: 'label_confusable', message: expect.stringContaining(`"${existing}"`) });
+    expect(await fs.readdir(path.join(server!.dataDir, 'images'))).toEqual(before);
+    // The real one still takes images, in any case.
+    expect((await upload(existing.toUpperCase(), grace)).status).toBe(200);
+  });
+
+  it('refuses 0 for o once bob exists (labels are lower-case, so the skeleton is compared in lower case)', async () => {
+    const grace = await photo('grace');
+    expect((await upload('bob', grace)).status).toBe(200);
+    const res = await upload('B0B', grace);
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('label_confusable');
+  });
+
+  it('creates one of two look-alikes uploaded at the same time, never both', async () => {
+    const grace = await photo('grace');
+    const answers = await Promise.all(['alice', '\u0430lice', '\uff41lice', 'alice', '\u0430lice'].map((l) => upload(l, grace)));
+    const created = new Set(answers.filter((a) => a.status === 200).map((a) => a.body.label));
+    expect(created.size).toBe(1);
+    for (const a of answers) if (a.status !== 200) expect(a.body.error.code).toBe('label_confusable');
+    expect(await fs.readdir(path.join(server!.dataDir, 'images'))).toEqual([...created]);
   });
 });
 
