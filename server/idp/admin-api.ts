@@ -16,11 +16,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { Logger } from '../logger.js';
+import { LockBusyError } from '../storage/file-lock.js';
 import { clientNames } from './clients.js';
 import { deleteFaceData, type EnrollmentSync, FaceDeletionError } from './enrollment-sync.js';
 import { publicJwk, type SigningKey } from './keys.js';
 import type { PasskeyAdminRoute } from './passkey-admin.js';
-import { isEnrolled, normaliseUsername, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
+import { isEnrolled, ROLE_ADMIN, type User, UserError, type UserStore } from './users.js';
 import type { AdminUser } from '../../shared/api/idp-admin.js';
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -204,26 +205,39 @@ export function adminApi(deps: AdminApiDeps) {
       const name = decodePathPart(rest.slice(1));
       if (name.includes('/')) throw new Problem(404, 'not_found', 'There is no such admin resource.');
       if (method === 'DELETE') {
-        // Found as the store normalises names, and compared by id, so `ROOT` is root.
-        const target = await deps.users.byUsername(name);
-        if (!target) throw new UserError('user_not_found', `no user named ${normaliseUsername(name)}`);
-        if (target.id === caller.id) throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
-        if (target.roles.includes(ROLE_ADMIN) && !(await deps.users.list()).some((u) => u.id !== target.id && u.roles.includes(ROLE_ADMIN)))
-          throw new Problem(409, 'last_admin', `${target.username} is the last administrator; make another administrator first.`);
-        // The face first: when the API cannot delete it the user stays as they were (503, nothing lost, retry), so
-        // no face is ever left behind under a name a later account may take.
+        // #35 item 2: every check and the face's deletion run in one critical section under the users' lock
+        // (UserStore.remove), so a removal that is refused (the last administrator, a caller removed or demoted
+        // meanwhile) has deleted nothing. Found as the store normalises names, and compared by id, so `ROOT` is root.
         let face: 'deleted' | 'none' | 'not_managed' = 'not_managed';
-        if (deps.faceService) {
-          try {
-            face = await deleteFaceData({ ...deps.faceService, username: target.username, authorization: req.headers.authorization ?? '' });
-          } catch (err) {
-            if (!(err instanceof FaceDeletionError)) throw err;
-            res.setHeader('Retry-After', err.busy ? '10' : '60');
-            throw new Problem(503, 'face_service_unavailable', `${err.message}; the user was not removed. Try again later.`);
-          }
-        }
-        // UserStore.remove checks again, under its lock, that this is not the last administrator.
-        const user = await deps.users.remove(target.username);
+        const user = await deps.users.remove(name, {
+          check(target, users) {
+            // The caller as stored now: one removed or demoted while waiting for the lock removes no one.
+            if (!users.find((u) => u.id === caller.id)?.roles.includes(ROLE_ADMIN))
+              throw new Problem(
+                403,
+                'insufficient_role',
+                `Managing users needs the role ${ROLE_ADMIN}.`,
+                'Bearer error="insufficient_scope"',
+              );
+            if (target.id === caller.id) throw new Problem(409, 'cannot_remove_self', 'An administrator cannot remove their own account.');
+          },
+          // The face first: when the API cannot delete it the user stays as they were (503, nothing lost, retry), so
+          // no face is ever left behind under a name a later account may take.
+          async before(target) {
+            if (!deps.faceService) return;
+            try {
+              face = await deleteFaceData({
+                ...deps.faceService,
+                username: target.username,
+                authorization: req.headers.authorization ?? '',
+              });
+            } catch (err) {
+              if (!(err instanceof FaceDeletionError)) throw err;
+              res.setHeader('Retry-After', err.busy ? '10' : '60');
+              throw new Problem(503, 'face_service_unavailable', `${err.message}; the user was not removed. Try again later.`);
+            }
+          },
+        });
         // Their sessions, grants and refresh tokens end now; access tokens are refused by the IdP (the user is gone).
         const revoked = (await deps.revokeAccount?.(user.id)) ?? 0;
         deps.log.info('security event', { event: 'user_removed', username: user.username, by: admin, face, revoked });
@@ -246,7 +260,11 @@ export function adminApi(deps: AdminApiDeps) {
         let problem: Problem;
         if (err instanceof Problem) problem = err;
         else if (err instanceof UserError) problem = new Problem(STATUS_OF[err.code] ?? 400, err.code, `${err.message}.`);
-        else {
+        else if (err instanceof LockBusyError) {
+          // Another change of the users (a removal waiting on the face service) holds the lock: nothing was done.
+          res.setHeader('Retry-After', '5');
+          problem = new Problem(503, 'users_busy', 'Another change of the users is under way; nothing was changed. Try again shortly.');
+        } else {
           deps.log.error('admin API failed', { error: err instanceof Error ? err.message : String(err) });
           problem = new Problem(500, 'internal_error', 'The user administration failed; it has been logged.');
         }

@@ -68,6 +68,8 @@ const DENIALS: Record<Exclude<VerifyReason, 'match'>, [code: string, reason: str
   corrected: ['not_recognised', 'Your face was not recognised.'],
 };
 
+const INCONSISTENT = deny('inconsistent_answer', 'The face could not be verified.');
+
 /**
  * The burst's verdict from the API's answer, or the denial it leads to: the first frame that does not match
  * decides, and a match is taken only when the answer and every one of its frames say so.
@@ -78,15 +80,16 @@ function judge(answer: VerifyResponse, threshold: number): FaceDenial | { frames
   const failing = frames.find((f) => !f.match) ?? (answer.match ? undefined : answer);
   if (failing) {
     const [code, reason] = failing.reason === 'match' ? DENIALS.below_threshold : DENIALS[failing.reason];
-    return deny(code, reason, failing.distance === null ? undefined : failing.confidence);
+    return deny(code, reason, failing.distance == null ? undefined : failing.confidence);
   }
   if (!frames.every((f) => f.face)) return deny('verification_error', 'The face could not be verified.');
+  // The API gives distance and confidence to the IdP's service client (it may verify anyone): a match without them
+  // cannot be checked, so it is no match here (#35 item 8).
+  if (score === undefined) return INCONSISTENT;
   if (!(score >= threshold))
     return deny('low_score', `Your face was recognised, but not surely enough (${score.toFixed(1)} < ${threshold}).`, score);
   return { frames, score };
 }
-
-const INCONSISTENT = deny('inconsistent_answer', 'The face could not be verified.');
 
 /**
  * Why a match the API claims is not to be trusted, or undefined when it holds together and stays within `bound`

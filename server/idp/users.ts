@@ -149,14 +149,25 @@ export class UserStore {
     });
   }
 
-  async remove(name: string): Promise<User> {
+  /**
+   * Removes a user, checking and acting as one critical section under the users' lock (#35 item 2): `check` (the
+   * caller's own conditions, on the users as stored now) and the last-administrator check may refuse; only when all
+   * passed does `before` run (the deletion of the user's face data on the API), and the user goes right after it. So
+   * a refused removal has changed nothing, and two administrators removing each other at once cannot leave none,
+   * nor lose the survivor's face. A `before` that throws keeps the user as they were.
+   */
+  async remove(
+    name: string,
+    opts: { check?: (target: User, users: readonly User[]) => void; before?: (target: User) => Promise<void> } = {},
+  ): Promise<User> {
     const username = normaliseUsername(name);
-    return this.change((users) => {
+    return this.change(async (users) => {
       const at = users.findIndex((u) => u.username === username);
       if (at < 0) throw new UserError('user_not_found', `no user named ${username}`);
-      // Checked under the lock: two administrators removing each other at once cannot leave none.
+      opts.check?.(structuredClone(users[at]), structuredClone(users));
       if (users[at].roles.includes(ROLE_ADMIN) && !users.some((u, i) => i !== at && u.roles.includes(ROLE_ADMIN)))
         throw new UserError('last_admin', `${username} is the last administrator; make another administrator first`);
+      await opts.before?.(structuredClone(users[at]));
       return users.splice(at, 1)[0];
     });
   }
@@ -216,12 +227,13 @@ export class UserStore {
   }
 
   /** Read-modify-write under the lock, always on the file's current content (another process may have changed it). */
-  private async change<T extends User>(edit: (users: User[]) => T): Promise<T> {
+  private async change<T extends User>(edit: (users: User[]) => T | Promise<T>): Promise<T> {
     await fs.mkdir(path.dirname(this.file), { recursive: true });
     return this.lock.run(async () => {
       this.cache = null;
-      const users = await this.read();
-      const result = edit(users);
+      // A copy: an edit that throws half-way (or awaits) leaves the cached users as stored.
+      const users = structuredClone(await this.read());
+      const result = await edit(users);
       const body: UsersFile = { version: 1, users };
       await writePrivateFileAtomic(this.file, `${JSON.stringify(body, null, 2)}\n`);
       this.cache = null;

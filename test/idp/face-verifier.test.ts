@@ -40,7 +40,7 @@ function answer(frames: VerifyFrame[], recognition_model: 'embedding' | 'lbph' =
     reason: failing?.reason ?? 'match',
     label,
     distance: distances.includes(null) ? null : Math.max(...(distances as number[])),
-    confidence: Math.min(...frames.map((f) => f.confidence)),
+    confidence: Math.min(...frames.map((f) => f.confidence ?? 0)),
     threshold: 0.45,
     recognition_model,
     detection_method: 'local',
