@@ -80,6 +80,8 @@ export interface DetectorHealth {
   checkedAt: string | null;
   /** Why checks cannot run, in words that follow "the PPE detector" (null when they can, or before the first check). */
   error: string | null;
+  /** The detector answered its last health check (reachable, or up with an error or its model not loaded). */
+  answered: boolean;
 }
 
 type FetchFailure = { kind: 'timeout' } | { kind: 'unreachable'; why: string };
@@ -113,7 +115,7 @@ function fetchFailure(err: unknown): FetchFailure {
 export class PpeDetectorClient {
   readonly endpoint: DetectorEndpoint | null;
   private readonly periodic: PeriodicCheck;
-  private health: DetectorHealth = { reachable: false, checkedAt: null, error: null };
+  private health: DetectorHealth = { reachable: false, checkedAt: null, error: null, answered: false };
 
   constructor(private readonly opts: PpeDetectorClientOptions) {
     this.endpoint = parseDetectorEndpoint(opts.endpoint);
@@ -156,6 +158,7 @@ export class PpeDetectorClient {
     const before = this.health.reachable;
     const timeoutMs = this.opts.checkTimeoutMs ?? Math.min(5000, this.opts.timeoutMs);
     let error: string | null = null;
+    let answered = false;
     try {
       // Asked once more when a pooled keep-alive socket was reset (server/http/idempotent-fetch.ts).
       const res = await fetchIdempotent(`${endpoint.display}/health`, {
@@ -164,6 +167,7 @@ export class PpeDetectorClient {
         redirect: 'error',
       });
       const text = await res.text();
+      answered = true;
       if (res.status < 200 || res.status > 299) error = `answered its health check with HTTP ${res.status}`;
       // `npm run ppe-server` answers 200 `{ ready: false }` while its model loads: no checks can run yet.
       else if (readyFlag(text) === false) error = 'is up but its model is not loaded yet (its /health says ready: false)';
@@ -171,7 +175,12 @@ export class PpeDetectorClient {
       const f = fetchFailure(err);
       error = f.kind === 'timeout' ? `did not answer its health check within ${timeoutMs} ms` : `is unreachable (${f.why})`;
     }
-    this.health = { reachable: error === null, checkedAt: new Date().toISOString(), error: error === null ? null : this.redact(error) };
+    this.health = {
+      reachable: error === null,
+      checkedAt: new Date().toISOString(),
+      error: error === null ? null : this.redact(error),
+      answered,
+    };
     if (first || before !== this.health.reachable) {
       const what = this.health.reachable ? 'is reachable' : this.health.error;
       this.opts.log[this.health.reachable ? 'info' : 'warn'](`ppe: the detector at ${endpoint.display} ${what}`);

@@ -173,6 +173,19 @@ export class PpeService {
     return this.detector.lastHealth.reachable ? 'ready' : 'unreachable';
   }
 
+  /**
+   * `ppe_serving` of `GET /api/ready`, as the original answered it: the detector's endpoint (without credentials) and
+   * `connected`, `error` (it answered, but cannot take checks), `unreachable` or `unknown` (not checked yet); absent
+   * (undefined) unless PPE is switched on with an endpoint.
+   */
+  serving(): ReadyResponse['ppe_serving'] {
+    const endpoint = this.detector.endpoint;
+    if (!this.settings.ppeEnabled || !endpoint) return undefined;
+    const health = this.detector.lastHealth;
+    const status = health.reachable ? 'connected' : health.checkedAt === null ? 'unknown' : health.answered ? 'error' : 'unreachable';
+    return { endpoint: endpoint.display, status };
+  }
+
   status(): PpeStatusResponse {
     const health = this.detector.lastHealth;
     let reason: string | null = null;
@@ -188,6 +201,7 @@ export class PpeService {
       checked_at: health.checkedAt,
       reason,
       expected: [...this.expected],
+      expected_ppe: [...this.expected],
       aliases: Object.fromEntries(this.aliases),
       events: {
         sink: this.sink,
@@ -307,7 +321,7 @@ export class PpeService {
 
     const objects: PpeObject[] = [
       ...verdict.detections.map((d) => ({
-        ...box(d.bbox),
+        ...withCorners(box(d.bbox)),
         class_id: d.class_id,
         class_name: d.class_name,
         confidence: d.confidence,
@@ -319,10 +333,7 @@ export class PpeService {
         class_id: o.class_id,
         class_name: o.class_name,
         confidence: o.confidence,
-        x: Math.round(o.x),
-        y: Math.round(o.y),
-        w: Math.round(o.w),
-        h: Math.round(o.h),
+        ...withCorners({ x: Math.round(o.x), y: Math.round(o.y), w: Math.round(o.w), h: Math.round(o.h) }),
         item: null,
         absent: false,
         source: 'object_detector' as const,
@@ -449,6 +460,11 @@ export class PpeService {
       this.log.warn(message);
     }
   }
+}
+
+/** The box beside its corners, `bbox` (the original's v1.5.0 PPE page draws from them). */
+function withCorners(b: { x: number; y: number; w: number; h: number }) {
+  return { ...b, bbox: { x1: b.x, y1: b.y, x2: b.x + b.w, y2: b.y + b.h } };
 }
 
 /** A detector box as integer pixels, top-left corner plus size. */

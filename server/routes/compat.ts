@@ -109,6 +109,21 @@ export function compatConfig(ctx: AppContext) {
   };
 }
 
+/**
+ * `chat_backend` of `GET /api/ready`, as the original answered it: the LLM endpoint, whether it is an AI gateway (the
+ * original's test: its URL names `ai-gateway`) and whether the last check reached it; absent (undefined) unless chat
+ * is switched on with an endpoint (a local model has none).
+ */
+export function chatBackend(ctx: AppContext): ReadyResponse['chat_backend'] {
+  const chat = ctx.chatStatus.status();
+  if (!chat.enabled || !ctx.settings.chatEndpoint || !chat.endpoint) return undefined;
+  return {
+    endpoint: chat.endpoint,
+    via_ai_gateway: chat.endpoint.includes('ai-gateway'),
+    status: chat.reachable ? 'connected' : 'unreachable',
+  };
+}
+
 /** `GET /api/objects/status` (and `detector` of `/api/objects/classes`): the engine's report and the original's names. */
 export function objectStatus(ctx: AppContext): ObjectStatusResponse {
   const status = ctx.objects.status();

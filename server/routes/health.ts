@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { ReadyResponse } from '../../shared/api/index.js';
 import type { AppContext } from '../http/context.js';
 import { mountRoute } from '../http/route.js';
-import { APP_NAME, ovmsStatus } from './compat.js';
+import { APP_NAME, chatBackend, ovmsStatus } from './compat.js';
 import type { ObjectDetectorState } from '../engines/objects/object-service.js';
 
 const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection_state']> = {
@@ -48,6 +48,11 @@ export function healthRoutes(ctx: AppContext): Hono {
       chat_enabled: ctx.chatStatus.status().enabled,
       ppe_enabled: ctx.settings.ppeEnabled,
     };
+    // The original named its upstreams only when they were configured; so does Lookout.
+    const ppeServing = ctx.ppe.serving();
+    if (ppeServing) body.ppe_serving = ppeServing;
+    const chat = chatBackend(ctx);
+    if (chat) body.chat_backend = chat;
     return c.json(body, body.status === 'ready' ? 200 : 503);
   });
 

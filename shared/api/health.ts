@@ -48,6 +48,28 @@ export const readyResponse = z
     ),
     chat_enabled: compat(z.boolean(), 'chat can answer (`enabled` of GET /api/chat/status).'),
     ppe_enabled: compat(z.boolean(), 'PPE checks are switched on (PPE_ENABLED).'),
+    ppe_serving: compat(
+      z
+        .object({
+          endpoint: z.string().meta({ description: 'PPE_ENDPOINT without credentials.' }),
+          status: z.enum(['connected', 'error', 'unreachable', 'unknown']).meta({
+            description:
+              '`connected` (`ppe` is `ready`), `error` (it answered its health check but cannot take checks), `unreachable`, `unknown` (not checked yet).',
+          }),
+        })
+        .optional(),
+      'the PPE detector (`ppe`); present only when PPE is switched on with PPE_ENDPOINT set.',
+    ),
+    chat_backend: compat(
+      z
+        .object({
+          endpoint: z.string().meta({ description: 'The LLM endpoint without credentials (`endpoint` of GET /api/chat/status).' }),
+          via_ai_gateway: z.boolean().meta({ description: 'The endpoint is an AI gateway (its URL names `ai-gateway`).' }),
+          status: z.enum(['connected', 'unreachable']).meta({ description: '`reachable` of GET /api/chat/status.' }),
+        })
+        .optional(),
+      'the chat LLM; present only when chat is switched on with CHAT_ENDPOINT set.',
+    ),
   })
   .meta({
     id: 'ReadyResponse',

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ppeComplianceCheckEvent, ppePerson, ppeStatus } from '../events/ppe-events.js';
-import { imageField, isoTime } from './common.js';
+import { compat, imageField, isoTime } from './common.js';
 
 export const ppeDetectRequest = z
   .object({
@@ -32,6 +32,10 @@ export const ppeObject = z
     item: z.string().nullable().meta({ description: 'The expected item this detection is (or shows missing); null otherwise.' }),
     absent: z.boolean().meta({ description: 'A `NO-<item>` class: the item is missing on the person it overlaps.' }),
     source: z.enum(['ppe_detector', 'object_detector']).meta({ description: 'Who found it (persons may come from the object detector).' }),
+    bbox: compat(
+      z.object({ x1: z.number().int(), y1: z.number().int(), x2: z.number().int(), y2: z.number().int() }),
+      'the box as its corners in pixels (`x1 = x`, `y1 = y`, `x2 = x + w`, `y2 = y + h`), as the v1.5.0 PPE page draws it.',
+    ),
   })
   .meta({ id: 'PpeObject' });
 export type PpeObject = z.infer<typeof ppeObject>;
@@ -67,6 +71,7 @@ export const ppeStatusResponse = z
     checked_at: isoTime.nullable(),
     reason: z.string().nullable().meta({ description: 'Why checks cannot run now, in words; null when they can.' }),
     expected: z.array(z.string()),
+    expected_ppe: compat(z.array(z.string()), 'the expected items (`expected`).'),
     aliases: z.record(z.string(), z.string()).meta({ description: 'Detector class name (lower case) -> expected item.' }),
     events: z.object({
       sink: z

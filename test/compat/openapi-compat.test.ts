@@ -11,7 +11,19 @@ const doc = openApiDocument('0.0.0-test') as { components: { schemas: Record<str
 /** Component -> the fields it carries for the original's clients (issue #19). */
 const COMPAT_FIELDS: Record<string, string[]> = {
   HealthResponse: ['app'],
-  ReadyResponse: ['model_loaded', 'ai_model', 'object_detection', 'ovms_enabled', 'ovms_status', 'chat_enabled', 'ppe_enabled'],
+  ReadyResponse: [
+    'model_loaded',
+    'ai_model',
+    'object_detection',
+    'ovms_enabled',
+    'ovms_status',
+    'chat_enabled',
+    'ppe_enabled',
+    'ppe_serving',
+    'chat_backend',
+  ],
+  PpeObject: ['bbox'],
+  PpeStatusResponse: ['expected_ppe'],
   ModelsConfigResponse: ['ai_model', 'is_trained', 'model_info', 'ovms_info', 'chat_enabled'],
   ModelsConfigUpdateResponse: ['ai_model', 'is_trained', 'model_info', 'ovms_info', 'chat_enabled'],
   DetectionResponse: ['ovms_info'],
