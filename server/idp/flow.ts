@@ -6,7 +6,8 @@
  *
  *   password --ok--> update-password   (required action UPDATE_PASSWORD: temporary password)
  *            --ok--> passkey            (passkeys offered and the user has one)
- *            --ok--> passkey-enrollment (a passkey required, by IDP_PASSKEYS=required or for this user, and none yet)
+ *            --ok--> passkey-enrollment (a passkey required, by IDP_PASSKEYS=required or for this user, and none yet,
+ *                                        and no face enrolled: a user with a face proves it first, #35 item 7)
  *            --ok--> biometric-enrollment (required action pending / not enrolled)
  *            --ok--> face
  *   update-password --changed--> (as after the password)
@@ -19,7 +20,7 @@
  *   passkey --verified--> granted
  *           --rejected--> denied
  *           --chose-face--> face (IDP_PASSKEYS=alternative, the user enrolled a face and no passkey is required)
- *   face --verified--> granted, or passkey-enrollment when the user asked to add a passkey
+ *   face --verified--> granted, or passkey-enrollment when the user asked to add a passkey or one is required
  *        --rejected--> denied (with the reason)
  *
  * The real face verification (face-verifier.ts) and enrollment (enrollment.ts) are wired by biometrics.ts when
@@ -110,6 +111,9 @@ export const INITIAL: FlowState = { step: 'password' };
 
 export const passkeyRequired = (f: SecondFactor) => f.policy === 'required' || (f.policy !== 'off' && f.userRequired);
 
+/** A passkey is required of the user and they have none yet: it is registered after the face (#35 item 7). */
+export const passkeyOwed = (f: SecondFactor) => passkeyRequired(f) && f.passkeys === 0;
+
 /** Whether a user at the passkey step may take the face step instead. */
 export const faceAllowed = (user: User, f: SecondFactor) => f.policy === 'alternative' && !f.userRequired && isEnrolled(user);
 
@@ -117,7 +121,9 @@ export const faceAllowed = (user: User, f: SecondFactor) => f.policy === 'altern
 export function stepAfterPassword(user: User, f: SecondFactor = FACE_ONLY): Step {
   if (user.requiredActions.includes(ACTION_UPDATE_PASSWORD)) return 'update-password';
   if (f.policy !== 'off' && f.passkeys > 0) return 'passkey';
-  if (passkeyRequired(f)) return 'passkey-enrollment';
+  // A required passkey is registered right after the password only by a user with no other factor yet (their first
+  // sign-in): one with an enrolled face proves it first, so the password alone never adds a factor (#35 item 7).
+  if (passkeyRequired(f)) return isEnrolled(user) ? 'face' : 'passkey-enrollment';
   if (user.requiredActions.includes(ACTION_BIOMETRIC_ENROLLMENT) || !isEnrolled(user)) return 'biometric-enrollment';
   return 'face';
 }
@@ -178,8 +184,9 @@ export function transition(state: FlowState, event: FlowEvent, factors: SecondFa
       if (!state.userId) throw new FlowError(state.step, event.type);
       const d = event.decision;
       if (d.granted !== true) return { kind: 'deny', code: d.code, reason: d.reason };
-      // A passkey added after a verified face (IDP_PASSKEYS not off): the face, not the password alone, vouches for it.
-      if (event.addPasskey && factors.policy !== 'off')
+      // A passkey added after a verified face (IDP_PASSKEYS not off), asked for or required and none yet: the face,
+      // not the password alone, vouches for it.
+      if (factors.policy !== 'off' && (event.addPasskey || passkeyOwed(factors)))
         return { kind: 'continue', state: { step: 'passkey-enrollment', userId: state.userId, faceVerified: true } };
       return { kind: 'grant', userId: state.userId, amr: ['pwd', 'face'] };
     }

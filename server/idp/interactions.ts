@@ -20,6 +20,7 @@ import {
   type FaceDecision,
   type FaceVerifier,
   faceAllowed,
+  passkeyOwed,
   FlowError,
   type FlowState,
   INITIAL,
@@ -244,8 +245,11 @@ export function interactionHandler(deps: InteractionDeps) {
         );
       }
       case 'face': {
-        const offerPasskey = (await factorsOf(user!)).policy !== 'off';
-        return send(res, status, facePage({ ...cameraPage, username: user!.username, frames: FACE_FRAMES, offerPasskey }));
+        const factors = await factorsOf(user!);
+        // A required passkey follows the face without asking; else adding one is offered.
+        const passkeyNext = passkeyOwed(factors);
+        const offerPasskey = factors.policy !== 'off' && !passkeyNext;
+        return send(res, status, facePage({ ...cameraPage, username: user!.username, frames: FACE_FRAMES, offerPasskey, passkeyNext }));
       }
       case 'passkey-enrollment':
       case 'passkey': {

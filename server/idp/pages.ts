@@ -87,11 +87,11 @@ export function enrollmentPage(o: CameraPageOptions & { min: number; max: number
 }
 
 /** The face step: a short burst of camera frames. */
-export function facePage(o: CameraPageOptions & { frames: number; offerPasskey?: boolean }): string {
+export function facePage(o: CameraPageOptions & { frames: number; offerPasskey?: boolean; passkeyNext?: boolean }): string {
   return page(
     'Face verification',
     o.realm,
-    `${CAMERA_STYLE}<h1>Face verification</h1><p class="note">${escapeHtml(o.username)}, look at the camera to finish signing in. Only you may be in the picture.</p>${errorBox(o.error)}
+    `${CAMERA_STYLE}<h1>Face verification</h1><p class="note">${escapeHtml(o.username)}, look at the camera to finish signing in. Only you may be in the picture.</p>${o.passkeyNext ? '<p class="note">A passkey is required for your account: after this check you register one.</p>' : ''}${errorBox(o.error)}
 <div id="camera" data-mode="face" data-width="${o.width}" data-height="${o.height}" data-frames="${o.frames}">
 <video autoplay muted playsinline width="${o.width}" height="${o.height}"></video>
 <p class="note" data-status role="status" aria-live="polite">This page needs JavaScript and a camera.</p>

@@ -23,7 +23,9 @@ import { IdpSettingsError, loadIdpSettings } from '../../server/idp/settings.js'
 import type { User } from '../../server/idp/users.js';
 import { createLogger } from '../../server/logger.js';
 import { freePort } from '../helpers/server-process.js';
-import { APP_REDIRECT, startTestIdp, type TestIdp } from '../helpers/idp.js';
+import { addSignedUpUsers, APP_REDIRECT, startTestIdp, type TestIdp } from '../helpers/idp.js';
+import { mintedUserToken } from '../helpers/idp-admin-token.js';
+import type { FaceVerifier } from '../../server/idp/flow.js';
 import { authenticate, newCredential, register, type SoftCredential } from '../helpers/soft-authenticator.js';
 import { Browser } from './browser.js';
 
@@ -161,14 +163,17 @@ describe('the passkey ceremonies fail closed', () => {
     expect(() => loadIdpSettings({ IDP_PASSKEYS: 'maybe' })).toThrow(/IDP_PASSKEYS/);
   });
 
-  it('the steps after the password: passkey when the user has one, enrollment when one is required, else the face', () => {
+  it('the steps after the password: passkey when the user has one, enrollment when one is required of a user without a face, else the face', () => {
     const enrolled = { ...ada, attributes: { biometric_enrolled: 'true' } };
     expect(stepAfterPassword(enrolled, FACE_ONLY)).toBe('face');
     expect(stepAfterPassword(enrolled, { policy: 'off', passkeys: 2, userRequired: true })).toBe('face');
     expect(stepAfterPassword(enrolled, { policy: 'alternative', passkeys: 1, userRequired: false })).toBe('passkey');
     expect(stepAfterPassword(enrolled, { policy: 'alternative', passkeys: 0, userRequired: false })).toBe('face');
-    expect(stepAfterPassword(enrolled, { policy: 'alternative', passkeys: 0, userRequired: true })).toBe('passkey-enrollment');
-    expect(stepAfterPassword(enrolled, { policy: 'required', passkeys: 0, userRequired: false })).toBe('passkey-enrollment');
+    // #35 item 7: a user with a face proves it before the required passkey is registered.
+    expect(stepAfterPassword(enrolled, { policy: 'alternative', passkeys: 0, userRequired: true })).toBe('face');
+    expect(stepAfterPassword(enrolled, { policy: 'required', passkeys: 0, userRequired: false })).toBe('face');
+    expect(stepAfterPassword(ada, { policy: 'alternative', passkeys: 0, userRequired: true })).toBe('passkey-enrollment');
+    expect(stepAfterPassword(ada, { policy: 'required', passkeys: 0, userRequired: false })).toBe('passkey-enrollment');
     expect(stepAfterPassword(ada, { policy: 'alternative', passkeys: 0, userRequired: false })).toBe('biometric-enrollment');
   });
 });
@@ -365,5 +370,105 @@ describe('passkey sign-in over HTTP', () => {
     } finally {
       await idp.restart();
     }
+  });
+});
+
+describe('#35 item 7: a passkey required of a user with a face is added only after the face', () => {
+  let idp: TestIdp;
+  let issuerOrigin: string;
+  /** Grants only the frame "hoppers-face": anyone else at the camera is denied. */
+  const onlyHopper: FaceVerifier = {
+    verify: async (_user, { frames }) =>
+      frames.length === 1 && frames[0] === 'hoppers-face'
+        ? { granted: true, score: 90 }
+        : { granted: false, code: 'not_recognised', reason: 'Your face was not recognised.' },
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    issuerOrigin = `http://localhost:${port}`;
+    idp = await startTestIdp({
+      port,
+      env: { IDP_ISSUER: `${issuerOrigin}/realms/lookout`, IDP_PASSKEYS: 'alternative' },
+      options: { faceVerifier: onlyHopper },
+    });
+    // hopper signed up with her face (enrolled), no passkey; root is an administrator.
+    await addSignedUpUsers(idp.users, [
+      ['hopper', false],
+      ['root', true],
+    ]);
+    // The administrator requires a passkey of hopper, over the admin API.
+    const res = await fetch(`${idp.url}/admin/realms/lookout/users/hopper/passkeys/required`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await mintedUserToken(idp, 'root')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ required: true }),
+    });
+    expect(res.status).toBe(200);
+  }, 60_000);
+  afterAll(() => idp?.close());
+
+  function authorizeUrl(): string {
+    const url = new URL(`${idp.issuer}/protocol/openid-connect/auth`);
+    const params = {
+      client_id: 'lookout-app',
+      response_type: 'code',
+      redirect_uri: APP_REDIRECT,
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    };
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    return url.href;
+  }
+
+  async function afterPassword(browser: Browser) {
+    const login = await browser.follow(authorizeUrl(), issuerOrigin);
+    const res = await browser.postForm(`${login.url}/password`, { username: 'hopper', password: 'hoppers-own-password' });
+    expect(res.status).toBe(303);
+    const next = await browser.follow(login.url, issuerOrigin, res);
+    return { url: login.url, html: await next.res.text() };
+  }
+
+  async function backAtApp(browser: Browser, pageUrl: string, res: Response): Promise<URLSearchParams> {
+    const last = await browser.follow(pageUrl, issuerOrigin, res);
+    const location = new URL(last.res.headers.get('location')!, last.url);
+    expect(`${location.origin}${location.pathname}`).toBe(APP_REDIRECT);
+    return location.searchParams;
+  }
+
+  it('someone with the password alone gets the face step, not "Register a passkey", and registers nothing', async () => {
+    const browser = new Browser();
+    const next = await afterPassword(browser);
+    expect(next.html).not.toContain('Register a passkey');
+    expect(next.html).toContain('Face verification');
+    // The registration cannot be reached past the face: out of order.
+    const early = await browser.postForm(`${next.url}/passkey-enrollment`, {
+      response: JSON.stringify(register({ challenge: 'AAAA', rp: { id: 'localhost' } }, issuerOrigin).response),
+    });
+    expect(early.status).toBe(409);
+    // A stranger at the camera is denied; no passkey was stored.
+    const back = await backAtApp(browser, next.url, await browser.postForm(`${next.url}/face`, { frame: 'a-strangers-face' }));
+    expect(back.get('error')).toBe('access_denied');
+    const hopper = (await idp.users.byUsername('hopper'))!;
+    expect((await new PasskeyStore(idp.dataDir).forUser(hopper.id)).credentials).toHaveLength(0);
+  });
+
+  it('hopper proves her face, then registers the required passkey, and is signed in with both', async () => {
+    const browser = new Browser();
+    const next = await afterPassword(browser);
+    expect(next.html).toContain('Face verification');
+    const res = await browser.postForm(`${next.url}/face`, { frame: 'hoppers-face' });
+    expect(res.status).toBe(303);
+    const page = await browser.follow(next.url, issuerOrigin, res);
+    const html = await page.res.text();
+    expect(html).toContain('Register a passkey');
+    const reg = register(pageOptions(html) as { challenge: string; rp: { id: string } }, issuerOrigin);
+    const done = await browser.postForm(`${next.url}/passkey-enrollment`, { response: JSON.stringify(reg.response) });
+    const back = await backAtApp(browser, next.url, done);
+    expect(back.get('error')).toBeNull();
+    expect(back.get('code')).toBeTruthy();
+    // From now on the passkey is asked for.
+    const later = await afterPassword(new Browser());
+    expect(later.html).toContain('Sign in with your passkey');
   });
 });
