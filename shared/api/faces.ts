@@ -1,5 +1,6 @@
 /** Faces: recognition (`POST /api/recognize`), training images per label (`/api/images`), labels. */
 import { z } from 'zod';
+import { cameraName } from './camera-names.js';
 import { binaryBody, compat, detectionMethod, faceResult, imageField, isoTime, RECOGNITION_MODELS, recognitionModel } from './common.js';
 import { removedCounts } from './deletions.js';
 // #26 enrollment
@@ -25,13 +26,13 @@ export const recognizeRequest = z
           'What sent the image, for the sightings kept (SIGHTINGS_SOURCES): `api` (default) an API client, `page` a photo on a page, ' +
           '`camera` live frames (one sighting per face track per SIGHTINGS_INTERVAL_S).',
       }),
-    camera: z
-      .string({ error: 'must be text' })
-      .trim()
-      .min(1, 'must not be empty')
-      .max(64, 'must be at most 64 characters')
-      .optional()
-      .meta({ description: 'The camera or device name, kept with the sightings (faces are tracked per camera).', example: 'door' }),
+    // #35 11: the rules of shared/api/camera-names.ts
+    camera: cameraName.optional().meta({
+      description:
+        'The camera or device name, kept with the sightings (faces are tracked per camera): NFC, trimmed, 1 to 64 characters, ' +
+        'no control, bidirectional, invisible or format characters, no `<` or `>`.',
+      example: 'door',
+    }),
   })
   .meta({ id: 'RecognizeRequest' });
 export type RecognizeRequest = z.infer<typeof recognizeRequest>;

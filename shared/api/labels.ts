@@ -20,19 +20,19 @@ export type LabelCheck = { ok: true; label: string } | { ok: false; reason: stri
 
 // Control characters (C0, DEL, C1) never belong in a name, and are refused rather than stripped.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's purpose
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // Half of a UTF-16 surrogate pair on its own is not text: a file system would store U+FFFD instead.
-const LONE_SURROGATE = /[\ud800-\udfff]/u;
+export const LONE_SURROGATE = /[\ud800-\udfff]/u;
 // Bidirectional controls reorder what is shown around them, so one label could look like another.
-const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+export const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 // Default-ignorable code points (zero-width spaces and joiners, variation selectors, tags, soft hyphens, Hangul
 // fillers, ...) and format characters show nothing, so `a<U+200D>b` would look like `ab` and be a second label
 // beside it (#28): refused anywhere in a label, as bidi controls are. This also refuses the ZWNJ of Persian
 // spellings and emoji ZWJ sequences; a name can be written without them.
-const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/u;
+export const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/u;
 // The replacement character stands for bytes a decoder could not read (a multipart part or a body that is not
 // UTF-8, an encoded lone surrogate among them, #35): refused as the surrogate itself is, never stored as a name.
-const REPLACEMENT = /\ufffd/;
+export const REPLACEMENT = /\ufffd/;
 // The blank Braille pattern shows nothing, yet is neither white space nor ignorable: `alice` + U+2800 would look
 // like `alice` (#35).
 const BLANK = /\u2800/;

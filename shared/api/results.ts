@@ -3,6 +3,7 @@
  * /api/results` reads them newest first.
  */
 import { z } from 'zod';
+import { cameraName } from './camera-names.js';
 import { DETECTION_METHODS, faceResult, RECOGNITION_MODELS, UNSTORABLE_MESSAGE, UNSTORABLE_TEXT, storableText } from './common.js';
 import { detectedObject } from './objects.js';
 
@@ -99,6 +100,11 @@ const EXAMPLE_RECORD = {
 /** One recognition or object-detection result captured on a device (`POST /api/results`). */
 export const resultRecordInput = recordFields
   .extend({
+    // #35 11: the rules of shared/api/camera-names.ts (records stored before them are answered as they were stored)
+    source: cameraName.optional().meta({
+      description:
+        'Device / kiosk name: NFC, trimmed, 1 to 64 characters, no control, bidirectional, invisible or format characters, no `<` or `>`.',
+    }),
     faces: z
       .array(resultFaceInput, { error: 'must be a list of faces' })
       .max(RESULT_MAX_FACES, `must hold at most ${RESULT_MAX_FACES} faces`)
