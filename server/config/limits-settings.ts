@@ -26,6 +26,31 @@ export const LIMIT_SETTINGS = {
     default: '5000',
     doc: 'How long a request waits for room in MAX_INFLIGHT_PIXELS before the 503, in milliseconds (training always waits).',
   },
+  // #35: POST /api/verify is no oracle: attempts per caller and per label within a window, shared by replicas.
+  verifyRateWindowS: {
+    env: 'VERIFY_RATE_WINDOW_S',
+    schema: integer(1, 86_400),
+    default: '60',
+    doc: 'The window of the verification limits (POST /api/verify), in seconds: attempts are counted per caller and per label in fixed windows of this length, in the database (replicas share them).',
+  },
+  verifyRatePerCaller: {
+    env: 'VERIFY_RATE_PER_CALLER',
+    schema: integer(1, 1_000_000),
+    default: '20',
+    doc: 'Verifications one user (a token without `biometric-verifier` or `biometric-admin`) may ask for within VERIFY_RATE_WINDOW_S; beyond it 429 `rate_limited` with Retry-After.',
+  },
+  verifyRatePerVerifier: {
+    env: 'VERIFY_RATE_PER_VERIFIER',
+    schema: integer(1, 1_000_000),
+    default: '600',
+    doc: "Verifications one caller with `biometric-verifier` or `biometric-admin` (the identity provider's service client, which verifies everyone signing in) may ask for within VERIFY_RATE_WINDOW_S; with AUTH_MODE=off, one client address.",
+  },
+  verifyRatePerLabel: {
+    env: 'VERIFY_RATE_PER_LABEL',
+    schema: integer(1, 1_000_000),
+    default: '20',
+    doc: 'Verifications of one label, by anyone, within VERIFY_RATE_WINDOW_S; beyond it 429 `rate_limited` with Retry-After.',
+  },
   workers: {
     env: 'WORKERS',
     schema: integer(0, 64),

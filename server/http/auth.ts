@@ -24,8 +24,8 @@ export interface Principal {
   /** The client the token was issued to (`azp`, else `client_id`). */
   client: string | null;
   /**
-   * `client` for a client-credentials token (no user behind it: no `preferred_username`, or Keycloak's and Lookout's
-   * IdP's `service-account-<client>`), `user` otherwise.
+   * `client` for a client-credentials token, `user` otherwise: told by what the token says about its grant, never by a
+   * name a user can choose (#35, see clientCredentialsOf).
    */
   kind: 'user' | 'client';
 }
@@ -243,11 +243,26 @@ function rolesOf(payload: JWTPayload): string[] {
   return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }
 
+/**
+ * #35: the client a client-credentials token was issued to, or null for any other token. Keycloak writes the
+ * service account's client in `client_id` (its "Client ID" service-account mapper; `clientId` before Keycloak 21)
+ * only into client-credentials tokens, and Lookout's IdP does the same (server/idp/claims.ts; its user tokens carry
+ * no `client_id`); the token's user, when it names one, must then be that client's service account. A user cannot
+ * choose these claims, so a user named `service-account-...` stays a user (before, the name alone made a client,
+ * which skipped the deletion check below and audited them as the app).
+ */
+function clientCredentialsOf(payload: JWTPayload, username: string | null): string | null {
+  const marker = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.clientId === 'string' ? payload.clientId : null;
+  if (!marker) return null;
+  if (typeof payload.azp === 'string' && payload.azp !== marker) return null;
+  return username === null || username === `service-account-${marker}` ? marker : null;
+}
+
 /** Who a verified token speaks for. */
 export function principalOf(payload: JWTPayload, roles: string[]): Principal {
   const username = typeof payload.preferred_username === 'string' ? payload.preferred_username : null;
   const client = typeof payload.azp === 'string' ? payload.azp : typeof payload.client_id === 'string' ? payload.client_id : null;
-  const kind = username === null || username.startsWith('service-account-') ? 'client' : 'user';
+  const kind = clientCredentialsOf(payload, username) === null ? 'user' : 'client';
   return { subject: typeof payload.sub === 'string' ? payload.sub : '', username, roles, client, kind };
 }
 
@@ -329,6 +344,9 @@ export class BearerAuth {
 
       const roles = rolesOf(payload);
       const principal = principalOf(payload, roles);
+      // Set before the deletion and role checks, so a refusal is attributed too (the audit log, server/audit); the
+      // request ends there.
+      c.set('principal', principal);
       if (principal.kind === 'user' && principal.username !== null && this.options.lastDeletion) {
         const label = normalizeLabel(principal.username);
         let deletedAt: Date | null = null;
@@ -344,8 +362,6 @@ export class BearerAuth {
         if (deletedAt && issuedMs <= deletedAt.getTime())
           return invalid('the user was removed (their face data deleted) after this token was issued; sign in again');
       }
-      // Set before the role check, so a refusal is attributed too (the audit log, server/audit); the request ends there.
-      c.set('principal', principal);
       if (!roleAllows(access, roles)) {
         const message = `this endpoint needs the role ${access}; the token has ${roles.filter((r) => r.startsWith('biometric-')).join(', ') || 'neither biometric-user nor biometric-admin'}`;
         return deny(

@@ -47,6 +47,9 @@ export function extraTokenClaimsWith(users: UserStore, realm: string) {
     if (clientId) {
       return {
         azp: clientId,
+        // #35: the mark of a client-credentials token, as Keycloak's service-account "Client ID" mapper writes it (and
+        // its name before Keycloak 21): the API tells clients from users by it, never by the username.
+        clientId,
         preferred_username: `service-account-${clientId}`,
         realm_access: { roles: [...(serviceRoles[clientId] ?? [])] },
         groups: [],
@@ -54,4 +57,16 @@ export function extraTokenClaimsWith(users: UserStore, realm: string) {
     }
     return undefined;
   };
+}
+
+/**
+ * #35 (oidc-provider's `formats.customizers.jwt`): a user's access token carries no `client_id`, as Keycloak writes
+ * it (`azp` names the app): only client-credentials tokens carry it, so it says the grant (server/http/auth.ts).
+ */
+export async function customizeAccessToken(
+  _ctx: unknown,
+  token: { accountId?: string },
+  jwt: { payload: Record<string, unknown> },
+): Promise<void> {
+  if (token.accountId) delete jwt.payload.client_id;
 }

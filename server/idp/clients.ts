@@ -5,8 +5,9 @@
  *   `plain` and, with `pkce.required` always true, a missing challenge), refresh tokens.
  * - `<realm>-backend`: bearer-only. It is the audience of access tokens and may not sign anyone in: no grant type,
  *   no response type, no redirect URI, so every authorization and token request naming it is refused.
- * - `<realm>-service`: confidential, client credentials only, role `biometric-admin`. The IdP calls the backend
- *   with it (enrollment uploads and training) and integrations may use it. Offered only when a secret is set.
+ * - `<realm>-service`: confidential, client credentials only, roles `biometric-admin` and `biometric-verifier` (#35:
+ *   the face step verifies anyone, with the distance). The IdP calls the backend with it (enrollment uploads,
+ *   training, verification) and integrations may use it. Offered only when a secret is set.
  *   Its role is for the API: the IdP's user administration refuses client-credentials tokens (admin-api.ts).
  */
 import type { IdpSettings } from './settings.js';
@@ -22,9 +23,12 @@ export function clientNames(realm: string): ClientNames {
   return { app: `${realm}-app`, backend: `${realm}-backend`, service: `${realm}-service` };
 }
 
+/** #35: verifies anyone's face on the API, with the distance (the face step); shared/api/roles.ts. */
+export const ROLE_VERIFIER = 'biometric-verifier';
+
 /** Realm roles of each service client's service account (Keycloak's `service-account-<client>` user). */
 export function serviceAccountRoles(realm: string): Record<string, string[]> {
-  return { [clientNames(realm).service]: [ROLE_ADMIN] };
+  return { [clientNames(realm).service]: [ROLE_ADMIN, ROLE_VERIFIER] };
 }
 
 export function clientMetadata(

@@ -4,7 +4,7 @@
  */
 import { errors, type KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { Logger } from '../logger.js';
-import { extraTokenClaimsWith, findAccountWith, SCOPE_CLAIMS } from './claims.js';
+import { customizeAccessToken, extraTokenClaimsWith, findAccountWith, SCOPE_CLAIMS } from './claims.js';
 import { clientMetadata, clientNames } from './clients.js';
 import { FileAdapter } from './file-adapter.js';
 import { SIGNING_ALG, type SigningKey } from './keys.js';
@@ -69,6 +69,8 @@ export function createProvider({ issuer, settings, keys, users, storeDir, log }:
     conformIdTokenClaims: false,
     findAccount: findAccountWith(users),
     extraTokenClaims: extraTokenClaimsWith(users, settings.realm),
+    // #35: only client-credentials tokens carry `client_id`, as Keycloak's do.
+    formats: { customizers: { jwt: customizeAccessToken } },
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },

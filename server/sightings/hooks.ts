@@ -94,7 +94,8 @@ export function keepVerification(
     /** The face's crop pixels (verificationPixels). */
     pixels: FacePixels | null;
     verdict: Omit<VerifyResponse, 'face' | 'frames'>;
-    frame: { face?: VerifyResponse['face']; distance: number | null; confidence: number; reason: string; match: boolean } | undefined;
+    // The frames computed always carry both scores; #35 leaves them out of some answers only.
+    frame: { face?: VerifyResponse['face']; distance?: number | null; confidence?: number; reason: string; match: boolean } | undefined;
   },
 ): void {
   const face = r.frame?.face;
@@ -112,8 +113,8 @@ export function keepVerification(
         box: { x: face.x, y: face.y, w: face.w, h: face.h },
         label: frame.match ? verdict.label : null,
         candidate: frame.match ? null : verdict.label,
-        distance: frame.distance,
-        confidence: frame.confidence,
+        distance: frame.distance ?? null,
+        confidence: frame.confidence ?? 0,
         certainty: null,
         reason: frame.reason,
       },

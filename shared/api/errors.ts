@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   invalid_token: 401,
   forbidden_origin: 403,
   insufficient_role: 403,
+  // #35: a user verifying another person's label (POST /api/verify)
+  not_own_label: 403,
   not_found: 404,
   label_not_found: 404,
   not_trained: 404,
@@ -31,8 +33,12 @@ export const ERROR_CODES = {
   llm_bad_gateway: 502,
   llm_timeout: 504,
   llm_busy: 429,
+  // #35: too many verifications by this caller or of this label (POST /api/verify); Retry-After says when
+  rate_limited: 429,
   not_ready: 503,
   auth_unavailable: 503,
+  // #35: the verification counters (the database) cannot be read: denied, never let through
+  rate_limit_unavailable: 503,
   server_busy: 503,
   detector_unavailable: 503,
   ppe_disabled: 503,

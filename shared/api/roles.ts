@@ -7,7 +7,8 @@
 import type { EndpointName } from './endpoints.js';
 
 // #26 audit: biometric-device, for kiosks and devices that recognise offline with the downloaded templates.
-export const ROLES = ['biometric-user', 'biometric-admin', 'biometric-device'] as const;
+// #35: biometric-verifier, for the identity provider's service client: verifies anyone's face (POST /api/verify).
+export const ROLES = ['biometric-user', 'biometric-admin', 'biometric-device', 'biometric-verifier'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** `public`: no token needed (probes, the API's own description, what the web app needs to sign in). */
@@ -17,6 +18,8 @@ const PUBLIC = 'public';
 const USER = 'biometric-user';
 const ADMIN = 'biometric-admin';
 const DEVICE = 'biometric-device';
+/** #35: verifies any label and is told the distance; without it, a user verifies only their own label. */
+export const VERIFIER = 'biometric-verifier';
 
 export const ROUTE_ACCESS = {
   health: PUBLIC,
@@ -28,7 +31,9 @@ export const ROUTE_ACCESS = {
   recognize: USER,
   // The original's facial analysis: a recognition with features (and objects)
   analyze: USER,
-  // 1:1 against one person's samples: the identity provider's face step (its service client) and kiosks.
+  // 1:1 against one person's samples. #35: a user verifies only their own label, and is not told the distance;
+  // anyone's, with the distance, takes biometric-verifier (the identity provider's service client) or biometric-admin
+  // (mayVerifyAnyone, checked by the handler).
   verify: USER,
   labels: USER,
   trainStatus: USER,
@@ -109,6 +114,11 @@ export function roleAllows(required: Access, roles: readonly string[]): boolean 
   if (roles.includes(required)) return true;
   if (required === USER) return roles.includes(ADMIN) || roles.includes(DEVICE);
   return required === DEVICE && roles.includes(ADMIN);
+}
+
+/** #35: whether a token holding `roles` may verify any label and be told the distance (POST /api/verify). */
+export function mayVerifyAnyone(roles: readonly string[]): boolean {
+  return roles.includes(VERIFIER) || roles.includes(ADMIN);
 }
 
 /** The route table's entries, each with its access from ROUTE_ACCESS (routes.ts builds `apiRoutes` with this). */

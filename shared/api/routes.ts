@@ -155,11 +155,31 @@ const routeTable = {
       "The one face of each image is compared only with this person's own samples (nobody else's), and it is a match iff " +
       "its distance to their nearest sample is at most the recognizer's `verify_max` (stricter than recognition's limit). " +
       `\`image\` or \`frames\` (1 to ${MAX_VERIFY_FRAMES}, a match only when every one matches). A label nobody enrolled is ` +
-      'an answer (`match: false`, `not_enrolled`), not an error.',
+      'an answer (`match: false`, `not_enrolled`), not an error. ' +
+      // #35: no oracle on anyone's face
+      'With AUTH_MODE=oidc a plain `biometric-user` verifies only their own label (the one of their `preferred_username`; ' +
+      'another is refused with 403 `not_own_label` before the image is read) and is told no `distance` or `confidence`; ' +
+      "verifying anyone, with the distance, takes the role `biometric-verifier` (the identity provider's service client) or " +
+      '`biometric-admin`. Verifications are limited per caller and per label within VERIFY_RATE_WINDOW_S, counted in the ' +
+      'database so that replicas share them: past a limit 429 `rate_limited` with Retry-After (seconds); counters that cannot ' +
+      'be read deny (503 `rate_limit_unavailable`). With AUTH_MODE=off the caller is the client address.',
     tags: ['Faces'],
     request: { body: jsonBody(verifyRequest, { label: 'alice-smith', image: EXAMPLE_IMAGE }) },
-    responses: ok(verifyResponse, 'The verdict, with the distance and the threshold it was decided with.'),
-    errors: ['invalid_image', 'invalid_label', 'image_too_large', 'remote_unavailable', 'server_busy', 'model_unavailable'],
+    responses: ok(
+      verifyResponse,
+      'The verdict, with the threshold it was decided with (and the distance, for a caller that may verify anyone).',
+    ),
+    errors: [
+      'invalid_image',
+      'invalid_label',
+      'image_too_large',
+      'remote_unavailable',
+      'server_busy',
+      'model_unavailable',
+      'not_own_label',
+      'rate_limited',
+      'rate_limit_unavailable',
+    ],
   }),
   uploadImage: defineRoute({
     ...ENDPOINTS.uploadImage,

@@ -56,10 +56,14 @@ export const verifyRequest = z
   .meta({ id: 'VerifyRequest' });
 export type VerifyRequest = z.infer<typeof verifyRequest>;
 
-const distanceField = z.number().nullable().meta({
-  description:
-    "The face's distance to this person's nearest sample (lower is closer); null when there was no one face to compare or no sample.",
-});
+const distanceField = z
+  .number()
+  .nullable()
+  .meta({
+    description:
+      "The face's distance to this person's nearest sample (lower is closer); null when there was no one face to compare or no sample. " +
+      'Absent for a caller without the role `biometric-verifier` or `biometric-admin` (a user verifying themself): a continuous score would steer a made-up face towards the template.',
+  });
 
 const confidenceField = z.number().min(0).max(100).meta({
   description:
@@ -74,8 +78,9 @@ export const faceBox = z
 export const verifyFrame = z
   .object({
     match: z.boolean(),
-    distance: distanceField,
-    confidence: confidenceField,
+    // #35: only for callers that may verify anyone (biometric-verifier, biometric-admin; everyone with AUTH_MODE=off)
+    distance: distanceField.optional(),
+    confidence: confidenceField.optional(),
     reason: verifyReason,
     faces: z.number().int().min(0).meta({ description: 'Faces found in the frame.' }),
     face: faceBox.optional().meta({ description: 'The one face compared (absent unless exactly one was found).' }),
@@ -87,11 +92,14 @@ export const verifyResponse = z
   .object({
     match: z.boolean().meta({ description: 'True only when every frame shows exactly one face within the threshold of this person.' }),
     label: z.string().meta({ description: 'The label as normalised.' }),
-    distance: distanceField.meta({
+    distance: distanceField.optional().meta({
       description:
-        "The distance that decided: the largest of the frames' distances (the least sure), or null when a frame had no one face to compare.",
+        "The distance that decided: the largest of the frames' distances (the least sure), or null when a frame had no one face to compare. " +
+        'Only for callers that may verify anyone (AUTH_MODE=oidc: the role `biometric-verifier` or `biometric-admin`): absent for a user verifying themself.',
     }),
-    confidence: confidenceField.meta({ description: "The least sure frame's `confidence` (see VerifyFrame)." }),
+    confidence: confidenceField.optional().meta({
+      description: "The least sure frame's `confidence` (see VerifyFrame). Absent with `distance` (it is the distance in other units).",
+    }),
     threshold: z.number().meta({
       description:
         "The verification threshold used: the recognizer's `verify_max`, scaled down for a person whose own limit is stricter (embedding: their cohort bound, docs/recognition.md). A match needs distance <= threshold.",

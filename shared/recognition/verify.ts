@@ -33,9 +33,10 @@ export function decideVerify(distance: number, rule: VerifyRule, correction?: nu
  */
 export function combineFrames(frames: readonly VerifyFrame[]): Pick<VerifyFrame, 'match' | 'reason' | 'distance' | 'confidence'> {
   const failing = frames.find((f) => !f.match);
-  const distances = frames.map((f) => f.distance);
+  // The frames computed here always carry both scores (#35 leaves them out of some answers, not out of the work).
+  const distances = frames.map((f) => f.distance ?? null);
   const distance = distances.some((d) => d === null) || frames.length === 0 ? null : Math.max(...(distances as number[]));
-  const confidence = frames.length ? Math.min(...frames.map((f) => f.confidence)) : 0;
+  const confidence = frames.length ? Math.min(...frames.map((f) => f.confidence ?? 0)) : 0;
   return failing
     ? { match: false, reason: failing.reason, distance, confidence }
     : { match: frames.length > 0, reason: 'match', distance, confidence };

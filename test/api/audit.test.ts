@@ -77,7 +77,9 @@ describe('the audit log and template access under AUTH_MODE=oidc', () => {
     await enroll(service, 'eileen', 'eileen');
     await enroll(admin, 'lionel', 'lionel');
     expect((await call('/api/train', admin, { method: 'POST' })).status).toBe(200);
-    const verified = await call('/api/verify', user, {
+    // #35: a user verifies their own label only.
+    const grace = await issuer.token({ roles: ['biometric-user'], username: 'grace' });
+    const verified = await call('/api/verify', grace, {
       method: 'POST',
       body: JSON.stringify({ label: 'grace', image: base64(await photo('grace')) }),
     });
@@ -92,7 +94,7 @@ describe('the audit log and template access under AUTH_MODE=oidc', () => {
     expect(entries.find((e) => e.action === 'train')).toMatchObject({ outcome: 'ok', actor: 'root', target: null });
     expect(entries.find((e) => e.action === 'verify')).toMatchObject({
       outcome: 'ok',
-      actor: 'alice',
+      actor: 'grace',
       actor_kind: 'user',
       target: 'grace',
       detail: { method: 'POST', endpoint: 'verify', status: 200 },

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { clientNames } from '../../server/idp/clients.js';
+import { clientNames, ROLE_VERIFIER } from '../../server/idp/clients.js';
 import { ACTION_BIOMETRIC_ENROLLMENT, GROUP_ENROLLED, ROLE_ADMIN, ROLE_USER } from '../../server/idp/users.js';
 import { REPO_ROOT } from '../helpers/test-server.js';
 
@@ -76,7 +76,7 @@ describe('the Keycloak realm export', () => {
   it("is the spec's realm `lookout` with its roles and group, self-registration off", () => {
     expect(realm.realm).toBe('lookout');
     expect(realm.registrationAllowed).toBe(false);
-    expect(roleNames).toEqual(new Set([ROLE_USER, ROLE_ADMIN, realm.defaultRole.name]));
+    expect(roleNames).toEqual(new Set([ROLE_USER, ROLE_ADMIN, ROLE_VERIFIER, realm.defaultRole.name]));
     // An administrator may do all a user may; every user of the realm is a biometric-user.
     expect(realm.roles.realm.find((r) => r.name === ROLE_ADMIN)?.composites?.realm).toEqual([ROLE_USER]);
     expect(realm.roles.realm.find((r) => r.name === realm.defaultRole.name)?.composites?.realm).toContain(ROLE_USER);
@@ -125,10 +125,14 @@ describe('the Keycloak realm export', () => {
     expect(groups?.config).toMatchObject({ 'claim.name': 'groups', 'full.path': 'false' });
   });
 
-  it("gives the service client's service account biometric-admin", () => {
+  it("gives the service client's service account biometric-admin and biometric-verifier, and its tokens their client_id", () => {
     const account = realm.users.find((u) => u.serviceAccountClientId === names.service);
     expect(account?.username).toBe(`service-account-${names.service}`);
     expect(account?.realmRoles).toContain(ROLE_ADMIN);
+    // #35: the face step verifies anyone (with the distance); the API tells a client-credentials token by `client_id`.
+    expect(account?.realmRoles).toContain(ROLE_VERIFIER);
+    const clientId = client(names.service).protocolMappers?.find((m) => m.protocolMapper === 'oidc-usersessionmodel-note-mapper');
+    expect(clientId?.config).toMatchObject({ 'user.session.note': 'client_id', 'claim.name': 'client_id', 'access.token.claim': 'true' });
     for (const u of realm.users) for (const r of u.realmRoles) expect(roleNames.has(r), r).toBe(true);
   });
 

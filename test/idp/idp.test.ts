@@ -153,6 +153,9 @@ describe('clients', () => {
     expect(claims.azp).toBe('lookout-service');
     expect(claims.preferred_username).toBe('service-account-lookout-service');
     expect(claims.realm_access.roles).toContain('biometric-admin');
+    // #35: the face step verifies anyone; the token says its grant as Keycloak's service-account tokens do.
+    expect(claims.realm_access.roles).toContain('biometric-verifier');
+    expect(claims).toMatchObject({ client_id: 'lookout-service', clientId: 'lookout-service' });
   });
 
   it('refuses the service client with a wrong secret', async () => {
@@ -324,6 +327,9 @@ describe('tokens, sessions and restarts', () => {
       realm_access: { roles: ['biometric-user'] },
       groups: ['biometric-enrolled'],
     });
+    // #35: as Keycloak's, a user's token names no `client_id`: only client-credentials tokens do.
+    expect(claims).not.toHaveProperty('client_id');
+    expect(claims).not.toHaveProperty('clientId');
     const idToken = await jwtVerify(tokens.body.id_token, createRemoteJWKSet(new URL(`${idp.issuer}/protocol/openid-connect/certs`)), {
       issuer: idp.issuer,
       audience: APP,

@@ -76,7 +76,10 @@ describe('the Keycloak biometric extension, replayed with the service token', ()
       body: JSON.stringify({ label: 'grace', frames: [photo.toString('base64')] }),
     });
     expect(verify.status, await verify.clone().text()).toBe(200);
-    expect(((await verify.json()) as { label: string; frames: unknown[] }).frames).toHaveLength(1);
+    const verdict = (await verify.json()) as { label: string; distance?: number | null; frames: unknown[] };
+    expect(verdict.frames).toHaveLength(1);
+    // #35: the service client holds biometric-verifier: it verifies anyone, and is told the distance.
+    expect(typeof verdict.distance).toBe('number');
 
     const labels = await fetch(`${api.url}/api/labels`, { headers: auth });
     expect(labels.status).toBe(200);

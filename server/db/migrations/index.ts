@@ -4,6 +4,8 @@
  */
 import { initial } from './001-initial.js';
 import { resultsOrder } from './002-results-order.js';
+import { verifyRate } from './003-verify-rate.js';
+import { auditAnonymous } from './004-audit-anonymous.js';
 
 export interface Migration {
   version: number;
@@ -11,4 +13,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder];
+export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder, verifyRate, auditAnonymous];
