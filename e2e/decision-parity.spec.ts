@@ -174,7 +174,8 @@ for (const setup of SETUPS) {
     let lookout: Lookout;
     test.beforeAll(async () => {
       test.setTimeout(180_000);
-      lookout = await startLookout(setup.env);
+      // #35: the bands are set around her distance, which may lie past the calibrated bounds.
+      lookout = await startLookout({ ...setup.env, THRESHOLD_BOUNDS: 'off' });
       // The embedding nets load in the background after start: train once they are in.
       await expect
         .poll(

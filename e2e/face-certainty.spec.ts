@@ -57,7 +57,8 @@ async function json<T>(method: string, route: string, body?: unknown): Promise<T
 type Face = { label: string; distance?: number; certainty?: string; reason?: string; candidate?: { label: string; distance: number } };
 
 test.beforeAll(async () => {
-  lookout = await startLookout();
+  // #35: the limits are set around her distance (up to 95), past LBPH's calibrated bound of 85.
+  lookout = await startLookout({ THRESHOLD_BOUNDS: 'off' });
   await uploadCaptures(lookout.url, PERSON, fs.readFileSync(PERSON_PHOTO));
   await json('POST', '/api/train', {});
   const r = await json<{ faces: Face[] }>('POST', '/api/recognize', { image: fs.readFileSync(QUERY).toString('base64') });

@@ -162,6 +162,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     defaultRule: (recognizer, descriptor) => settingsRule(settings, recognizer, descriptor),
     descriptorModel: () => descriptorModel(),
     log,
+    // #35: limits past the calibrated bounds are refused unless THRESHOLD_BOUNDS=off.
+    calibratedBounds: settings.thresholdBounds !== 'off',
   });
   // A settings' rule that cannot work stops the start with the reason, rather than failing every recognition.
   for (const recognizer of RECOGNITION_MODELS) {
@@ -400,7 +402,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // A path served under other methods: 405 with Allow instead of the catch-all's 404.
   api.use('*', wrongMethod(api));
   // #26 audit: biometric operations recorded once answered, refusals by the bearer check below included.
-  api.use('*', auditMiddleware(audit, log));
+  api.use('*', auditMiddleware(audit, log, { aggregateAnonymousRefusals: settings.authMode === 'oidc' }));
   // AUTH_MODE=oidc: a bearer token with the operation's role (shared/api/roles.ts), checked before any body is read.
   if (settings.authMode === 'oidc') {
     const auth = new BearerAuth({

@@ -84,6 +84,70 @@ describe.each(DATABASES)('the audit log on %s', (_name, open) => {
   });
 });
 
+describe.each(DATABASES)('#35: refusals without a verified principal on %s', (_name, open) => {
+  let t: TestDatabase;
+  let log: AuditLog;
+  const minute = new Date('2026-06-01T12:00:00.000Z');
+  const refuse = (ip: string, at: Date = new Date(minute.getTime() + 10_000)) =>
+    log.recordAnonymousRefusal({ ip, endpoint: 'trainedLbph', status: 401 }, at);
+
+  beforeAll(async () => {
+    t = await open();
+    log = new AuditLog(t.db, { retentionDays: 30, log: createLogger('silent'), anonymousRowsPerMinute: 3 });
+  }, 60_000);
+  afterAll(async () => {
+    log?.stop();
+    await t?.dispose();
+  });
+
+  it('counts them in one row per address and minute, at once from everywhere, with one overflow row past the cap', async () => {
+    const ips = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5'];
+    // Sent at once (replicas, or one busy server): every refusal counted once, no address twice.
+    await Promise.all([...ips, ...ips, ...ips].map((ip) => refuse(ip)));
+    await refuse('10.0.0.1', new Date(minute.getTime() + 70_000));
+    const rows = (await log.list({ action: 'anonymous_refused' })).entries;
+    expect(rows).toHaveLength(5);
+    const inFirst = rows.filter((r) => r.at === minute.toISOString());
+    expect(inFirst.reduce((n, r) => n + Number(r.detail.count), 0)).toBe(15);
+    const overflow = inFirst.filter((r) => r.detail.overflow === true);
+    expect(overflow).toHaveLength(1);
+    expect(overflow[0]).toMatchObject({ ip: null, actor: null, actor_kind: 'anonymous', outcome: 'denied' });
+    const sources = inFirst.filter((r) => r.detail.overflow === undefined);
+    expect(sources).toHaveLength(3);
+    expect(new Set(sources.map((r) => r.ip)).size).toBe(3);
+    expect(sources.every((r) => r.detail.count === 3 && r.detail.last_endpoint === 'trainedLbph' && r.detail.last_status === 401)).toBe(
+      true,
+    );
+    expect(overflow[0].detail.count).toBe(6);
+    // The next minute starts again.
+    expect(rows.find((r) => r.at === new Date(minute.getTime() + 60_000).toISOString())).toMatchObject({
+      ip: '10.0.0.1',
+      detail: { count: 1 },
+    });
+  });
+
+  it('lets nothing but the count change, and only under the setting the server uses', async () => {
+    const bump = "UPDATE audit_log SET detail = jsonb_set(detail, '{count}', '1000') WHERE action = 'anonymous_refused'";
+    await expect(t.db.query(bump)).rejects.toThrow(/append-only/);
+    const under = (sql: string) =>
+      t.db.transaction(async (tx) => {
+        await tx.query("SELECT set_config('lookout.audit_count', 'on', true)");
+        await tx.query(sql);
+      });
+    await expect(under("UPDATE audit_log SET actor = 'someone' WHERE action = 'anonymous_refused'")).rejects.toThrow(/append-only/);
+    await expect(
+      under("UPDATE audit_log SET detail = jsonb_set(detail, '{count}', '0') WHERE action = 'anonymous_refused'"),
+    ).rejects.toThrow(/append-only/);
+    await expect(under("UPDATE audit_log SET detail = detail || '{\"extra\": 1}' WHERE action = 'anonymous_refused'")).rejects.toThrow(
+      /append-only/,
+    );
+    await log.record(entry());
+    await expect(under("UPDATE audit_log SET detail = jsonb_set(detail, '{count}', '5') WHERE action = 'enroll'")).rejects.toThrow(
+      /append-only/,
+    );
+  });
+});
+
 describe('which requests are audited', () => {
   it('maps the route table to operations', () => {
     expect(auditActionOf('uploadImage', 'post', '/images')).toBe('enroll');
@@ -97,6 +161,11 @@ describe('which requests are audited', () => {
     expect(auditActionOf('createCorrection', 'post', '/corrections')).toBe('correction');
     expect(auditActionOf('recognize', 'post', '/recognize')).toBeNull();
     expect(auditActionOf('labels', 'get', '/labels')).toBeNull();
+    // #35: what decides who is named.
+    expect(auditActionOf('setThresholds', 'put', '/models/thresholds')).toBe('settings_change');
+    expect(auditActionOf('setModelsConfig', 'put', '/models/config')).toBe('settings_change');
+    expect(auditActionOf('setDetection', 'put', '/models/detection')).toBe('settings_change');
+    expect(auditActionOf('previewThresholds', 'post', '/models/thresholds/preview')).toBeNull();
   });
 
   it('gives the outcome by status', () => {

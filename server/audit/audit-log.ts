@@ -67,6 +67,16 @@ interface Row {
 
 export const AUDIT_PAGE_MAX = 200;
 export const AUDIT_PAGE_DEFAULT = 50;
+/**
+ * #35: source addresses that get their own `anonymous_refused` row in one minute; the refusals of any further
+ * address that minute are counted in one overflow row (`overflow: true`, no address). So requests refused without a
+ * verified principal add at most this many rows plus one a minute, however many are sent or from how many places.
+ */
+export const ANONYMOUS_ROWS_PER_MINUTE = 50;
+const MINUTE_MS = 60_000;
+/** The first key of the advisory lock that orders the minute's new rows (the second is the minute). */
+const ANONYMOUS_LOCK = 3504;
+
 /** The purge runs at start and then this often. */
 export const AUDIT_PURGE_INTERVAL_MS = 60 * 60_000;
 
@@ -103,8 +113,56 @@ export class AuditLog {
 
   constructor(
     private readonly db: Database,
-    private readonly options: { retentionDays: number; log: Logger },
+    private readonly options: { retentionDays: number; log: Logger; anonymousRowsPerMinute?: number },
   ) {}
+
+  /**
+   * #35: counts one request refused without a verified principal (no token, a bad or expired one) in the row of its
+   * source address and minute (`at` the minute's start, `detail.count`, and the latest refusal's endpoint and
+   * status), made by the first such request; past ANONYMOUS_ROWS_PER_MINUTE addresses in a minute, in the minute's
+   * overflow row. Replicas share the rows (a unique index on minute and address); the count is the one update the
+   * table's trigger allows, asked for by a setting of this transaction (migration 004).
+   */
+  async recordAnonymousRefusal(refusal: { ip: string | null; endpoint: string; status: number }, at: Date = new Date()): Promise<void> {
+    const minute = new Date(Math.floor(at.getTime() / MINUTE_MS) * MINUTE_MS);
+    const cap = this.options.anonymousRowsPerMinute ?? ANONYMOUS_ROWS_PER_MINUTE;
+    const latest = { last_endpoint: storable(refusal.endpoint), last_status: refusal.status };
+    await this.db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('lookout.audit_count', 'on', true)");
+      const count = async () =>
+        (
+          await tx.query(
+            `UPDATE audit_log SET detail = detail || jsonb_build_object('count', (detail->>'count')::bigint + 1) || $3::jsonb
+             WHERE action = 'anonymous_refused' AND at = $1 AND ip IS NOT DISTINCT FROM $2 AND detail->>'overflow' IS NULL RETURNING 1`,
+            [minute, refusal.ip, JSON.stringify(latest)],
+          )
+        ).length > 0;
+      if (await count()) return;
+      // A new row: one transaction at a time per minute (replicas included), so the cap holds; the address's row
+      // may have been made while this one waited.
+      await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', [ANONYMOUS_LOCK, (minute.getTime() / MINUTE_MS) % 2 ** 31]);
+      if (await count()) return;
+      const [{ n }] = await tx.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM audit_log WHERE action = 'anonymous_refused' AND at = $1 AND detail->>'overflow' IS NULL",
+        [minute],
+      );
+      const overflow = n >= cap;
+      await tx.query(
+        `INSERT INTO audit_log (at, action, outcome, actor, actor_kind, ip, target, detail)
+         VALUES ($1, 'anonymous_refused', $2, NULL, 'anonymous', $3, NULL, $4::jsonb)
+         ON CONFLICT (at, (coalesce(ip, '')), (coalesce(detail->>'overflow', ''))) WHERE action = 'anonymous_refused'
+         DO UPDATE SET detail = audit_log.detail || jsonb_build_object('count', (audit_log.detail->>'count')::bigint + 1) || $5::jsonb`,
+        [
+          minute,
+          refusal.status === 401 || refusal.status === 403 ? 'denied' : 'refused',
+          overflow ? null : refusal.ip,
+          JSON.stringify({ count: 1, ...(overflow ? { overflow: true } : {}), ...latest }),
+          JSON.stringify(latest),
+        ],
+      );
+    });
+    if (this.purgeAfterFirstRecord && this.timer !== null) this.runPurge();
+  }
 
   /** Appends one entry. */
   async record(entry: AuditEntry, at: Date = new Date()): Promise<void> {

@@ -6,8 +6,9 @@
  * the handler's `auditTarget`, or the `label` of a small JSON answer). Nothing of the request body is read, so no
  * image, template or secret reaches the log.
  *
- * Mounted on /api before the bearer check, so refused attempts (no token, a role missing) are recorded too. A
- * failure to record is logged and never fails the request.
+ * Mounted on /api before the bearer check, so refused attempts (no token, a role missing) are recorded too; #35:
+ * under AUTH_MODE=oidc those refused without a verified principal are counted per source and minute instead (one
+ * row each would let anyone grow the log). A failure to record is logged and never fails the request.
  */
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -20,6 +21,8 @@ declare module 'hono' {
   interface ContextVariableMap {
     /** Whom an audited operation was about, when the path does not say (set by its handler). */
     auditTarget: string;
+    /** #35: what the handler adds to the row's detail (a settings change's old and new values); scalars only. */
+    auditDetail: Record<string, string | number | boolean | null>;
   }
 }
 
@@ -48,6 +51,11 @@ export function auditActionOf(name: string, method: string, path: string): Audit
       return 'image_access';
     case 'updatePerson':
       return 'person_update';
+    // #35: what decides who is named: the recognizer, the detection method, the thresholds.
+    case 'setModelsConfig':
+    case 'setDetection':
+    case 'setThresholds':
+      return 'settings_change';
   }
   // The sightings, review and corrections endpoints, by their paths (their names are their modules').
   if (path === '/sightings' || path.startsWith('/sightings/')) return method === 'get' ? 'sighting_access' : 'delete';
@@ -80,6 +88,13 @@ export function outcomeOf(status: number): AuditOutcome {
   if (status >= 500) return 'error';
   if (status >= 400) return 'refused';
   return 'ok';
+}
+
+/** Who made a request, for a log line: the user's name, the client's id with "(client)", or "anonymous". */
+export function actorText(c: Context): string {
+  const { actor, actor_kind } = actorOf(c);
+  if (actor_kind === 'anonymous' || actor === null) return 'anonymous';
+  return actor_kind === 'client' ? `${actor} (client)` : actor;
 }
 
 function actorOf(c: Context): { actor: string | null; actor_kind: ActorKind } {
@@ -134,7 +149,16 @@ function decodePart(part: string): string {
   }
 }
 
-export function auditMiddleware(audit: AuditLog, log: Logger): MiddlewareHandler {
+export interface AuditMiddlewareOptions {
+  /**
+   * #35 (AUTH_MODE=oidc): a request refused without a verified principal (no token, a bad or expired one) is
+   * counted in one row per source address and minute (AuditLog.recordAnonymousRefusal), not given a row of its own:
+   * anyone can send them. With auth off every caller is anonymous and each operation keeps its row.
+   */
+  aggregateAnonymousRefusals?: boolean;
+}
+
+export function auditMiddleware(audit: AuditLog, log: Logger, options: AuditMiddlewareOptions = {}): MiddlewareHandler {
   const routes = auditedRoutes();
   return async (c, next) => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
@@ -155,6 +179,19 @@ export function auditMiddleware(audit: AuditLog, log: Logger): MiddlewareHandler
     // of the models (names and versions, no template) is not a download of templates; refusals of it are kept.
     if (status === 304) return;
     if (route.name === 'trainedModels' && status < 400) return;
+    if (options.aggregateAnonymousRefusals && status >= 400 && !c.get('principal')) {
+      try {
+        await audit.recordAnonymousRefusal({ ip: ipOf(c), endpoint: route.name, status });
+      } catch (err) {
+        log.error(
+          `audit log: could not count a refused request (${c.req.method} ${c.req.path}): ${err instanceof Error ? err.message : String(err)}`,
+          {
+            request_id: c.get('requestId'),
+          },
+        );
+      }
+      return;
+    }
     const pathParams = route.params.map((p, i) => [p, decodePart(match[i + 1])] as const);
     const fromPath = pathParams.find(([p]) => p === 'label' || p === 'id')?.[1] ?? pathParams[0]?.[1] ?? null;
     let target: string | null = c.get('auditTarget') ?? fromPath;
@@ -166,6 +203,8 @@ export function auditMiddleware(audit: AuditLog, log: Logger): MiddlewareHandler
       const code = await errorCodeOf(res);
       if (code) detail.error = code;
     }
+    const added = c.get('auditDetail');
+    if (added) for (const [key, value] of Object.entries(added)) if (!(key in detail)) detail[key] = value;
     const entry: AuditEntry = {
       action: route.action,
       outcome: outcomeOf(status),

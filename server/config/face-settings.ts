@@ -107,6 +107,16 @@ export const FACE_SETTINGS = {
     default: 'faceapi-128',
     doc: "Embedding: the descriptor model, `faceapi-128` (face-api's 128-d net) or `faceres-1024` (Human's faceres, 1024-d, L2-normalised, about 2.5 to 3x the time per face). A trained model records its descriptor model; after a change the embedding recognizer answers as untrained until it is trained again.",
   },
+  thresholdBounds: {
+    env: 'THRESHOLD_BOUNDS',
+    schema: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['calibrated', 'off'])),
+    default: 'calibrated',
+    doc: "`calibrated`: `PUT /api/models/thresholds` refuses a limit (`max`, `sure_max`, `verify_max`) past the calibrated bound of the recognizer and descriptor model (LBPH 85, faceapi-128 0.55, faceres-1024 0.92: about where 1% of the bench's impostor pairs pass, docs/recognition.md); `off`: the whole distance range, for a lab or a test that needs a stranger named, never for a site.",
+  },
   embeddingDistanceMax: {
     env: 'EMBEDDING_DISTANCE_MAX',
     schema: z.union([z.literal(''), number(0, 2)]),

@@ -99,8 +99,8 @@ describe('RuntimeStore', () => {
     await refused({ verify_max: limit + 5 }, new RegExp(`verify_max \\(${limit + 5}\\) must not be above max \\(${limit}\\)`));
     await refused({ ratio_max: 0 }, /ratio_max must be above 0 and at most 1/);
     await refused({ ratio_max: 1.2 }, /ratio_max/);
-    await refused({ max: 3 }, /max must be above 4 and at most 1000 for lbph/);
-    await refused({ max: 2.5 }, /at most 2 for embedding/, 'embedding');
+    await refused({ max: 3 }, /max must be above 4 and at most 85 for lbph/);
+    await refused({ max: 2.5 }, /at most 0.55 for embedding \(faceapi-128\)/, 'embedding');
     await refused({ max: -1 }, /max must be above 0/, 'embedding');
     await refused({ max: Number.NaN }, /finite/);
     // A bound saved earlier is not silently moved by a later limit below it.
@@ -217,7 +217,23 @@ describe('applyThresholdPatch', () => {
     expect(back).toMatchObject({ overrides: {}, rule: { ratioMax: emb.ratioMax } });
   });
 
-  it('raises near_max with a limit raised past it', () => {
-    expect(applyThresholdPatch('lbph', lbph, {}, { max: 120 })).toMatchObject({ rule: { max: 120, nearMax: 120, sureMax: lbph.sureMax } });
+  it('#35: refuses a limit past the calibrated bound of the recognizer and descriptor model, and takes the bound', () => {
+    expect(applyThresholdPatch('lbph', lbph, {}, { max: 120 })).toEqual({
+      problem: expect.stringMatching(/max must be above 4 and at most 85 for lbph, got 120/),
+    });
+    expect(applyThresholdPatch('lbph', lbph, {}, { max: 85 })).toMatchObject({
+      rule: { max: 85, nearMax: lbph.nearMax, sureMax: lbph.sureMax },
+    });
+    const faceres = defaultRule('embedding', 'faceres-1024');
+    expect(applyThresholdPatch('embedding', faceres, {}, { max: 0.92, verify_max: 0.92 }, 'faceres-1024')).toMatchObject({
+      rule: { max: 0.92, verifyMax: 0.92 },
+    });
+    expect(applyThresholdPatch('embedding', faceres, {}, { verify_max: 0.93 }, 'faceres-1024')).toEqual({
+      problem: expect.stringMatching(/verify_max must be above 0 and at most 0.92 for embedding \(faceres-1024\), got 0.93/),
+    });
+    // A bound saved earlier past it is refused too, naming how to clear it.
+    expect(applyThresholdPatch('embedding', defaultRule('embedding'), { max: 2 }, { ratio_max: 1 })).toEqual({
+      problem: expect.stringMatching(/got 2 \(saved earlier; send null to reset it\)/),
+    });
   });
 });

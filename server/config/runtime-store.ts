@@ -28,12 +28,13 @@ import {
   type ThresholdKey,
 } from '../../shared/api/index.js';
 import type { DecisionRule } from '../../shared/recognition/decision.js';
-import { ruleWithOverrides } from '../../shared/recognition/rules.js';
+import { DEFAULT_DESCRIPTOR_MODEL, type LimitBound, limitBound, ruleWithOverrides } from '../../shared/recognition/rules.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, writeFileAtomic } from '../storage/atomic.js';
 import { FileLock, LockBusyError } from '../storage/file-lock.js';
 import { readFileAndStatNoFollow } from '../storage/no-follow.js';
+import { privateDir } from '../storage/private-modes.js';
 
 export const RUNTIME_DIR = 'settings';
 export const RUNTIME_FILE = 'runtime.json';
@@ -63,13 +64,6 @@ const API_NAME: Record<keyof DecisionRule, string> = {
   cohortRatio: 'cohort_ratio',
   quality: 'quality',
 };
-
-/**
- * Largest distance a limit may be set to: LBPH's chi-square over an 8x8 grid of normalised cell histograms stays
- * under 4 per cell (256 in all; 1000 leaves room for other grids), euclidean distance between unit descriptors
- * under 2 (face-api's are near unit length).
- */
-export const DISTANCE_BOUNDS: Readonly<Record<RecognitionModel, number>> = Object.freeze({ lbph: 1000, embedding: 2 });
 
 const overridesSchema = z
   .object({
@@ -113,6 +107,8 @@ export interface RuntimeStoreOptions {
   /** How long a change waits for another replica's change to finish (default 10 s). */
   lockTimeoutMs?: number;
   now?: () => Date;
+  /** #35 THRESHOLD_BOUNDS: false lets a limit go over the whole distance range (default true: calibrated bounds). */
+  calibratedBounds?: boolean;
 }
 
 /** Where a recognizer's overrides are kept in the file. */
@@ -141,16 +137,21 @@ function apiWords(problem: string): string {
 
 /**
  * The overrides after `patch`, and the rule they make over `defaults`; or the first problem, in words that name
- * the key. A key set to its default's value is still an override (the default may change later).
+ * the key. A key set to its default's value is still an override (the default may change later). #35: a limit
+ * past the calibrated bound of the recognizer and descriptor model (shared/recognition/rules.ts limitBound) is
+ * refused, saved earlier or sent now.
  */
 export function applyThresholdPatch(
   recognizer: RecognitionModel,
   defaults: DecisionRule,
   current: ThresholdOverrides,
   patch: ThresholdPatch,
+  descriptorModel: string = DEFAULT_DESCRIPTOR_MODEL,
+  limits: LimitBound = limitBound(recognizer, descriptorModel),
 ): { overrides: ThresholdOverrides; rule: DecisionRule } | { problem: string } {
   const overrides: ThresholdOverrides = { ...current };
-  const bound = DISTANCE_BOUNDS[recognizer];
+  const { max: bound, basis } = limits;
+  const scale = recognizer === 'embedding' ? `embedding (${descriptorModel})` : recognizer;
   for (const key of THRESHOLD_KEYS) {
     const v = patch[key];
     if (v === undefined) continue;
@@ -165,10 +166,15 @@ export function applyThresholdPatch(
       if (recognizer !== 'embedding')
         return { problem: 'cohort_ratio is for the embedding recognizer only (LBPH has no background cohort)' };
       if (!(v > 0 && v <= 1.5)) return { problem: `cohort_ratio must be above 0 and at most 1.5, got ${v}` };
-    } else if (!(v > defaults.min && v <= bound)) {
-      return { problem: `${key} must be above ${defaults.min} and at most ${bound} for ${recognizer}, got ${v}` };
     }
     overrides[key] = v;
+  }
+  // The distances, saved or sent: a limit past the calibrated bound names strangers as enrolled people.
+  for (const key of ['max', 'sure_max', 'verify_max'] as const) {
+    const v = overrides[key];
+    if (v === undefined || (v > defaults.min && v <= bound)) continue;
+    const saved = patch[key] === undefined ? ' (saved earlier; send null to reset it)' : '';
+    return { problem: `${key} must be above ${defaults.min} and at most ${bound} for ${scale}, got ${v}${saved}; the bound: ${basis}` };
   }
   // Saved or sent, an explicit bound above the limit is refused rather than moved: the caller meant something.
   const max = overrides.max ?? defaults.max;
@@ -207,7 +213,7 @@ export class RuntimeStore {
   }
 
   async init(): Promise<void> {
-    await fs.mkdir(this.dir, { recursive: true });
+    await privateDir(this.dir);
     try {
       // Temporary files are only written holding the lock: any found while holding it were left by a crash.
       await this.lock.run(async () => {
@@ -259,9 +265,21 @@ export class RuntimeStore {
     return this.opts.descriptorModel();
   }
 
+  /** #35: the loosest limit a change may set for a recognizer now (its descriptor model's calibrated bound). */
+  boundFor(recognizer: RecognitionModel): LimitBound {
+    return limitBound(recognizer, this.opts.descriptorModel(), this.opts.calibratedBounds ?? true);
+  }
+
   /** The rule `patch` would make, saving nothing; throws a 400 ApiError naming the problem. */
   propose(recognizer: RecognitionModel, patch: ThresholdPatch): DecisionRule {
-    const out = applyThresholdPatch(recognizer, this.defaultsFor(recognizer), this.overridesFor(recognizer), patch);
+    const out = applyThresholdPatch(
+      recognizer,
+      this.defaultsFor(recognizer),
+      this.overridesFor(recognizer),
+      patch,
+      this.descriptorModel(),
+      this.boundFor(recognizer),
+    );
     if ('problem' in out) throw new ApiError('bad_request', out.problem);
     return out.rule;
   }
@@ -272,7 +290,8 @@ export class RuntimeStore {
     const key = thresholdsKey(recognizer, descriptorModel);
     let rule: DecisionRule | undefined;
     await this.change((file) => {
-      const out = applyThresholdPatch(recognizer, this.opts.defaultRule(recognizer, descriptorModel), file.thresholds[key] ?? {}, patch);
+      const defaults = this.opts.defaultRule(recognizer, descriptorModel);
+      const out = applyThresholdPatch(recognizer, defaults, file.thresholds[key] ?? {}, patch, descriptorModel, this.boundFor(recognizer));
       if ('problem' in out) throw new ApiError('bad_request', out.problem);
       rule = out.rule;
       const thresholds = { ...file.thresholds };
@@ -323,7 +342,7 @@ export class RuntimeStore {
     const defaults = this.opts.defaultRule(recognizer, descriptorModel);
     const overrides = this.state.thresholds[key] ?? {};
     let out: { rule: DecisionRule; problem: string | null };
-    const applied = applyThresholdPatch(recognizer, defaults, {}, overrides);
+    const applied = applyThresholdPatch(recognizer, defaults, {}, overrides, descriptorModel, this.boundFor(recognizer));
     if ('problem' in applied) {
       // The defaults moved under saved overrides (other settings): answer with the defaults and say so once.
       const problem = `the saved thresholds of ${recognizer} do not fit its defaults (${applied.problem}); the defaults apply until they are set again`;

@@ -25,13 +25,14 @@ import {
   previewEnrolled,
   previewRecent,
 } from '../../shared/recognition/threshold-preview.js';
-import { DISTANCE_BOUNDS, type RuntimeStore } from '../config/runtime-store.js';
+import type { RuntimeStore } from '../config/runtime-store.js';
 import { detectionMethodInput, recognitionModelInput } from '../config/settings.js';
 import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { mountRoute } from '../http/route.js';
 import type { TrainedSnapshot } from '../storage/trained-files.js';
 import { installedDetection, readTrainedDetection } from '../engines/faces/trained-detection.js';
+import { actorText } from '../audit/audit-middleware.js';
 import { compatConfig, compatModels, DETECTION_DESCRIPTIONS, ovmsInfo } from './compat.js';
 
 /** Recent recognition results of one recognizer a preview decides again, newest first. */
@@ -55,7 +56,8 @@ function recognizerThresholds(runtime: RuntimeStore, recognizer: RecognitionMode
     ...thresholdValuesOf(runtime.ruleFor(recognizer)),
     defaults: thresholdValuesOf(defaults),
     overridden: problem ? [] : THRESHOLD_KEYS.filter((key) => overrides[key] !== undefined),
-    bounds: { min: defaults.min, max: DISTANCE_BOUNDS[recognizer] },
+    // #35: the calibrated range a limit may be set in (PUT refuses others), so a form need not guess.
+    bounds: { min: defaults.min, ...runtime.boundFor(recognizer) },
     ...(recognizer === 'embedding' ? { descriptor_model: runtime.descriptorModel() } : {}),
     ...(problem ? { problem } : {}),
   };
@@ -67,6 +69,28 @@ function thresholds(runtime: RuntimeStore): ThresholdsResponse {
     embedding: recognizerThresholds(runtime, 'embedding'),
     updated_at: runtime.updatedAt,
   };
+}
+
+type Scalar = string | number | boolean | null;
+
+/**
+ * #35: a settings change for the audit row and the log line: `old.<key>` and `new.<key>` of each key asked for or
+ * changed (a limit moved drags the sure and verification bounds along). Values are numbers or names, never a secret.
+ */
+function changeDetail(before: Record<string, unknown>, after: Record<string, unknown>, asked: string[]): Record<string, Scalar> {
+  const scalar = (v: unknown): Scalar => (v === undefined ? null : typeof v === 'object' && v !== null ? JSON.stringify(v) : (v as Scalar));
+  const keys = Object.keys(after).filter((k) => asked.includes(k) || scalar(before[k]) !== scalar(after[k]));
+  return Object.fromEntries(keys.flatMap((k) => [[`old.${k}`, scalar(before[k])] as const, [`new.${k}`, scalar(after[k])] as const]));
+}
+
+/** The changed values in a log line: `max 80 -> 70, sure_max 72 -> 70`. */
+function changeText(detail: Record<string, Scalar>): string {
+  const keys = Object.keys(detail)
+    .filter((k) => k.startsWith('new.'))
+    .map((k) => k.slice(4));
+  return keys.length
+    ? keys.map((k) => `${k} ${String(detail[`old.${k}`])} -> ${String(detail[`new.${k}`])}`).join(', ')
+    : 'nothing changed';
 }
 
 /** A trained model's leave-one-out rankings and names, or why there are none. */
@@ -135,14 +159,18 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
     return config();
   });
 
-  mountRoute(app, 'setModelsConfig', async (_c, { body }) => {
+  mountRoute(app, 'setModelsConfig', async (c, { body }) => {
     const model = parseChoice(
       body.recognition_model ?? body.ai_model ?? body.model,
       recognitionModelInput,
       'recognition_model',
       '"lbph" or "embedding"',
     );
+    await refresh();
     const previous = ctx.faces.recognitionModel;
+    // #35: audited with the old and new value (a refusal records the value asked for).
+    const change = changeDetail({ recognition_model: previous }, { recognition_model: model }, ['recognition_model']);
+    c.set('auditDetail', change);
     ctx.faces.setRecognitionModel(model);
     try {
       await runtime.setChoices({ recognition_model: model });
@@ -151,12 +179,16 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
       ctx.faces.setRecognitionModel(previous);
       throw err;
     }
+    ctx.log.info(`recognition model saved by ${actorText(c)}: ${changeText(change)}`);
     return { status: 'ok' as const, ...(await config()) };
   });
 
-  mountRoute(app, 'setDetection', async (_c, { body }) => {
+  mountRoute(app, 'setDetection', async (c, { body }) => {
     const method = parseChoice(body.detection_method ?? body.method, detectionMethodInput, 'detection_method', '"local" or "remote"');
+    await refresh();
     const previous = ctx.faces.detectionMethod;
+    const change = changeDetail({ detection_method: previous }, { detection_method: method }, ['detection_method']);
+    c.set('auditDetail', change);
     ctx.faces.setDetectionMethod(method);
     try {
       await runtime.setChoices({ detection_method: method });
@@ -164,6 +196,7 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
       ctx.faces.setDetectionMethod(previous);
       throw err;
     }
+    ctx.log.info(`detection method saved by ${actorText(c)}: ${changeText(change)}`);
     return {
       status: 'ok' as const,
       detection_method: ctx.faces.detectionMethod,
@@ -207,10 +240,21 @@ export function modelRoutes(ctx: AppContext, runtime: RuntimeStore): Hono {
     return thresholds(runtime);
   });
 
-  mountRoute(app, 'setThresholds', async (_c, { body }) => {
+  mountRoute(app, 'setThresholds', async (c, { body }) => {
     const { recognizer, ...patch } = body;
+    await refresh();
+    // #35: audited with the values before and after (null sent: reset to the default); a refusal records the
+    // values asked for as `new.*`.
+    const { quality: _q, ...before } = thresholdValuesOf(runtime.ruleFor(recognizer));
+    const asked = Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined);
+    const scope: Record<string, Scalar> = recognizer === 'embedding' ? { descriptor_model: runtime.descriptorModel() } : {};
+    c.set('auditTarget', recognizer);
+    c.set('auditDetail', { ...scope, ...changeDetail(before, { ...before, ...patch }, asked) });
     const rule = await runtime.setThresholds(recognizer, patch);
-    ctx.log.info(`thresholds of ${recognizer} saved: ${JSON.stringify(thresholdValuesOf(rule))}`);
+    const { quality: _q2, ...after } = thresholdValuesOf(rule);
+    const change = changeDetail(before, after, asked);
+    c.set('auditDetail', { ...scope, ...change });
+    ctx.log.info(`thresholds of ${recognizer} saved by ${actorText(c)}: ${changeText(change)}`);
     return thresholds(runtime);
   });
 

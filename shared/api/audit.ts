@@ -16,6 +16,10 @@ export const AUDIT_ACTION_NAMES = [
   'correction',
   'review',
   'person_update',
+  // #35: a change of the model settings (recognizer, detection method, thresholds), with the old and new values.
+  'settings_change',
+  // #35: requests refused without a verified principal (no token, a bad one), one row per source and minute.
+  'anonymous_refused',
 ] as const;
 export type AuditActionName = (typeof AUDIT_ACTION_NAMES)[number];
 
@@ -65,9 +69,10 @@ export const auditEntry = z
     actor_kind: z.enum(AUDIT_ACTOR_KINDS),
     ip: z.string().nullable().meta({ description: 'The address the request came from.' }),
     target: z.string().nullable().meta({ description: 'The person (label) or item it was about, when one is known.' }),
-    detail: z
-      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-      .meta({ description: 'Method, endpoint, status, error code; never an image, a template or a secret.' }),
+    detail: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).meta({
+      description:
+        'Method, endpoint, status, error code; never an image, a template or a secret. `settings_change`: `old.<key>` and `new.<key>` for each value changed (`recognition_model`, `detection_method`, or a threshold such as `max`; null: none). `anonymous_refused` (AUTH_MODE=oidc; one row per source address and minute, `at` the start of the minute): `count`, the refused requests from `ip` in that minute, and `last_endpoint`, `last_status` of the latest; once 50 addresses have a row in a minute, one row with `overflow: true` and `ip` null counts the rest.',
+    }),
   })
   .meta({
     id: 'AuditEntry',

@@ -358,8 +358,18 @@ export const recognizerThresholds = z
       .array(z.enum(THRESHOLD_KEYS))
       .meta({ description: 'The keys set by `PUT /api/models/thresholds` (the others are the defaults).' }),
     bounds: z
-      .object({ min: z.number(), max: z.number() })
-      .meta({ description: '`max`, `sure_max` and `verify_max` may be set above `bounds.min` and up to `bounds.max`.' }),
+      .object({
+        min: z.number(),
+        max: z.number().meta({
+          description:
+            'The calibrated bound of this recognizer and descriptor model: past it strangers pass as enrolled people (LBPH 85, faceapi-128 0.55, faceres-1024 0.92).',
+        }),
+        basis: z.string().meta({ description: 'Where `max` comes from (the bench measure it rests on).' }),
+      })
+      .meta({
+        description:
+          '`max`, `sure_max` and `verify_max` may be set above `bounds.min` and up to `bounds.max`; `PUT /api/models/thresholds` refuses others with 400.',
+      }),
     descriptor_model: z.string().optional().meta({
       description: 'Embedding only: the descriptor model these distances belong to (overrides are kept per descriptor model).',
       example: 'faceapi-128',
@@ -391,13 +401,17 @@ export const thresholdsResponse = z
         verify_max: 70,
         defaults: LBPH_EXAMPLE,
         overridden: ['max'],
-        bounds: { min: 4, max: 1000 },
+        bounds: {
+          min: 4,
+          max: 85,
+          basis: "the original's window end; the bench's 1:1 impostor pairs pass at 1% from 84.0 (bench/RESULTS.md)",
+        },
       },
       embedding: {
         ...EMBEDDING_EXAMPLE,
         defaults: EMBEDDING_EXAMPLE,
         overridden: [],
-        bounds: { min: 0, max: 2 },
+        bounds: { min: 0, max: 0.55, basis: "the bench's 1:1 impostor pairs pass at 1% from 0.546 (bench/RESULTS.md)" },
         descriptor_model: 'faceapi-128',
       },
       updated_at: '2024-05-01T12:00:00.000Z',

@@ -76,6 +76,41 @@ const EMBEDDING_RULES: Readonly<Record<DescriptorModel, DecisionRule>> = Object.
   }),
 });
 
+/**
+ * #35: the loosest distance limit (`max`, `sure_max`, `verify_max`) a site may set through the thresholds API, per
+ * recognizer and descriptor model. Past it the calibration no longer supports the limit: strangers pass as enrolled
+ * people (`max` 2 would name anyone as anyone). Each bound is about where 1% of the bench's 1:1 impostor pairs are
+ * accepted (bench/RESULTS.md "Open-set accuracy (#25)", 1:1 verification: 48,736 impostor pairs, enrolled from 1
+ * photo), at least 0.035 above the calibrated `max` (#34) so a site may still loosen it a little.
+ */
+export interface LimitBound {
+  /** The largest `max`, `sure_max` or `verify_max` accepted (inclusive). */
+  max: number;
+  /** Where the bound comes from, in words (shown by `GET /api/models/thresholds`). */
+  basis: string;
+}
+
+const LBPH_LIMIT_BOUND: LimitBound = Object.freeze({
+  // 1% of the 1:1 impostor pairs pass at 84.0 (#25); 85 is the end of the original's window, which
+  // LBPH_DISTANCE_MAX=85 gives back, and names about 21% of strangers 1:N on photos taken at another moment.
+  max: 85,
+  basis:
+    "the original's window end; the bench's 1:1 impostor pairs pass at 1% from 84.0 and 1:N names about 21% of strangers at 85 (bench/RESULTS.md)",
+});
+
+const EMBEDDING_LIMIT_BOUNDS: Readonly<Record<DescriptorModel, LimitBound>> = Object.freeze({
+  // 1% of the 1:1 impostor pairs pass at 0.546 (#25); a plain 0.6 (face-api's usual limit) named 63% of strangers.
+  'faceapi-128': Object.freeze({
+    max: 0.55,
+    basis: "the bench's 1:1 impostor pairs pass at 1% from 0.546 (bench/RESULTS.md); a plain 0.6 named 63% of strangers",
+  }),
+  // 1% of the 1:1 impostor pairs pass at 0.915 (#25).
+  'faceres-1024': Object.freeze({
+    max: 0.92,
+    basis: "the bench's 1:1 impostor pairs pass at 1% from 0.915 (bench/RESULTS.md)",
+  }),
+});
+
 export function isDescriptorModel(value: unknown): value is DescriptorModel {
   return typeof value === 'string' && (DESCRIPTOR_MODELS as readonly string[]).includes(value);
 }
@@ -110,4 +145,28 @@ export function ruleWithOverrides(rule: DecisionRule, overrides: RuleOverrides):
   const problem = ruleProblem(out);
   if (problem) throw new RangeError(problem);
   return out;
+}
+
+/**
+ * THRESHOLD_BOUNDS=off (a lab, a test that needs a stranger named): the whole distance range. LBPH's chi-square
+ * over an 8x8 grid of normalised cell histograms stays under 4 per cell (256 in all; 1000 leaves room for other
+ * grids), euclidean distance between unit descriptors under 2.
+ */
+const UNCALIBRATED_BOUNDS: Readonly<Record<RecognitionModel, LimitBound>> = Object.freeze({
+  lbph: Object.freeze({ max: 1000, basis: 'THRESHOLD_BOUNDS=off: the whole distance range, strangers included' }),
+  embedding: Object.freeze({ max: 2, basis: 'THRESHOLD_BOUNDS=off: the whole distance range, strangers included' }),
+});
+
+/**
+ * #35: the loosest limit a site may set for a recognizer (and descriptor model, for `embedding`); `calibrated`
+ * false (THRESHOLD_BOUNDS=off) gives the whole distance range.
+ */
+export function limitBound(
+  recognizer: RecognitionModel,
+  descriptorModel: string = DEFAULT_DESCRIPTOR_MODEL,
+  calibrated = true,
+): LimitBound {
+  if (!calibrated) return UNCALIBRATED_BOUNDS[recognizer];
+  if (recognizer === 'lbph') return LBPH_LIMIT_BOUND;
+  return EMBEDDING_LIMIT_BOUNDS[isDescriptorModel(descriptorModel) ? descriptorModel : DEFAULT_DESCRIPTOR_MODEL];
 }

@@ -225,6 +225,104 @@ describe('the audit log and template access under AUTH_MODE=oidc', () => {
     await expect(db.query('DELETE FROM audit_log')).rejects.toThrow(/append-only/);
     expect((await audit('?actor=someone-else')).entries).toEqual([]);
   });
+
+  it('#35 4: counts requests refused without a verified principal per source and minute, not one row each', async () => {
+    const before = (await audit('?limit=200')).entries.length;
+    const garbage = 'not-a-token';
+    const expired = await issuer.token({ roles: ['biometric-admin'], username: 'root', expiresIn: -60 });
+    const sent: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const token = i % 3 === 0 ? null : i % 3 === 1 ? garbage : expired;
+      const path = i % 2 ? '/api/models/trained/lbph' : '/api/images/grace';
+      sent.push((await call(path, token, { method: i % 2 ? 'GET' : 'DELETE' })).status);
+    }
+    expect(sent.every((status) => status === 401)).toBe(true);
+    const entries = (await audit('?limit=200')).entries;
+    // A handful at most (one per minute this took), never one per request.
+    const added = entries.slice(0, entries.length - before);
+    expect(added.length).toBeGreaterThanOrEqual(1);
+    expect(added.length).toBeLessThanOrEqual(3);
+    const rows = (await audit('?action=anonymous_refused')).entries;
+    expect(rows.length).toBe(added.length);
+    expect(rows.reduce((n, e) => n + e.detail.count, 0)).toBe(100);
+    for (const row of rows) {
+      expect(row).toMatchObject({ outcome: 'denied', actor: null, actor_kind: 'anonymous', ip: '127.0.0.1', target: null });
+      expect(new Date(row.at).getTime() % 60_000).toBe(0);
+      expect(row.detail).toMatchObject({ count: expect.any(Number), last_status: 401 });
+    }
+    // Refusals of a known caller are still one row each, with who it was.
+    const denied = await call('/api/models/trained/lbph', user);
+    expect(denied.status).toBe(403);
+    expect((await audit('?actor=alice')).entries[0]).toMatchObject({ action: 'template_download', outcome: 'denied', actor: 'alice' });
+    // The count is the one update the table lets through, and only the server's own (the setting it runs under).
+    const { db } = server.service.ctx;
+    await expect(
+      db.query("UPDATE audit_log SET detail = jsonb_set(detail, '{count}', '1') WHERE action = 'anonymous_refused'"),
+    ).rejects.toThrow(/append-only/);
+  }, 60_000);
+
+  it('#35 5: records each change of the model settings with who made it, the old and the new values; the log line names them', async () => {
+    const lines: string[] = [];
+    const log = server.service.ctx.log;
+    const info = log.info;
+    log.info = (message, fields) => {
+      lines.push(message);
+      info(message, fields);
+    };
+    try {
+      const put = (path: string, token: string, body: unknown) => call(path, token, { method: 'PUT', body: JSON.stringify(body) });
+      const thresholds = (await call('/api/models/thresholds', admin)).body;
+      const lbphMax = thresholds.lbph.max;
+      expect((await put('/api/models/thresholds', admin, { recognizer: 'lbph', max: 70 })).status).toBe(200);
+      expect((await put('/api/models/thresholds', service, { recognizer: 'lbph', max: null })).status).toBe(200);
+      const config = (await call('/api/models/config', admin)).body;
+      const other = config.recognition_model === 'lbph' ? 'embedding' : 'lbph';
+      expect((await put('/api/models/config', admin, { recognition_model: other })).status).toBe(200);
+      expect((await put('/api/models/config', admin, { recognition_model: config.recognition_model })).status).toBe(200);
+      expect((await put('/api/models/detection', admin, { detection_method: 'local' })).status).toBe(200);
+      expect((await put('/api/models/thresholds', user, { recognizer: 'lbph', max: 70 })).status).toBe(403);
+      expect((await put('/api/models/thresholds', admin, { recognizer: 'embedding', max: 2, verify_max: 2 })).status).toBe(400);
+
+      const rows = (await audit('?action=settings_change')).entries;
+      expect(rows.map((e) => [e.detail.endpoint, e.outcome, e.actor])).toEqual([
+        ['setThresholds', 'refused', 'root'],
+        ['setThresholds', 'denied', 'alice'],
+        ['setDetection', 'ok', 'root'],
+        ['setModelsConfig', 'ok', 'root'],
+        ['setModelsConfig', 'ok', 'root'],
+        ['setThresholds', 'ok', 'lookout-service'],
+        ['setThresholds', 'ok', 'root'],
+      ]);
+      const [refused, , detection, back, switched, reset, saved] = rows;
+      // The limit moved drags the sure and verification bounds along: they are changes too.
+      expect(saved).toMatchObject({
+        target: 'lbph',
+        actor_kind: 'user',
+        detail: { method: 'PUT', status: 200, 'old.max': lbphMax, 'new.max': 70 },
+      });
+      expect(saved.detail['new.sure_max']).toBe(70);
+      expect(saved.detail).not.toHaveProperty('old.ratio_max');
+      expect(reset).toMatchObject({ actor_kind: 'client', detail: { 'old.max': 70, 'new.max': lbphMax } });
+      expect(switched.detail).toMatchObject({ 'old.recognition_model': config.recognition_model, 'new.recognition_model': other });
+      expect(back.detail).toMatchObject({ 'old.recognition_model': other, 'new.recognition_model': config.recognition_model });
+      expect(detection.detail).toMatchObject({ 'old.detection_method': 'local', 'new.detection_method': 'local' });
+      // A refused change says what was asked for.
+      expect(refused).toMatchObject({
+        target: 'embedding',
+        detail: { status: 400, 'new.max': 2, 'new.verify_max': 2, descriptor_model: 'faceapi-128' },
+      });
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^thresholds of lbph saved by root: max \d+ -> 70/),
+          expect.stringMatching(/^thresholds of lbph saved by lookout-service \(client\): max 70 -> \d+/),
+          `recognition model saved by root: recognition_model ${config.recognition_model} -> ${other}`,
+          'detection method saved by root: detection_method local -> local',
+        ]),
+      );
+    } finally {
+      log.info = info;
+    }
+  }, 60_000);
 });
 
 describe('the audit log with auth off', () => {

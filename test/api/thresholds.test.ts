@@ -52,12 +52,12 @@ describe('thresholds and runtime choices on one server, then a restart', () => {
       ...values(defaultRule('lbph')),
       defaults: values(defaultRule('lbph')),
       overridden: [],
-      bounds: { min: 4, max: 1000 },
+      bounds: { min: 4, max: 85, basis: expect.stringMatching(/impostor pairs pass at 1% from 84.0/) },
     });
     expect(body.embedding).toMatchObject({
       ...values(defaultRule('embedding', 'faceapi-128')),
       overridden: [],
-      bounds: { min: 0, max: 2 },
+      bounds: { min: 0, max: 0.55, basis: expect.stringMatching(/impostor pairs pass at 1% from 0.546/) },
       descriptor_model: 'faceapi-128',
     });
     expect(body.updated_at).toBeNull();
@@ -70,11 +70,11 @@ describe('thresholds and runtime choices on one server, then a restart', () => {
       [{ recognizer: 'lbph', verify_max: limit + 5 }, `verify_max (${limit + 5}) must not be above max (${limit})`],
       [{ recognizer: 'embedding', ratio_max: 0 }, /ratio_max must be above 0 and at most 1/],
       [{ recognizer: 'embedding', ratio_max: 1.5 }, /ratio_max must be above 0 and at most 1/],
-      [{ recognizer: 'embedding', max: 3 }, /max must be above 0 and at most 2 for embedding/],
+      [{ recognizer: 'embedding', max: 3 }, /max must be above 0 and at most 0.55 for embedding \(faceapi-128\), got 3; the bound: /],
       [{ recognizer: 'lbph', cohort_ratio: 0.9 }, /cohort_ratio is for the embedding recognizer only/],
       [{ recognizer: 'embedding', cohort_ratio: 0 }, /cohort_ratio must be above 0 and at most 1.5, got 0/],
       [{ recognizer: 'embedding', cohort_ratio: 2 }, /cohort_ratio must be above 0 and at most 1.5, got 2/],
-      [{ recognizer: 'lbph', max: 2 }, /max must be above 4 and at most 1000 for lbph/],
+      [{ recognizer: 'lbph', max: 2 }, /max must be above 4 and at most 85 for lbph/],
       [{ recognizer: 'lbph', max: '70' }, /field "max": must be a number, or null to reset it/],
       [{ recognizer: 'lbph', sureMax: 70 }, /unknown key "sureMax"; the keys are recognizer, max, sure_max, ratio_max, verify_max/],
       [{ recognizer: 'dlib', max: 0.5 }, /field "recognizer": must be "lbph" or "embedding"/],
@@ -92,6 +92,43 @@ describe('thresholds and runtime choices on one server, then a restart', () => {
       }
     }
     await expect(fs.stat(runtimeFile(dataDir))).rejects.toThrow();
+  });
+
+  it('#35: refuses a limit past the calibrated bound (max = sure_max = verify_max = 2 named anyone), with the range; takes the bound itself', async () => {
+    const beyond: [unknown, RegExp][] = [
+      [
+        { recognizer: 'embedding', max: 2, sure_max: 2, verify_max: 2 },
+        /max must be above 0 and at most 0.55 for embedding \(faceapi-128\), got 2; the bound: the bench's 1:1 impostor pairs pass at 1% from 0.546/,
+      ],
+      [{ recognizer: 'embedding', max: 0.56 }, /max must be above 0 and at most 0.55 for embedding \(faceapi-128\), got 0.56/],
+      [{ recognizer: 'embedding', verify_max: 0.551 }, /verify_max must be above 0 and at most 0.55 for embedding \(faceapi-128\)/],
+      [{ recognizer: 'lbph', max: 86 }, /max must be above 4 and at most 85 for lbph, got 86; the bound: the original's window end/],
+      [{ recognizer: 'lbph', max: 1000, sure_max: 1000, verify_max: 1000 }, /at most 85 for lbph/],
+    ];
+    for (const [body, message] of beyond) {
+      for (const send of [
+        () => put(`${server.url}/api/models/thresholds`, body),
+        () => postJson(`${server.url}/api/models/thresholds/preview`, body),
+      ]) {
+        const res = await send();
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body.error.message).toMatch(message);
+      }
+    }
+    await expect(fs.stat(runtimeFile(dataDir))).rejects.toThrow();
+    // The edge itself is accepted, and so is every limit at it.
+    const lbph = await put(`${server.url}/api/models/thresholds`, { recognizer: 'lbph', max: 85, sure_max: 85, verify_max: 85 });
+    expect(lbph.status, JSON.stringify(lbph.body)).toBe(200);
+    expect(lbph.body.lbph).toMatchObject({ max: 85, sure_max: 85, verify_max: 85 });
+    const emb = await put(`${server.url}/api/models/thresholds`, { recognizer: 'embedding', max: 0.55, verify_max: 0.55 });
+    expect(emb.status, JSON.stringify(emb.body)).toBe(200);
+    expect(emb.body.embedding).toMatchObject({ max: 0.55, verify_max: 0.55, bounds: { min: 0, max: 0.55 } });
+    // Back to the defaults, and nothing left saved.
+    for (const recognizer of ['lbph', 'embedding']) {
+      const reset = await put(`${server.url}/api/models/thresholds`, { recognizer, max: null, sure_max: null, verify_max: null });
+      expect(reset.status).toBe(200);
+    }
+    expect(JSON.parse(await fs.readFile(runtimeFile(dataDir), 'utf8')).thresholds).toEqual({});
   });
 
   it('saves a per-person limit (cohort_ratio) for the embedding recognizer, shows the quality floors, and resets it with null', async () => {
@@ -149,6 +186,56 @@ describe('thresholds and runtime choices on one server, then a restart', () => {
     const refused = await put(`${server.url}/api/models/config`, { recognition_model: 'embedding' });
     expect(refused.status).toBe(409);
     expect(JSON.parse(await fs.readFile(runtimeFile(dataDir), 'utf8')).recognition_model).toBe('lbph');
+  }, 60_000);
+});
+
+describe('#35: limits saved before the calibrated bounds', () => {
+  it('are not in force past the bound (the defaults apply, and the answer says why); a change must reset them', async () => {
+    const dataDir = await tempDir();
+    await fs.mkdir(path.dirname(runtimeFile(dataDir)), { recursive: true });
+    await fs.writeFile(
+      runtimeFile(dataDir),
+      JSON.stringify({
+        format: 'lookout-runtime-settings',
+        version: 1,
+        thresholds: { lbph: { max: 1000, sure_max: 1000, verify_max: 1000 } },
+      }),
+    );
+    const server = await startTestServer({ ...LIGHT, EMBEDDING_ENABLED: 'false' }, dataDir);
+    try {
+      const { body } = await getJson(`${server.url}/api/models/thresholds`);
+      expect(body.lbph).toMatchObject({ ...values(defaultRule('lbph')), overridden: [] });
+      expect(body.lbph.problem).toMatch(/max must be above 4 and at most 85 for lbph, got 1000/);
+      const kept = await put(`${server.url}/api/models/thresholds`, { recognizer: 'lbph', ratio_max: 0.95 });
+      expect(kept.status).toBe(400);
+      expect(kept.body.error.message).toMatch(
+        /max must be above 4 and at most 85 for lbph, got 1000 \(saved earlier; send null to reset it\)/,
+      );
+      const reset = await put(`${server.url}/api/models/thresholds`, { recognizer: 'lbph', max: null, sure_max: null, verify_max: null });
+      expect(reset.status).toBe(200);
+      expect(reset.body.lbph).toMatchObject({ ...values(defaultRule('lbph')), overridden: [] });
+      expect(reset.body.lbph.problem).toBeUndefined();
+    } finally {
+      await server.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('#35: THRESHOLD_BOUNDS=off (a lab)', () => {
+  it('takes limits over the whole distance range, and says so in the bounds', async () => {
+    const dataDir = await tempDir();
+    const server = await startTestServer({ ...LIGHT, EMBEDDING_ENABLED: 'false', THRESHOLD_BOUNDS: 'off' }, dataDir);
+    try {
+      const { body } = await getJson(`${server.url}/api/models/thresholds`);
+      expect(body.lbph.bounds).toEqual({ min: 4, max: 1000, basis: expect.stringMatching(/THRESHOLD_BOUNDS=off/) });
+      const saved = await put(`${server.url}/api/models/thresholds`, { recognizer: 'lbph', max: 300, sure_max: 250, verify_max: 300 });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+      expect((await put(`${server.url}/api/models/thresholds`, { recognizer: 'lbph', max: 1001 })).status).toBe(400);
+    } finally {
+      await server.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 
@@ -287,9 +374,9 @@ describe('POST /api/models/thresholds/preview', () => {
             ...box,
             label: 'unknown',
             confidence: 0,
-            distance: 90,
+            distance: 83,
             reason: 'below_threshold',
-            candidate: { label: 'eileen', confidence: 55, distance: 90 },
+            candidate: { label: 'eileen', confidence: 55, distance: 83 },
           },
           { ...box, label: 'unknown', confidence: 0, reason: 'ambiguous', candidate: { label: 'eileen', confidence: 70, distance: 60 } },
           // Stored before candidates were kept: nobody to decide for.
@@ -301,10 +388,10 @@ describe('POST /api/models/thresholds/preview', () => {
     });
     expect(stored.status).toBe(200);
 
-    const { status, body } = await postJson(`${server.url}/api/models/thresholds/preview`, { recognizer: 'lbph', max: 95 });
+    const { status, body } = await postJson(`${server.url}/api/models/thresholds/preview`, { recognizer: 'lbph', max: 85 });
     expect(status).toBe(200);
     expect(body.current).toEqual(values(defaultRule('lbph')));
-    expect(body.proposed).toEqual({ ...values(defaultRule('lbph')), max: 95, near_max: 100 });
+    expect(body.proposed).toEqual({ ...values(defaultRule('lbph')), max: 85, near_max: 100 });
     expect(body.enrolled).toMatchObject({ available: false, reason: 'the lbph recognizer is not trained', evaluated: 0 });
     expect(body.recent).toMatchObject({
       records: 1,

@@ -24,6 +24,8 @@ export const ACTION_WORDS: Record<Entry['action'], string> = {
   correction: 'Correction',
   review: 'Review',
   person_update: 'Person changed',
+  settings_change: 'Settings changed',
+  anonymous_refused: 'Refused without a token (per address and minute)',
 };
 
 const OUTCOME_WORDS: Record<Entry['outcome'], string> = { ok: 'done', denied: 'denied', refused: 'refused', error: 'failed' };

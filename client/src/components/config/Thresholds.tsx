@@ -267,6 +267,10 @@ function RecognizerCard(props: {
             </span>
             <span id={`${id(f().key)}-hint`} class="muted small threshold-hint">
               {f().hint}
+              {/* #35: the server refuses a limit past the calibrated bound; say it before it does. */}
+              {f().key === 'ratio_max' || f().key === 'cohort_ratio'
+                ? ''
+                : ` At most ${props.entry.bounds.max}: ${props.entry.bounds.basis}.`}
             </span>
           </div>
         )}

@@ -20,7 +20,7 @@ const lbph: RecognizerThresholds = {
   verify_max: 70,
   defaults: { min: 4, max: 85, sure_max: 75, near_max: 100, ratio_max: null, verify_max: 75 },
   overridden: ['max'],
-  bounds: { min: 4, max: 1000 },
+  bounds: { min: 4, max: 85, basis: 'calibrated' },
 };
 
 const embedding: RecognizerThresholds = {
@@ -32,7 +32,7 @@ const embedding: RecognizerThresholds = {
   verify_max: 0.45,
   defaults: { min: 0, max: 0.5, sure_max: 0.42, near_max: 0.6, ratio_max: 0.87, verify_max: 0.45 },
   overridden: [],
-  bounds: { min: 0, max: 2 },
+  bounds: { min: 0, max: 0.55, basis: 'calibrated' },
   descriptor_model: 'faceapi-128',
 };
 
