@@ -70,6 +70,7 @@ import { auditRoutes } from './routes/audit.js';
 import { ImageStore } from './storage/image-store.js';
 import { FeatureStore, featureVersionsOf } from './storage/feature-store.js';
 import { ModelStore } from './storage/model-store.js';
+import { makeDataDirPrivate } from './storage/private-modes.js';
 import { ResultStore } from './storage/result-store.js';
 // #26 sightings
 import { SightingRecorder } from './sightings/sighting-recorder.js';
@@ -142,6 +143,9 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     throw new Error(`CASCADE_FILE: cannot read ${settings.cascadeFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
   const featureCascadeXml = await readFeatureCascades(settings);
+  const profileCascadeXml = await readProfileCascade(settings);
+  // #35 12: biometric files readable by this user only; what older versions made is made private once.
+  await makeDataDirPrivate(settings.dataDir, log);
   // #27: each image's training features beside it (DATA_DIR/features mirrors DATA_DIR/images), reused by training.
   const images = new ImageStore(path.join(settings.dataDir, 'images'), log, new FeatureStore(path.join(settings.dataDir, 'features'), log));
   const models = new ModelStore(path.join(settings.dataDir, 'models'));

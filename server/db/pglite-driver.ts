@@ -8,11 +8,11 @@
  * must run while the worker is busy). A worker that dies fails the statements it owed, and the next statement
  * starts a new one on the same folder.
  */
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../engines/workers/worker-pool.js';
 import { FileLock, type HeldLock, LockBusyError } from '../storage/file-lock.js';
+import { privateDir } from '../storage/private-modes.js';
 import type { Driver, Queryable } from './database.js';
 import type { DbErrorData, DbReady, DbReply, DbRequest, DbWorkerData } from './pglite-worker.js';
 
@@ -110,7 +110,7 @@ class DbThread {
 }
 
 export async function openPglite(dir: string): Promise<EmbeddedDriver> {
-  await fs.mkdir(dir, { recursive: true });
+  await privateDir(dir);
   let held: HeldLock;
   try {
     held = await new FileLock(path.join(path.dirname(dir), LOCK_FILE), { staleMs: 30_000 }).acquire();

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, writeFileAtomic } from '../storage/atomic.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
+import { privateDir } from '../storage/private-modes.js';
 
 export interface BoundedLogOptions<T> {
   file: string;
@@ -49,7 +50,7 @@ export class BoundedLog<T> {
 
   async init(): Promise<void> {
     const dir = path.dirname(this.opts.file);
-    await fs.mkdir(dir, { recursive: true });
+    await privateDir(dir);
     await removeStaleTemps(dir);
     let text: string;
     try {

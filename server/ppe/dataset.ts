@@ -17,6 +17,7 @@ import { Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 import type { PpeDetection } from '../../shared/ppe/rule.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from '../storage/atomic.js';
+import { privateDir } from '../storage/private-modes.js';
 
 export const CLASSES_FILE = 'classes.txt';
 
@@ -62,7 +63,7 @@ export class PpeDataset {
   async init(): Promise<void> {
     const imagesDir = path.join(this.dir, 'images');
     const labelsDir = path.join(this.dir, 'labels');
-    await Promise.all([fs.mkdir(imagesDir, { recursive: true }), fs.mkdir(labelsDir, { recursive: true })]);
+    await Promise.all([privateDir(imagesDir), privateDir(labelsDir)]);
     await Promise.all([removeStaleTemps(this.dir), removeStaleTemps(imagesDir), removeStaleTemps(labelsDir)]);
     try {
       const text = await fs.readFile(path.join(this.dir, CLASSES_FILE), 'utf8');

@@ -13,6 +13,7 @@ import type { Database } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
+import { privateDir } from '../storage/private-modes.js';
 
 export interface SightingBox {
   x: number;
@@ -191,7 +192,7 @@ export class SightingStore {
     if ((await this.db.query('SELECT 1 FROM sightings WHERE id = $1', [id])).length > 0) return null;
     const day = s.seen_at.toISOString().slice(0, 10);
     const rel = `${day}/${id}.jpg`;
-    await fs.mkdir(path.join(this.dir, day), { recursive: true });
+    await privateDir(path.join(this.dir, day));
     await writeFileAtomic(path.join(this.dir, rel), s.crop);
     let rows: Row[];
     try {

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { PRIVATE_FILE_MODE } from './private-modes.js';
 
 export const TEMP_PREFIX = '.tmp-';
 
@@ -40,7 +41,8 @@ export async function writeFileAtomicExclusive(target: string, data: FileData): 
 /** The data in a flushed temporary file beside the target; returns its path. */
 async function writeTemp(target: string, data: FileData): Promise<string> {
   const temp = path.join(path.dirname(target), `${TEMP_PREFIX}${randomUUID()}-${path.basename(target)}`);
-  const handle = await fs.open(temp, 'wx', 0o644);
+  // Private from the start (#35): photos, templates and crops are biometric data (server/storage/private-modes.ts).
+  const handle = await fs.open(temp, 'wx', PRIVATE_FILE_MODE);
   try {
     if (typeof data === 'string' || data instanceof Uint8Array) await handle.writeFile(data);
     else for (const piece of data) await (typeof piece === 'string' ? handle.write(piece) : handle.write(piece));

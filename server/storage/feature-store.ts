@@ -23,6 +23,7 @@ import { FACE_ALIGNMENT } from '../../shared/vision/eye-alignment.js';
 import { FACE_SIZE } from '../../shared/vision/face-region.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
+import { privateDir } from './private-modes.js';
 
 /** What a training image's features are made with now; a stored part made with another version is recomputed. */
 export interface FeatureVersions {
@@ -262,7 +263,7 @@ export class FeatureStore {
 
   /** Writes an image's features atomically (a reader sees the old file or the new one). */
   async write(label: string, filename: string, features: ImageFeatures): Promise<void> {
-    await fs.mkdir(path.join(this.root, label), { recursive: true });
+    await privateDir(path.join(this.root, label));
     await writeFileAtomic(this.file(label, filename), encodeFeatures(features));
   }
 

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import { PRIVATE_FILE_MODE } from './private-modes.js';
 
 export interface LockOwner {
   token: string;
@@ -86,7 +87,7 @@ export class FileLock {
     const body = JSON.stringify(owner);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await fs.writeFile(this.file, body, { flag: 'wx' });
+        await fs.writeFile(this.file, body, { flag: 'wx', mode: PRIVATE_FILE_MODE });
         return this.held(owner);
       } catch (err) {
         if (code(err) !== 'EEXIST') throw err;

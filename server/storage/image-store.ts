@@ -31,6 +31,7 @@ import type { FeatureStore, ImageFeatures } from './feature-store.js';
 import { FileLock } from './file-lock.js';
 import { KeyedLock } from './keyed-lock.js';
 import { isRealDirectory, readFileNoFollow } from './no-follow.js';
+import { privateDir } from './private-modes.js';
 
 /** Label folders being deleted are renamed to this prefix first (never a valid label: it starts with a dot). */
 const DELETED_PREFIX = '.deleted-';
@@ -88,7 +89,7 @@ export class ImageStore {
   ) {}
 
   async init(): Promise<void> {
-    await fs.mkdir(this.root, { recursive: true });
+    await privateDir(this.root);
     await this.mergeLegacyFolders();
     for (const label of await this.labelDirs()) await removeStaleTemps(path.join(this.root, label));
     // Deletes a crash interrupted (by this or another replica: the folder was already renamed aside).
@@ -176,7 +177,7 @@ export class ImageStore {
 
   /** Makes a label's folder; refuses to write through a link standing where the folder should be. */
   private async labelFolder(dir: string): Promise<void> {
-    await fs.mkdir(dir, { recursive: true });
+    await privateDir(dir);
     if (!(await isRealDirectory(dir))) {
       throw new Error(`${dir} is not a folder (a symbolic link?): images are not written through it`);
     }

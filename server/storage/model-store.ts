@@ -35,6 +35,7 @@ import {
 import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
 import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
 import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
+import { PRIVATE_FILE_MODE, privateDir } from './private-modes.js';
 import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
 
 const openFd = promisify(fsCallback.open);
@@ -338,7 +339,7 @@ export class ModelStore {
   }
 
   async init(): Promise<void> {
-    await fs.mkdir(this.dir, { recursive: true });
+    await privateDir(this.dir);
     // Model files are only written by a training, which holds the lock: while another replica trains, its
     // temporary files are not leftovers.
     let lock: HeldLock;
@@ -421,7 +422,7 @@ export class ModelStore {
     };
     for (let attempt = 1; ; attempt++) {
       const temp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}-${TRAINING_FILE}`);
-      const fd = await openFd(temp, 'wx+', 0o644);
+      const fd = await openFd(temp, 'wx+', PRIVATE_FILE_MODE);
       let file: ModelFile;
       try {
         const hash = createHash('sha256');
