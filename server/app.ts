@@ -143,7 +143,6 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     throw new Error(`CASCADE_FILE: cannot read ${settings.cascadeFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
   const featureCascadeXml = await readFeatureCascades(settings);
-  const profileCascadeXml = await readProfileCascade(settings);
   // #35 12: biometric files readable by this user only; what older versions made is made private once.
   await makeDataDirPrivate(settings.dataDir, log);
   // #27: each image's training features beside it (DATA_DIR/features mirrors DATA_DIR/images), reused by training.
