@@ -334,7 +334,9 @@ const routeTable = {
     description:
       'Sets the keys sent for one recognizer; `null` puts a key back to its default. Saved in DATA_DIR (every replica follows within a second) and ' +
       'applied to the next request. Refused with 400 when the rule would not be usable: `sure_max` and `verify_max` at most `max`, distances within ' +
-      '`bounds`, `ratio_max` above 0 and at most 1. `POST /api/models/thresholds/preview` shows what a change does first.',
+      '`bounds` (`GET` shows them: #35, the calibrated bound of the recognizer and descriptor model, past which strangers pass as enrolled people; ' +
+      'THRESHOLD_BOUNDS=off lifts it for a lab), `ratio_max` above 0 and at most 1. Each change is in the audit log (`settings_change`, who, old and new ' +
+      'values). `POST /api/models/thresholds/preview` shows what a change does first.',
     tags: ['Models'],
     request: { body: jsonBody(thresholdsRequest, { recognizer: 'embedding', max: 0.45, ratio_max: null }) },
     responses: ok(thresholdsResponse, 'Saved; both recognizers as they are now.'),

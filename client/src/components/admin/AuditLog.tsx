@@ -155,7 +155,8 @@ export function AuditLog() {
                       <td title={`HTTP ${String(e.detail.status ?? '')}${e.detail.error ? ` ${String(e.detail.error)}` : ''}`}>
                         {OUTCOME_WORDS[e.outcome] ?? e.outcome}
                       </td>
-                      <td>{who(e)}</td>
+                      {/* #35: a row of refusals without a token counts them (per address and minute). */}
+                      <td>{typeof e.detail.count === 'number' ? `${who(e)} × ${e.detail.count}` : who(e)}</td>
                       <td>{e.target ?? '—'}</td>
                       <td>{e.ip ?? '—'}</td>
                     </tr>
