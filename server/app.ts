@@ -13,7 +13,7 @@ import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
 import { createDatabase, redactUrl } from './db/database.js';
 import { ChatStatus } from './chat/chat-status.js';
-import { readFeatureCascades } from './chat/feature-cascades.js';
+import { readFeatureCascades, readProfileCascade } from './chat/feature-cascades.js';
 import { LlmClient } from './chat/llm-client.js';
 import { startLocalLlmServer, type LocalLlmServer } from './chat/local-llm-server.js';
 import { settingsRule } from './engines/faces/decision-rules.js';
@@ -143,6 +143,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     throw new Error(`CASCADE_FILE: cannot read ${settings.cascadeFile} (${(err as NodeJS.ErrnoException).code ?? err})`);
   }
   const featureCascadeXml = await readFeatureCascades(settings);
+  const profileCascadeXml = await readProfileCascade(settings);
   // #35 12: biometric files readable by this user only; what older versions made is made private once.
   await makeDataDirPrivate(settings.dataDir, log);
   // #27: each image's training features beside it (DATA_DIR/features mirrors DATA_DIR/images), reused by training.
@@ -188,6 +189,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     data: {
       cascadeXml,
       featureCascadeXml,
+      profileCascadeXml,
       cascade: { scaleFactor: settings.cascadeScaleFactor, minNeighbors: settings.cascadeMinNeighbors, minSize: settings.cascadeMinSize },
     },
     size: settings.workers,
@@ -327,7 +329,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
       pool.run(
         'features',
         { faces },
-        faces.map((f) => f.gray.data.buffer as ArrayBuffer),
+        faces.flatMap((f) => [f.gray.data.buffer as ArrayBuffer, ...(f.around ? [f.around.data.buffer as ArrayBuffer] : [])]),
       ),
   });
   const processorStatus = new ProcessorStatus({ url: settings.processorUrl, intervalMs: settings.processorCheckIntervalMs, log });

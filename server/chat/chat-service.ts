@@ -7,9 +7,10 @@ import type { ChatAnalysis, ChatFace, FaceResult } from '../../shared/api/index.
 import { buildAnalysisContext, buildChatMessages, type ChatMessage } from '../../shared/chat/prompt.js';
 import type { RgbImage } from '../../shared/image/types.js';
 import type { DetectedObject } from '../../shared/objects/types.js';
-import { grayFaceCrop, noFeatures, withOriginalNames, type FacialFeatures } from '../../shared/vision/facial-features.js';
+import { grayFaceCrop, noFeatures, withOriginalNames } from '../../shared/vision/facial-features.js';
+import { profileRegion } from '../../shared/vision/profile-face.js';
 import type { FaceService } from '../engines/faces/face-service.js';
-import type { FaceCrop } from '../engines/faces/vision-protocol.js';
+import type { FaceCrop, ServerFacialFeatures } from '../engines/faces/vision-protocol.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
 import { ApiError } from '../http/errors.js';
 import type { DecodedImage, ImageDecoder } from '../imaging/decode.js';
@@ -23,8 +24,8 @@ export interface ChatServiceOptions {
   systemPrompt: string;
   /** Decodes within the pixel budget (server/imaging/pixel-budget.ts). */
   decoder: ImageDecoder;
-  /** Eyes, smile and eyeglasses of each face crop, in order (the vision workers' `features`). */
-  features: (faces: FaceCrop[]) => Promise<FacialFeatures[]>;
+  /** Eyes, smile, eyeglasses and profile of each face crop, in order (the vision workers' `features`). */
+  features: (faces: FaceCrop[]) => Promise<ServerFacialFeatures[]>;
 }
 
 export class ChatService {
@@ -69,7 +70,8 @@ export class ChatService {
         },
       ),
     ]);
-    const { faces } = recognized;
+    // Each face says which detector found it, as the original's analysis and `POST /api/recognize` do.
+    const faces = recognized.faces.map((f) => ({ ...f, detection_method: recognized.detection_method }));
     const context = buildAnalysisContext({
       faces,
       objects,
@@ -99,10 +101,15 @@ export class ChatService {
     const crops: FaceCrop[] = [];
     const index: (number | null)[] = faces.map((f) => {
       const crop = grayFaceCrop(rgb, { x: f.x, y: f.y, width: f.w, height: f.h });
-      return crop ? crops.push(crop) - 1 : null;
+      // The profile cascade looks at the head around the box (shared/vision/profile-face.ts).
+      const around = crop ? grayFaceCrop(rgb, profileRegion(f)) : null;
+      return crop ? crops.push(around ? { ...crop, around: around.gray } : crop) - 1 : null;
     });
     const found = crops.length > 0 ? await this.opts.features(crops) : [];
-    return faces.map((f, i) => ({ ...f, features: withOriginalNames(index[i] === null ? noFeatures() : found[index[i]], f) }));
+    return faces.map((f, i) => ({
+      ...f,
+      features: withOriginalNames(index[i] === null ? { ...noFeatures(), profile_face: false } : found[index[i]], f),
+    }));
   }
 
   complete(messages: ChatMessage[], signal?: AbortSignal): Promise<string> {

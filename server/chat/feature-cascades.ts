@@ -1,5 +1,6 @@
 /**
- * The facial-feature cascades of the chat analysis (EYE_CASCADE_FILE, EYEGLASSES_CASCADE_FILE, SMILE_CASCADE_FILE):
+ * The facial-feature cascades of the chat analysis (EYE_CASCADE_FILE, EYEGLASSES_CASCADE_FILE, SMILE_CASCADE_FILE,
+ * and PROFILE_CASCADE_FILE for `profile_face`):
  * read once at start and checked by parsing, so a missing or broken file stops the server with the setting's name
  * rather than failing the first chat request. The vision workers get the texts and parse them on first use.
  */
@@ -35,4 +36,21 @@ export async function readFeatureCascades(
   };
   const [eye, eyeglasses, smile] = await Promise.all([read('eye'), read('eyeglasses'), read('smile')]);
   return { eye, eyeglasses, smile };
+}
+
+/** The profile-face cascade (PROFILE_CASCADE_FILE) of `features.profile_face`, read and checked like the others. */
+export async function readProfileCascade(settings: Pick<Settings, 'profileCascadeFile'>): Promise<string> {
+  const file = settings.profileCascadeFile;
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    throw new Error(`PROFILE_CASCADE_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+  try {
+    parseHaarCascade(text);
+  } catch (err) {
+    throw new Error(`PROFILE_CASCADE_FILE: ${file} is not a usable Haar cascade (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return text;
 }

@@ -94,4 +94,10 @@ export const CHAT_SETTINGS = {
     default: 'public/models/haarcascade_smile.xml',
     doc: "OpenCV smile cascade XML of the chat analysis' facial features (relative to the app directory or absolute).",
   },
+  profileCascadeFile: {
+    env: 'PROFILE_CASCADE_FILE',
+    schema: z.string().trim().min(1),
+    default: 'public/models/haarcascade_profileface.xml',
+    doc: "OpenCV profile-face cascade XML of the facial analysis' `profile_face` (relative to the app directory or absolute).",
+  },
 } as const satisfies Record<string, SettingSpec>;

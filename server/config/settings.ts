@@ -86,7 +86,8 @@ export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
     if (bad >= 0) problems.push(`KAFKA_BROKERS: entry ${bad + 1} is not host:port. ${SETTINGS.kafkaBrokers.doc}`);
     s.dataDir = path.resolve(s.dataDir);
     s.cascadeFile = path.resolve(appDir, s.cascadeFile);
-    for (const key of ['eyeCascadeFile', 'eyeglassesCascadeFile', 'smileCascadeFile'] as const) s[key] = path.resolve(appDir, s[key]);
+    for (const key of ['eyeCascadeFile', 'eyeglassesCascadeFile', 'smileCascadeFile', 'profileCascadeFile'] as const)
+      s[key] = path.resolve(appDir, s[key]);
   }
   if (problems.length) throw new SettingsError(problems);
   return out as Settings;

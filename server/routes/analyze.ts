@@ -9,8 +9,8 @@ import { timeEngine } from '../http/observability.js';
 import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
 
-/** The cascades behind the analysis: the face cascade and the eye, eyeglasses and smile cascades; no profile cascade. */
-const CASCADES_LOADED = { face: true, eye: true, smile: true, profile: false, eye_glasses: true } as const;
+/** The cascades behind the analysis: the face cascade and the eye, eyeglasses, smile and profile-face cascades. */
+const CASCADES_LOADED = { face: true, eye: true, smile: true, profile: true, eye_glasses: true } as const;
 
 export function analyzeRoutes(ctx: AppContext): Hono {
   const app = new Hono();

@@ -15,7 +15,7 @@ export const analyzedFace = chatFace
   .extend({ detection_method: compat(detectionMethod, 'the detector that found this face (as the top-level `detection_method`).') })
   .meta({ id: 'AnalyzedFace', description: 'One face: its label, its facial features and the detector that found it.' });
 
-/** The original's `cascades_loaded`: Lookout has no profile cascade, so `profile` is false (and faces have no `profile_face`). */
+/** The original's `cascades_loaded`: every one is loaded (the server cannot start without them), `profile` included. */
 export const cascadesLoaded = z
   .object({ face: z.boolean(), eye: z.boolean(), smile: z.boolean(), profile: z.boolean(), eye_glasses: z.boolean() })
   .meta({ id: 'CascadesLoaded' });
@@ -37,7 +37,7 @@ export const analyzeResponse = z
     example: {
       faces: [{ ...EXAMPLE_CHAT_FACE, detection_method: 'local' }],
       count: 1,
-      cascades_loaded: { face: true, eye: true, smile: true, profile: false, eye_glasses: true },
+      cascades_loaded: { face: true, eye: true, smile: true, profile: true, eye_glasses: true },
       detection_method: 'local',
       objects: [{ class_id: 63, class_name: 'laptop', confidence: 0.8, x: 300, y: 260, w: 200, h: 120 }],
     },

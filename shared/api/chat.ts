@@ -45,6 +45,10 @@ export const facialFeatures = z
     eyes_detected: compat(z.number().int().min(0), 'the eyes seen (`eyes`).'),
     glasses_detected: compat(z.boolean(), 'eyeglasses seen (`eyeglasses`).'),
     smile_detected: compat(z.boolean(), 'a smile seen (`smiling`).'),
+    profile_face: compat(
+      z.boolean().optional(),
+      "OpenCV's profile-face cascade found a face turned to one side in and around the face box; given by the server (PROFILE_CASCADE_FILE), not by the browser's engine.",
+    ),
     face_width: compat(z.number().int().min(0), 'the face box width in pixels (`w`).'),
     face_height: compat(z.number().int().min(0), 'the face box height in pixels (`h`).'),
     aspect_ratio: compat(z.number(), 'width / height of the face box, 2 decimals.'),
@@ -77,6 +81,7 @@ export const EXAMPLE_CHAT_FACE = {
     eyes_detected: 2,
     glasses_detected: false,
     smile_detected: true,
+    profile_face: false,
     face_width: 96,
     face_height: 96,
     aspect_ratio: 1,

@@ -178,6 +178,8 @@ export function grayFaceCrop(rgb: RgbImage, box: Rect): { gray: GrayImage; origi
 
 /** The features as the chat analysis gives them: Lookout's names and the original service's beside them. */
 export interface ChatFacialFeatures extends FacialFeatures {
+  /** The profile-face cascade found a face turned to one side (shared/vision/profile-face.ts); where it ran. */
+  profile_face?: boolean;
   eyes_detected: number;
   glasses_detected: boolean;
   smile_detected: boolean;
@@ -187,7 +189,10 @@ export interface ChatFacialFeatures extends FacialFeatures {
 }
 
 /** Adds the original service's names for a face's features (issue #19: its clients read these). */
-export function withOriginalNames(features: FacialFeatures, face: { w: number; h: number }): ChatFacialFeatures {
+export function withOriginalNames(
+  features: FacialFeatures & { profile_face?: boolean },
+  face: { w: number; h: number },
+): ChatFacialFeatures {
   return {
     ...features,
     eyes_detected: features.eyes,

@@ -52,7 +52,8 @@ describe('POST /api/chat: facial features', () => {
     expect(analysis.faces).toHaveLength(1);
     const [face] = analysis.faces;
     expect([face.x, face.y, face.w, face.h]).toEqual(want.box);
-    expect(face.features).toEqual(withOriginalNames(want.features, face));
+    // The fixture's features (OpenCV's) and the server's profile cascade's verdict (test/api/profile-face-api.test.ts).
+    expect(face.features).toEqual({ ...withOriginalNames(want.features, face), profile_face: true });
     expect(face.features).toMatchObject({ eyes: 2, smiling: true, eyeglasses: false, face_too_small: false });
     expect(prompt).toContain('eyes seen: 2; smiling: yes; eyeglasses: no');
     expect(prompt).toContain('Is she smiling?');
@@ -105,9 +106,10 @@ describe('POST /api/chat: facial features', () => {
     expect(first.event).toBe('analysis');
     const data = first.data as { count: number; faces: ChatFace[] };
     expect(data.count).toBe(1);
-    expect(data.faces[0].features).toEqual(
-      withOriginalNames(fixture.faces.find((f) => f.image === 'faces/astronaut.png')!.features, data.faces[0]),
-    );
+    expect(data.faces[0].features).toEqual({
+      ...withOriginalNames(fixture.faces.find((f) => f.image === 'faces/astronaut.png')!.features, data.faces[0]),
+      profile_face: true,
+    });
   });
 });
 
@@ -116,6 +118,12 @@ describe('facial-feature cascade settings', () => {
     await expect(startTestServer({ EYE_CASCADE_FILE: '/nonexistent/eye.xml' })).rejects.toThrow(/EYE_CASCADE_FILE: cannot read/);
     await expect(startTestServer({ SMILE_CASCADE_FILE: path.join(REPO_ROOT, 'package.json') })).rejects.toThrow(
       /SMILE_CASCADE_FILE: .* is not a usable Haar cascade/,
+    );
+    await expect(startTestServer({ PROFILE_CASCADE_FILE: '/nonexistent/profile.xml' })).rejects.toThrow(
+      /PROFILE_CASCADE_FILE: cannot read/,
+    );
+    await expect(startTestServer({ PROFILE_CASCADE_FILE: path.join(REPO_ROOT, 'package.json') })).rejects.toThrow(
+      /PROFILE_CASCADE_FILE: .* is not a usable Haar cascade/,
     );
   });
 });

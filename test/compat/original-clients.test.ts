@@ -171,7 +171,8 @@ describe('untrained, then trained (local detection, chat on an OpenAI-compatible
       detection_method: 'local',
       features: { glasses_detected: true, eyes_detected: 2 },
     });
-    expect(analyzed.cascades_loaded).toEqual({ face: true, eye: true, smile: true, profile: false, eye_glasses: true });
+    expect(analyzed.cascades_loaded).toEqual({ face: true, eye: true, smile: true, profile: true, eye_glasses: true });
+    expect(typeof analyzed.faces[0].features.profile_face).toBe('boolean');
     expectDetail(await call(base, 'POST', '/api/analyze', { image: 'bm90IGFuIGltYWdl' }), 400, 'POST /api/analyze, not an image');
   });
 

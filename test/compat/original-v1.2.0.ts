@@ -137,13 +137,16 @@ export const chatStatus = z.looseObject({
   model_name: z.string().nullable(),
 });
 
-/** `POST /api/chat`: the reply and what was analysed (`null` without an image). */
-/** A face of the chat analysis: its `features` from the eye, eyeglasses and smile cascades. */
-const analysedFace = face.extend({
+/**
+ * A face of the chat analysis (its FaceEngine.analyze_faces, as `POST /api/analyze`): the detector that found it and
+ * its `features` from the eye, eyeglasses, smile and profile cascades (`profile_face` only when it had the last).
+ */
+const analysedFace = recognizedFace.extend({
   features: z.looseObject({
     eyes_detected: z.number().int().min(0),
     glasses_detected: z.boolean(),
     smile_detected: z.boolean(),
+    profile_face: z.boolean().optional(),
     face_width: z.number().int(),
     face_height: z.number().int(),
     aspect_ratio: z.number(),
@@ -174,6 +177,7 @@ export const analyze = z.looseObject({
   }),
 });
 
+/** `POST /api/chat`: the reply and what was analysed (`null` without an image). */
 export const chat = z.looseObject({
   response: z.string(),
   analysis: z.looseObject({ faces: z.array(analysedFace), count: z.number().int().min(0) }).nullable(),

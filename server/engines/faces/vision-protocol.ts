@@ -22,12 +22,19 @@ export interface VisionWorkerData {
    * cascade's tilt correction before LBPH (parsed at start).
    */
   featureCascadeXml?: FeatureCascadeTexts;
+  /** The profile-face cascade's XML: the facial analysis' `profile_face` (parsed on first use). */
+  profileCascadeXml?: string;
 }
+
+/** A face's features, with `profile_face` when the worker has the profile cascade and the crop its surroundings. */
+export type ServerFacialFeatures = FacialFeatures & { profile_face?: boolean };
 
 /** One face for the facial features: its gray pixels and where they lie in the image. */
 export interface FaceCrop {
   gray: GrayImage;
   origin: { x: number; y: number };
+  /** The region around the face the profile cascade searches (shared/vision/profile-face.ts profileRegion). */
+  around?: GrayImage;
 }
 
 export interface VisionOps {
@@ -47,7 +54,7 @@ export interface VisionOps {
   /** The photo check of a training image (shared/recognition/photo-check.ts): detects, measures the picked or largest face. */
   checkPhoto: { args: { gray: GrayImage; pick?: Rect; boxes?: Rect[] }; result: { boxes: Rect[]; check: PhotoCheck } };
   /** Eyes, smile and eyeglasses of each face (shared/vision/facial-features.ts), in order. */
-  features: { args: { faces: FaceCrop[] }; result: FacialFeatures[] };
+  features: { args: { faces: FaceCrop[] }; result: ServerFacialFeatures[] };
 }
 
 /** The worker's model at the time of the job: whether it had one, knew the label, and the one face's distance. */

@@ -10,7 +10,8 @@ import { detectOptionsOf, FacePipeline } from '../../../shared/recognition/pipel
 import { labelIdOf, lbphLabelDistances } from '../../../shared/recognition/verify.js';
 import { detectSplit, type PartRunner } from '../../../shared/vision/cascade-split.js';
 import { facialFeaturesOfFace, parseFeatureCascades, type FeatureCascades } from '../../../shared/vision/facial-features.js';
-import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
+import { detectMultiScale, type HaarCascade, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
+import { profileFaceFound } from '../../../shared/vision/profile-face.js';
 // #26 enrollment
 import { checkPhoto, measuredFace } from '../../../shared/recognition/photo-check.js';
 import { eyeCandidates } from '../../../shared/vision/eye-alignment.js';
@@ -39,6 +40,11 @@ function features(): FeatureCascades {
   featureCascades ??= parseFeatureCascades(config.featureCascadeXml);
   return featureCascades;
 }
+let profileCascade: HaarCascade | null = null;
+function profile(xml: string): HaarCascade {
+  profileCascade ??= parseHaarCascade(xml);
+  return profileCascade;
+}
 
 serveOps<VisionOps>({
   detect: ({ gray }) => pipeline.detect(gray),
@@ -64,7 +70,12 @@ serveOps<VisionOps>({
       correction: measured?.correction ?? null,
     };
   },
-  features: ({ faces }) => faces.map((f) => facialFeaturesOfFace(features(), f.gray, f.origin)),
+  features: ({ faces }) =>
+    faces.map((f) => {
+      const found = facialFeaturesOfFace(features(), f.gray, f.origin);
+      const xml = config.profileCascadeXml;
+      return xml && f.around ? { ...found, profile_face: profileFaceFound(profile(xml), f.around) } : found;
+    }),
   // #26 enrollment: the faces (the remote engine's when given), and the picked (else largest) one measured, with
   // its eyes where the cascade is here.
   checkPhoto: async ({ gray, pick, boxes: found }) => {
