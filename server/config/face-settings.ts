@@ -115,7 +115,7 @@ export const FACE_SETTINGS = {
       .toLowerCase()
       .pipe(z.enum(['calibrated', 'off'])),
     default: 'calibrated',
-    doc: "`calibrated`: `PUT /api/models/thresholds` refuses a limit (`max`, `sure_max`, `verify_max`) past the calibrated bound of the recognizer and descriptor model (LBPH 85, faceapi-128 0.55, faceres-1024 0.92: about where 1% of the bench's impostor pairs pass, docs/recognition.md); `off`: the whole distance range, for a lab or a test that needs a stranger named, never for a site.",
+    doc: "`calibrated`: `PUT /api/models/thresholds` refuses a limit (`max`, `sure_max`, `verify_max`) past the calibrated bound of the recognizer and descriptor model (LBPH 85, faceapi-128 0.55, faceres-1024 0.92: about where 1% of the bench's impostor pairs pass, docs/recognition.md), and a start with LBPH_DISTANCE_MAX or EMBEDDING_DISTANCE_MAX past it is refused; `off`: the whole distance range, for a lab or a test that needs a stranger named, never for a site.",
   },
   embeddingDistanceMax: {
     env: 'EMBEDDING_DISTANCE_MAX',

@@ -82,4 +82,15 @@ describe('loadSettings', () => {
   it('rejects an inverted LBPH window', () => {
     expect(() => loadSettings({ LBPH_DISTANCE_MIN: '90', LBPH_DISTANCE_MAX: '85' }, appDir)).toThrow(/LBPH_DISTANCE_MIN/);
   });
+
+  it('#35: holds the default limits to the calibrated bounds, unless THRESHOLD_BOUNDS=off', () => {
+    expect(() => loadSettings({ EMBEDDING_DISTANCE_MAX: '2' }, appDir)).toThrow(
+      /EMBEDDING_DISTANCE_MAX: must be at most 0.55 \(the calibrated bound: /,
+    );
+    expect(() => loadSettings({ LBPH_DISTANCE_MAX: '86' }, appDir)).toThrow(/LBPH_DISTANCE_MAX: must be at most 85 .*THRESHOLD_BOUNDS=off/);
+    expect(loadSettings({ LBPH_DISTANCE_MAX: '85', EMBEDDING_DISTANCE_MAX: '0.55' }, appDir).lbphDistanceMax).toBe(85);
+    expect(loadSettings({ EMBEDDING_DESCRIPTOR: 'faceres-1024', EMBEDDING_DISTANCE_MAX: '0.92' }, appDir).embeddingDistanceMax).toBe(0.92);
+    expect(() => loadSettings({ EMBEDDING_DESCRIPTOR: 'faceres-1024', EMBEDDING_DISTANCE_MAX: '0.93' }, appDir)).toThrow(/at most 0.92/);
+    expect(loadSettings({ EMBEDDING_DISTANCE_MAX: '2', THRESHOLD_BOUNDS: 'off' }, appDir).embeddingDistanceMax).toBe(2);
+  });
 });

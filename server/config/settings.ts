@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import type { z } from 'zod';
-import { defaultRule } from '../../shared/recognition/rules.js';
+import { defaultRule, limitBound } from '../../shared/recognition/rules.js';
 import { AUTH_SETTINGS } from './auth-settings.js';
 import { CHAT_SETTINGS } from './chat-settings.js';
 import { EVENT_SETTINGS } from './event-settings.js';
@@ -78,6 +78,17 @@ export function loadSettings(env: NodeJS.ProcessEnv, appDir: string): Settings {
     const s = out as Settings;
     if (s.lbphDistanceMin > (s.lbphDistanceMax === '' ? defaultRule('lbph').max : s.lbphDistanceMax)) {
       problems.push('LBPH_DISTANCE_MIN: must not be larger than LBPH_DISTANCE_MAX.');
+    }
+    // #35: the deployment's limits are held to the calibrated bounds too (past them strangers pass as anyone).
+    if (s.thresholdBounds !== 'off') {
+      const limits = [
+        ['LBPH_DISTANCE_MAX', s.lbphDistanceMax, limitBound('lbph')],
+        ['EMBEDDING_DISTANCE_MAX', s.embeddingDistanceMax, limitBound('embedding', s.embeddingDescriptor)],
+      ] as const;
+      for (const [env, value, bound] of limits) {
+        if (value !== '' && value > bound.max)
+          problems.push(`${env}: must be at most ${bound.max} (the calibrated bound: ${bound.basis}), or set THRESHOLD_BOUNDS=off.`);
+      }
     }
     if (s.kafkaSaslMechanism && !s.kafkaUsername) problems.push('KAFKA_USERNAME: must be set with KAFKA_SASL_MECHANISM.');
     if (s.authMode === 'oidc' && !s.oidcIssuer) problems.push(`OIDC_ISSUER: must be set with AUTH_MODE=oidc. ${SETTINGS.oidcIssuer.doc}`);
