@@ -34,6 +34,7 @@ import { readOnlyPages, wrongMethod } from './http/methods.js';
 import { ApiMetrics, requestContext } from './http/observability.js';
 import { bodyLimit, ClientAbortError, isAbortError } from './http/request.js';
 import { allowedHostsFor, webSecurity } from './http/security.js';
+import { originalWords } from './http/original-words.js';
 import { routeReadsBody } from './http/route.js';
 import { staticFiles } from './http/static-files.js';
 import { ImageDecoder } from './imaging/decode.js';
@@ -471,6 +472,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
       requireBodyType: true,
     }),
   );
+  // The original's frontend gets its own identifiers in what it reads (docs/migrating.md).
+  app.use('/api/*', originalWords(settings.compatIdentifiers === 'auto'));
   app.route('/api', api);
   app.get('/metrics', (c) => metricsResponse(c, metrics.registry));
   mountStatic(app, settings.appDir);

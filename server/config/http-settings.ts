@@ -23,6 +23,12 @@ export const HTTP_SETTINGS = {
     default: '',
     doc: "Origins (`https://host[:port]`) of other web pages that may call the API (with CORS), comma separated; a browser request from any other origin but the server's own is refused with 403.",
   },
+  compatIdentifiers: {
+    env: 'COMPAT_IDENTIFIERS',
+    schema: z.enum(['auto', 'off']),
+    default: 'auto',
+    doc: "`auto`: requests with Angular's default `Accept` (`application/json, text/plain, */*`), as the original service's frontend sends, get its identifiers (`opencv`/`openvino`, `dlib`) in the fields it reads; `off`: Lookout's (`local`/`remote`, `embedding`) to everyone.",
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']),

@@ -134,7 +134,12 @@ const ERROR_BODY_NOTE =
 const COMPAT_NOTE =
   "Error bodies also carry `detail`, the message as the original service's FastAPI answers gave it. Fields described as " +
   '"Compatibility (original v1.2.0)" (marked `x-compat: true`) keep the names and types the original service answered, ' +
-  'beside Lookout\'s own (docs/migrating.md, "Moving from the original service").';
+  'beside Lookout\'s own (docs/migrating.md, "Moving from the original service"). A request with Angular\'s default ' +
+  "`Accept: application/json, text/plain, */*`, as the original's frontend sends, gets the original's identifiers in the " +
+  'fields that frontend reads on GET /api/ready, /api/models/config, /api/models/available, PUT /api/models/detection and ' +
+  'POST /api/recognize, /api/train, /api/analyze, /api/chat (`detection_method` `opencv`/`openvino`, `ai_model`, ' +
+  '`model_info.type` and `models[].type` `dlib`, `detection_methods[].type`), unless COMPAT_IDENTIFIERS=off; every other ' +
+  'request gets the values documented here.';
 /** What any path may answer before (or instead of) a documented route: the API's own document says it once. */
 const UNROUTED_NOTE =
   'Any request, whatever its path or method, may be refused before routing: 421 `host_not_allowed` when its Host is ' +

@@ -8,7 +8,10 @@ import { z } from 'zod';
 
 const box = { x: z.number().int(), y: z.number().int(), w: z.number().int(), h: z.number().int() };
 
-/** The spec's identifiers: the original's aliases are accepted on input, never answered. */
+/**
+ * The spec's identifiers, as these requests (no Accept of Angular's) get them; the original's aliases are accepted on
+ * input, and answered only to its frontend (original-words.test.ts, server/http/original-words.ts).
+ */
 const detectionMethod = z.enum(['local', 'remote']);
 const recognitionModel = z.enum(['lbph', 'embedding']);
 

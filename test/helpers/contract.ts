@@ -8,6 +8,7 @@ import { createParser } from 'eventsource-parser';
 import { errorBody } from '../../shared/api/common.js';
 import { errorStatusesOf, honoPath, type ApiRoute, type MediaType } from '../../shared/api/route.js';
 import { apiRoutes } from '../../shared/api/routes.js';
+import { ORIGINAL_WORDS_PATHS, speaksOriginal, translateIdentifiers } from '../../server/http/original-words.js';
 
 interface Matcher {
   name: string;
@@ -153,6 +154,14 @@ export function checkedFetch<A extends unknown[]>(handler: (req: Request, ...res
           }
         } catch {
           complete = false;
+        }
+      }
+      // The original's frontend gets its own identifiers (server/http/original-words.ts): checked as Lookout's words.
+      if (complete && text && ORIGINAL_WORDS_PATHS.has(pathname) && speaksOriginal(req.headers.get('accept'))) {
+        try {
+          text = JSON.stringify(translateIdentifiers(JSON.parse(text), 'lookout'));
+        } catch {
+          // not JSON: checked as it is
         }
       }
       problems.push(...contractProblems(req.method, pathname, res.status, res.headers.get('content-type'), text, complete));
