@@ -20,6 +20,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -366,6 +367,29 @@ async function checkApi(c: Container, port: number): Promise<void> {
     check(page.ok && (await page.text()).includes('<script'), 'the web app is served');
     const model = await fetch(`${base}/models/haarcascade_frontalface_alt2.xml`, { method: 'HEAD' });
     check(model.ok, 'model files are served');
+    // The image's own ALLOWED_HOSTS/ALLOWED_ORIGINS (docs/operations.md, "Host and origin defaults"): the original's
+    // Keycloak extension's default URL, and a write from its frontend's page behind its nginx (Host: $host).
+    const byName = await statusWithHeaders(`${base}/api/ready`, 'GET', { host: `neuroface-backend:${port}` });
+    check(byName === 200, `answers Host: neuroface-backend (HTTP ${byName})`);
+    const fromPage = await statusWithHeaders(
+      `${base}/api/models/detection`,
+      'PUT',
+      { host: 'localhost', origin: 'http://localhost:4200', 'content-type': 'application/json' },
+      JSON.stringify({ detection_method: 'opencv' }),
+    );
+    check(fromPage === 200, `takes a write from http://localhost:4200 (HTTP ${fromPage})`);
+  });
+}
+
+/** The status of a request with exactly these headers (fetch would replace Host with the URL's). */
+function statusWithHeaders(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
   });
 }
 
