@@ -118,6 +118,8 @@ const DATA_LAYOUT = new Set([
   'settings',
   'sightings',
   'corrections.version',
+  // #35 12: the marker that the modes of older files were made private once (server/storage/private-modes.ts)
+  '.private-modes',
 ]);
 
 /**
