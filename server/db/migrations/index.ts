@@ -6,6 +6,7 @@ import { initial } from './001-initial.js';
 import { resultsOrder } from './002-results-order.js';
 import { verifyRate } from './003-verify-rate.js';
 import { auditAnonymous } from './004-audit-anonymous.js';
+import { peoplePages } from './005-people-pages.js';
 
 export interface Migration {
   version: number;
@@ -13,4 +14,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder, verifyRate, auditAnonymous];
+export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder, verifyRate, auditAnonymous, peoplePages];
