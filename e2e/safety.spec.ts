@@ -193,18 +193,16 @@ test.describe('with the detector double', () => {
   });
 
   test('the camera is checked at the chosen interval, one request at a time, and follows the scene', async ({ page }) => {
-    const started: number[] = [];
-    const finished: number[] = [];
+    let started = 0;
     let inFlight = 0;
     let maxInFlight = 0;
     page.on('request', (r) => {
       if (!r.url().endsWith('/api/ppe/detect')) return;
-      started.push(Date.now());
+      started++;
       maxInFlight = Math.max(maxInFlight, ++inFlight);
     });
     const done = (r: { url(): string }) => {
       if (!r.url().endsWith('/api/ppe/detect')) return;
-      finished.push(Date.now());
       inFlight--;
     };
     page.on('requestfinished', done);
@@ -226,22 +224,18 @@ test.describe('with the detector double', () => {
     await expect(banner).toContainText('Nobody in view');
     await expect(page.getByTestId('safety-nobody')).toBeVisible();
 
-    // Paced: at most one request in flight, one a second. The page paces the frames it takes; each request
-    // starts after that frame's JPEG encoding, whose time varies with the machine's load, so one gap can be
-    // shorter by what the frame before took to encode (seen: 1131 then 714 ms) but the pace holds on average.
-    await expect.poll(() => started.length).toBeGreaterThanOrEqual(5);
+    // At most one request in flight. The schedule itself (a frame an interval after the one before, whatever the
+    // encoding took) is tested on a fake clock in client/src/components/safety/pace.test.ts: gaps between requests
+    // timed here on the wall clock vary with the machine's load (a 395 ms gap was seen at an interval of 1 s).
+    await expect.poll(() => started).toBeGreaterThanOrEqual(5);
     expect(maxInFlight).toBe(1);
-    const gaps = started.slice(1).map((t, i) => t - started[i]);
-    const mean = (started[started.length - 1] - started[0]) / gaps.length;
-    expect(mean, `gaps between checks: ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(900);
-    expect(Math.min(...gaps), `gaps between checks: ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(400);
 
     // Five seconds: a slower pace.
     await page.getByRole('radio', { name: 'Every 5 seconds' }).check();
     await expect(page.getByText('Live: a check every 5 s')).toBeVisible();
-    const before = started.length;
+    const before = started;
     await page.waitForTimeout(4000);
-    expect(started.length - before).toBeLessThanOrEqual(1);
+    expect(started - before).toBeLessThanOrEqual(1);
   });
 
   test.describe('on a phone', () => {

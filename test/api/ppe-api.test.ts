@@ -244,12 +244,11 @@ describe('POST /api/ppe/detect: the verdict, person by person', () => {
       expect(failed.body).toMatchObject({ ppe_status: 'violation', llm_analysis: null });
 
       llm.mode = 'slow';
+      // Past PPE_LLM_TIMEOUT_MS: an answer that waited for the LLM would carry its analysis (no wall clock timed).
       llm.delayMs = 3000;
-      const started = Date.now();
       const slow = await check('two-persons-one-equipped');
       expect(slow.status).toBe(200);
       expect(slow.body).toMatchObject({ ppe_status: 'violation', llm_analysis: null });
-      expect(Date.now() - started).toBeLessThan(2800);
     } finally {
       llm.mode = 'ok';
     }
@@ -330,10 +329,9 @@ describe('POST /api/ppe/detect: failures', () => {
   });
 
   it('a detector slower than PPE_TIMEOUT_MS is 504 ppe_detector_timeout', async () => {
+    // Past PPE_TIMEOUT_MS: a server that waited would answer the detector's 200 (no wall clock timed).
     detector.delayMs = 3000;
-    const started = Date.now();
     const { status, body, letter } = await failing('slow');
-    expect(Date.now() - started).toBeLessThan(2800);
     expect(status).toBe(504);
     expect(body.error.code).toBe('ppe_detector_timeout');
     expect(letter).toMatchObject({ stage: 'detector', error: { code: 'ppe_detector_timeout' } });

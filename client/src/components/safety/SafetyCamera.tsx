@@ -9,9 +9,7 @@ import { createSignal, onMount, Show } from 'solid-js';
 import { createCamera } from '../../lib/camera';
 import { createLiveLoop, sleep } from '../analysis/live-loop';
 import { LiveStage } from '../analysis/LiveStage';
-
-/** The wait before a check is taken in slices this long, so a changed interval or a stop applies soon. */
-const SLICE_MS = 200;
+import { createPace } from './pace';
 
 export interface SafetyCameraProps<T> {
   label: string;
@@ -29,20 +27,14 @@ export function SafetyCamera<T>(props: SafetyCameraProps<T>) {
   const [lastCheck, setLastCheck] = createSignal<Date | null>(null);
   onMount(() => void camera.start());
 
-  // When the last frame was taken (performance.now()); the next one is due an interval later.
-  let takenAt = Number.NEGATIVE_INFINITY;
+  const pace = createPace({ intervalMs: () => props.intervalMs, now: () => performance.now(), sleep });
   const loop = createLiveLoop<{ result: T; frame: HTMLCanvasElement }>({
     active: () => camera.state() === 'live' && props.ready,
     step: async (signal) => {
-      for (;;) {
-        const wait = takenAt + props.intervalMs - performance.now();
-        if (wait <= 0 || signal.aborted) break;
-        await sleep(Math.min(wait, SLICE_MS), signal);
-      }
-      if (signal.aborted) return null;
+      if (!(await pace.due(signal))) return null;
       const frame = camera.capture();
       if (!frame) return null;
-      takenAt = performance.now();
+      pace.taken();
       return { result: await props.analyze(frame.canvas, signal), frame: frame.canvas };
     },
     onResult: ({ result, frame }) => {
