@@ -167,9 +167,11 @@ export default defineConfig({
     target: 'es2022',
     chunkSizeWarningLimit: 2000,
     // The app, and the in-browser engine bench page (`npm run bench` drives it in headless Chromium).
-    rollupOptions: { input: { app: 'client/index.html', bench: 'client/bench.html' } },
+    // No [PLUGIN_TIMINGS] report: it told every `npm install` (whose prepare builds) how long solid's transform
+    // took, which is noise to a user; a slow build is looked into with a profiler instead.
+    rollupOptions: { input: { app: 'client/index.html', bench: 'client/bench.html' }, checks: { bundlerTimings: false } },
   },
-  worker: { format: 'es' },
+  worker: { format: 'es', rollupOptions: { checks: { bundlerTimings: false } } },
   server: {
     host: '127.0.0.1',
     proxy: { '/api': apiProxy(API), '/models': apiProxy(API) },
