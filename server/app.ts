@@ -68,6 +68,8 @@ import { trainedModelRoutes } from './routes/trained-models.js';
 import { AuditLog } from './audit/audit-log.js';
 import { auditMiddleware } from './audit/audit-middleware.js';
 import { auditRoutes } from './routes/audit.js';
+// #36 2 people pages, search by face
+import { peopleRoutes } from './routes/people.js';
 import { ImageStore } from './storage/image-store.js';
 import { FeatureStore, featureVersionsOf } from './storage/feature-store.js';
 import { ModelStore } from './storage/model-store.js';
@@ -459,6 +461,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // Every other /api path: a JSON 404 (never the web app's page).
   api.all('*', (c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
 
+    // #36 2
+    peopleRoutes,
   const app = new Hono();
   app.use('*', requestContext(log, metrics));
   app.use('*', appHeaders(settings.authMode === 'oidc' && settings.oidcIssuer ? [new URL(settings.oidcIssuer).origin] : []));

@@ -50,7 +50,18 @@ export function auditActionOf(name: string, method: string, path: string): Audit
     case 'imageFile':
       return 'image_access';
     case 'updatePerson':
+    // #36 2: rename, cover, merge, move photos and their undo change who a person's photos are of
+    case 'renamePerson':
+    case 'setPersonCover':
+    case 'mergePerson':
+    case 'movePhotos':
+    case 'undoPersonAction':
       return 'person_update';
+    // #36 2: a person's photos and sightings; sightings found by face
+    case 'personPage':
+      return 'image_access';
+    case 'searchFaces':
+      return 'sighting_access';
     // #35: what decides who is named: the recognizer, the detection method, the thresholds.
     case 'setModelsConfig':
     case 'setDetection':

@@ -202,6 +202,11 @@ export class CorrectionStore {
     return this.loading;
   }
 
+  /** #36 2: corrections moved to another label in the database (a merge): installed here and on the other replicas. */
+  async relabelled(): Promise<void> {
+    await this.changed();
+  }
+
   /** Installs the corrections here and tells the other replicas (a new version file). */
   private async changed(): Promise<void> {
     await writeFileAtomic(this.versionFile, `${new Date().toISOString()} ${randomUUID()}\n`);

@@ -303,6 +303,56 @@ export class ImageStore {
   }
 
   /**
+   * #36 2: copies images of `from` into `to` (merge, move photos) as hard links, keeping each name unless `to` has it
+   * (then a new one), with their training features; the originals stay until the caller has recorded the move and
+   * calls removeMoved, so a crash midway leaves a photo twice, never nowhere. `to` is made a label as an upload would
+   * (a new look-alike label is refused, 409 `label_confusable`). Both labels' locks are held, in name order.
+   * Answers the new name of each image copied; an image that is not there is left out.
+   */
+  async copyInto(from: string, to: string, filenames: readonly string[]): Promise<Map<string, string>> {
+    const [first, second] = from < to ? [from, to] : [to, from];
+    return this.lock.run(first, () =>
+      this.lock.run(second, async () => {
+        const copied = new Map<string, string>();
+        const present: string[] = [];
+        for (const filename of filenames) if (await this.find(from, filename)) present.push(filename);
+        if (present.length === 0) return copied;
+        await this.labelFolderOf(to);
+        try {
+          for (const filename of present) {
+            const ext = path.extname(filename);
+            for (let target = filename; ; target = `${Date.now()}-${randomUUID().slice(0, 8)}${ext}`) {
+              try {
+                await fs.link(path.join(this.root, from, filename), path.join(this.root, to, target));
+                copied.set(filename, target);
+                break;
+              } catch (err) {
+                if (errCode(err) === 'ENOENT') break;
+                if (errCode(err) !== 'EEXIST') throw err;
+              }
+            }
+            const target = copied.get(filename);
+            const features = target ? await this.features?.read(from, filename).catch(() => null) : null;
+            if (target && features) await this.features?.write(to, target, features);
+          }
+        } catch (err) {
+          // Nothing of a failed copy stays under `to`.
+          for (const target of copied.values()) await fs.unlink(path.join(this.root, to, target)).catch(() => null);
+          throw err;
+        }
+        return copied;
+      }),
+    );
+  }
+
+  /** Removes the originals of images copyInto copied (or the copies, when what they were for failed); how many. */
+  async removeMoved(label: string, filenames: readonly string[]): Promise<number> {
+    let removed = 0;
+    for (const filename of filenames) if ((await this.removeOne(label, filename)) !== null) removed++;
+    return removed;
+  }
+
+  /**
    * Keeps a training image's features, under the label's lock and only while the image is still the one they were
    * made from: a delete here that ran meanwhile took the image, and its features must not come back.
    */

@@ -71,6 +71,14 @@ export const ENDPOINTS = {
   // #26 audit
   auditLog: { method: 'get', path: '/audit' },
   updatePerson: { method: 'put', path: '/people/{label}' },
+  // #36 2: a person's page, rename, cover, merge, move photos, undo; search by face
+  personPage: { method: 'get', path: '/people/{label}' },
+  renamePerson: { method: 'put', path: '/people/{label}/name' },
+  setPersonCover: { method: 'put', path: '/people/{label}/cover' },
+  mergePerson: { method: 'post', path: '/people/{label}/merge' },
+  movePhotos: { method: 'post', path: '/people/{label}/photos/move' },
+  undoPersonAction: { method: 'post', path: '/person-actions/{id}/undo' },
+  searchFaces: { method: 'post', path: '/sightings/search' },
 } as const;
 
 export type EndpointName = keyof typeof ENDPOINTS;

@@ -92,6 +92,15 @@ export const ROUTE_ACCESS = {
   // #26 audit: who did what with biometric data; whether kiosks get a person's templates.
   auditLog: ADMIN,
   updatePerson: ADMIN,
+  // #36 2: a person's photos and sightings are biometric data (read as labelImages is), and changing who they are
+  // of (rename, cover, merge, move, undo) is an administrator's; search by face answers sightings of anyone.
+  personPage: ADMIN,
+  renamePerson: ADMIN,
+  setPersonCover: ADMIN,
+  mergePerson: ADMIN,
+  movePhotos: ADMIN,
+  undoPersonAction: ADMIN,
+  searchFaces: ADMIN,
   // #26 review: faces the service saw (crops of strangers included) and their use as training data.
   reviewGroups: ADMIN,
   reviewPeople: ADMIN,

@@ -69,6 +69,14 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   // #26 audit
   auditLog: 150,
   updatePerson: 150,
+  // #36 2
+  personPage: 100,
+  renamePerson: 100,
+  setPersonCover: 80,
+  mergePerson: 100,
+  movePhotos: 100,
+  undoPersonAction: 80,
+  searchFaces: 100,
   // #26 corrections
   createCorrection: 150,
   corrections: 80,

@@ -212,6 +212,9 @@ function reviewBody(assign: boolean): fc.Arbitrary<{ value: Json; note: string }
     .map(([t, p]) => ({ value: { ...t, ...p } as Json, note: Object.keys({ ...t, ...p }).join(',') || 'empty' }));
 }
 
+// #36 2: a label path segment of a person route (`.` and `..` are normalised away by the URL: another route).
+const personSegment = labelSegment.filter((l) => !/^(?:%2e|\.){1,2}$/i.test(l));
+
 // #26 sightings: ids as the server makes them (UUIDs), and anything else.
 const sightingId = fc.oneof(
   fc.uuid(),
@@ -621,6 +624,90 @@ export const GENERATORS = {
           ),
         ),
       ),
+
+  // #36 2: a person's page and its actions (a bare dot segment is no label: filtered as for updatePerson)
+  personPage: () =>
+    fc
+      .tuple(personSegment, fc.oneof(fc.constant(''), queryString(['sightings'], queryValue)), extraHeaders)
+      .map(([label, query, headers]) =>
+        request({ route: 'personPage', method: 'GET', path: `/api/people/${label}${query}`, headers, note: 'page' }),
+      ),
+  renamePerson: () =>
+    personSegment.chain((label) =>
+      jsonPost(
+        'renamePerson',
+        'PUT',
+        `/api/people/${label}/name`,
+        fc.oneof(
+          labelText.map((name) => ({ value: { display_name: name } as Json, note: 'name' })),
+          fc.constantFrom<Json>({}, { display_name: '' }, { display_name: 5 }).map((value) => ({ value, note: 'invalid' })),
+        ),
+      ),
+    ),
+  setPersonCover: () =>
+    personSegment.chain((label) =>
+      jsonPost(
+        'setPersonCover',
+        'PUT',
+        `/api/people/${label}/cover`,
+        fc.oneof(
+          fc
+            .constantFrom<Json>({ filename: null }, { filename: 'x.jpg' }, { filename: '../x' }, {})
+            .map((value) => ({ value, note: 'cover' })),
+        ),
+      ),
+    ),
+  mergePerson: () =>
+    personSegment.chain((label) =>
+      jsonPost(
+        'mergePerson',
+        'POST',
+        `/api/people/${label}/merge`,
+        fc.oneof(
+          labelText.map((into) => ({ value: { into } as Json, note: 'into' })),
+          fc.constantFrom<Json>({}, { into: '' }, { into: null }).map((value) => ({ value, note: 'invalid' })),
+        ),
+      ),
+    ),
+  movePhotos: () =>
+    personSegment.chain((label) =>
+      jsonPost(
+        'movePhotos',
+        'POST',
+        `/api/people/${label}/photos/move`,
+        fc.oneof(
+          labelText.map((to) => ({ value: { filenames: ['x.jpg'], to } as Json, note: 'move' })),
+          fc
+            .constantFrom<Json>({}, { filenames: [], to: 'x' }, { filenames: ['../x'], to: 'x' })
+            .map((value) => ({ value, note: 'invalid' })),
+        ),
+      ),
+    ),
+  undoPersonAction: () =>
+    fc
+      .tuple(
+        fc.oneof(
+          fc.stringMatching(/^p-[0-9a-f-]{1,36}$/),
+          fc.string({ maxLength: 20 }).map((t) => encode(t) || 'x'),
+        ),
+        extraHeaders,
+      )
+      .map(([id, headers]) =>
+        request({ route: 'undoPersonAction', method: 'POST', path: `/api/person-actions/${id}/undo`, headers, note: 'action id' }),
+      ),
+  searchFaces: () =>
+    jsonPost(
+      'searchFaces',
+      'POST',
+      '/api/sightings/search',
+      fc.oneof(
+        sightingId.map((id) => ({ value: { sighting_id: id } as Json, note: 'sighting' })),
+        fc.constantFrom<Json>({}, { label: 'x', filename: 'x.jpg' }, { label: 'x' }, { sighting_id: 'a', image: 'x' }).map((value) => ({
+          value,
+          note: 'other',
+        })),
+      ),
+    ),
 
   // #26 corrections
   createCorrection: () =>
