@@ -58,3 +58,33 @@ describe('layoutLabels', () => {
     expect(noneOverlap(rects)).toBe(true);
   });
 });
+
+describe('layoutLabels on a group photo (#36)', () => {
+  /** Two rows of six faces, close together as on a phone: long labels ("probably Albert Einstein 64%"). */
+  const group = Array.from({ length: 12 }, (_, i) => ({
+    box: { x: 8 + (i % 6) * 48, y: i < 6 ? 40 : 104, w: 40, h: 40 },
+    w: 130,
+    h: 20,
+  }));
+  const rects = layoutLabels(group, 320, 200);
+  const boxes = group.map(({ box }) => ({ left: box.x, top: box.y, w: box.w, h: box.h }));
+
+  it('no label covers a face or another label', () => {
+    expect(noneOverlap(rects)).toBe(true);
+    for (const r of rects) for (const b of boxes) expect(overlaps(r, b), JSON.stringify({ r, b })).toBe(false);
+  });
+
+  it('each label touches its own face (not pushed between the rows), shortened where the full one has no room', () => {
+    for (const [i, r] of rects.entries()) {
+      const b = boxes[i];
+      expect([b.top - r.h, b.top + b.h]).toContain(r.top);
+      expect(r.left + r.w).toBeGreaterThan(b.left);
+      expect(r.left).toBeLessThan(b.left + b.w);
+    }
+    expect(rects.some((r) => r.w < 130)).toBe(true);
+  });
+
+  it('a label with room keeps its full width', () => {
+    expect(layoutLabels([group[0]], 320, 200)[0].w).toBe(130);
+  });
+});

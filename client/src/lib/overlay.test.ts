@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LABEL_MAX_CSS_PX, LABEL_MIN_CSS_PX, labelPx } from './overlay';
+import { fitText, LABEL_MAX_CSS_PX, LABEL_MIN_CSS_PX, labelPx } from './overlay';
 
 /** The label's height on screen, in CSS pixels. */
 const onScreen = (width: number, shown: number) => (labelPx(width, shown) * shown) / width;
@@ -22,5 +22,16 @@ describe('labelPx', () => {
   it('takes a canvas not laid out yet as shown at its own size', () => {
     expect(labelPx(640, 0)).toBe(14);
     expect(labelPx(1920, 0)).toBe(LABEL_MAX_CSS_PX);
+  });
+});
+
+describe('fitText', () => {
+  /** Ten pixels a character. */
+  const measure = (t: string) => t.length * 10;
+
+  it('keeps a text that fits, and cuts one that does not with an ellipsis (#36)', () => {
+    expect(fitText('Ada 87%', 70, measure)).toBe('Ada 87%');
+    expect(fitText('probably Albert Einstein 64%', 130, measure)).toBe('probably Alb…');
+    expect(fitText('probably Albert Einstein 64%', 5, measure)).toBe('…');
   });
 });

@@ -50,7 +50,23 @@ function drawTag(ctx: CanvasRenderingContext2D, text: string, { left, top, w, h 
   ctx.fillRect(left, top, w, h);
   ctx.fillStyle = ink;
   ctx.textBaseline = 'middle';
-  ctx.fillText(text, left + pad, top + h / 2, w - 2 * pad);
+  ctx.fillText(
+    fitText(text, w - 2 * pad, (t) => ctx.measureText(t).width),
+    left + pad,
+    top + h / 2,
+    w - 2 * pad,
+  );
+}
+
+/**
+ * The text cut to `width` with an ellipsis ("probably Alb…") where it does not fit: a label shortened to stay beside
+ * its face (label-layout.ts) reads as cut, not squeezed into illegible letters. The whole text is in the results list.
+ */
+export function fitText(text: string, width: number, measure: (t: string) => number): string {
+  if (measure(text) <= width) return text;
+  let n = text.length - 1;
+  while (n > 0 && measure(`${text.slice(0, n).trimEnd()}…`) > width) n--;
+  return n > 0 ? `${text.slice(0, n).trimEnd()}…` : '…';
 }
 
 /** Line width and font scale for an image of this size, so boxes read the same on a phone photo and a webcam frame. */

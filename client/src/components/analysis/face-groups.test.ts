@@ -41,4 +41,26 @@ describe('groupFaces', () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ kind: 'group', reason: 'no_match' });
   });
+
+  it('lists each unknown face that names a nearest person on its own: two strangers are not one row (#36)', () => {
+    const near = (label: string, reason: FaceResult['reason']): FaceResult => ({
+      ...face('unknown', reason),
+      candidate: { label, confidence: 59, distance: 90 },
+    });
+    const entries = groupFaces([
+      face('ada'),
+      near('ada', 'given_to_another_face'),
+      near('ada', 'given_to_another_face'),
+      near('bob', 'below_threshold'),
+      face('unknown', 'no_match'),
+      face('unknown', 'no_match'),
+    ]);
+    expect(entries.map((e) => (e.kind === 'face' ? `${e.face.label}#${e.index}` : `${e.reason}x${e.faces.length}`))).toEqual([
+      'ada#0',
+      'unknown#1',
+      'unknown#2',
+      'unknown#3',
+      'no_matchx2',
+    ]);
+  });
 });
