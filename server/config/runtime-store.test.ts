@@ -49,8 +49,8 @@ describe('RuntimeStore', () => {
 
     const b = await started();
     expect(b.saved).toEqual({ recognition_model: 'embedding', detection_method: 'remote' });
-    // The limit lowered under the default sure and verification bounds takes them along.
-    expect(b.ruleFor('lbph')).toEqual({ ...defaultRule('lbph'), max: 70, sureMax: 70, verifyMax: 70 });
+    // The limit lowered under the default sure bound takes it along; never the verification limit (#36).
+    expect(b.ruleFor('lbph')).toEqual({ ...defaultRule('lbph'), max: 70, sureMax: 70 });
     expect(b.overridesFor('lbph')).toEqual({ max: 70 });
     expect(b.ruleFor('embedding')).toMatchObject({ sureMax: 0.4, ratioMax: 1, max: defaultRule('embedding').max });
     expect(b.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
@@ -95,8 +95,8 @@ describe('RuntimeStore', () => {
       expect(err?.message).toMatch(message);
     };
     await refused({ max: 60, sure_max: 70 }, /sure_max \(70\) must not be above max \(60\)/);
-    const limit = defaultRule('lbph').max;
-    await refused({ verify_max: limit + 5 }, new RegExp(`verify_max \\(${limit + 5}\\) must not be above max \\(${limit}\\)`));
+    // #36: verify_max is 1:1's own limit, past `max` if a site wants, never past the calibrated bound.
+    await refused({ verify_max: 86 }, /verify_max must be above 4 and at most 85 for lbph/);
     await refused({ ratio_max: 0 }, /ratio_max must be above 0 and at most 1/);
     await refused({ ratio_max: 1.2 }, /ratio_max/);
     await refused({ max: 3 }, /max must be above 4 and at most 85 for lbph/);

@@ -63,6 +63,7 @@ const API_NAME: Record<keyof DecisionRule, string> = {
   verifyMax: 'verify_max',
   cohortRatio: 'cohort_ratio',
   quality: 'quality',
+  scale: 'scale',
 };
 
 const overridesSchema = z
@@ -176,9 +177,11 @@ export function applyThresholdPatch(
     const saved = patch[key] === undefined ? ' (saved earlier; send null to reset it)' : '';
     return { problem: `${key} must be above ${defaults.min} and at most ${bound} for ${scale}, got ${v}${saved}; the bound: ${basis}` };
   }
-  // Saved or sent, an explicit bound above the limit is refused rather than moved: the caller meant something.
+  // Saved or sent, an explicit sure bound above the limit is refused rather than moved: the caller meant something.
+  // #36: verify_max is not the limit's: 1:1 verification is its own decision (within the bound above), and a new
+  // limit leaves it as it was (it once dragged it down unasked, 75 -> 45).
   const max = overrides.max ?? defaults.max;
-  for (const key of ['sure_max', 'verify_max'] as const) {
+  for (const key of ['sure_max'] as const) {
     const v = overrides[key];
     if (v !== undefined && v > max) {
       const saved = patch[key] === undefined ? ' (saved earlier; send null to reset it)' : '';

@@ -17,6 +17,7 @@ import {
   type ThresholdsResponse,
   thresholdValuesOf,
 } from '../../shared/api/index.js';
+import { scoreOf } from '../../shared/recognition/decision.js';
 import { decodeEmbeddingsFile, decodeLbphStream } from '../../shared/recognition/model-files.js';
 import {
   type LeaveOneOut,
@@ -52,8 +53,16 @@ function recognizerThresholds(runtime: RuntimeStore, recognizer: RecognitionMode
   const defaults = runtime.defaultsFor(recognizer);
   const overrides = runtime.overridesFor(recognizer);
   const problem = runtime.problemFor(recognizer);
+  const rule = runtime.ruleFor(recognizer);
   return {
-    ...thresholdValuesOf(runtime.ruleFor(recognizer)),
+    ...thresholdValuesOf(rule),
+    // #36: each limit in the units of a face's `confidence` (its similarity on this recognizer's scale).
+    similarity: {
+      max: scoreOf(rule.max, rule),
+      sure_max: scoreOf(rule.sureMax, rule),
+      verify_max: scoreOf(rule.verifyMax, rule),
+      near_max: scoreOf(rule.nearMax, rule),
+    },
     defaults: thresholdValuesOf(defaults),
     overridden: problem ? [] : THRESHOLD_KEYS.filter((key) => overrides[key] !== undefined),
     // #35: the calibrated range a limit may be set in (PUT refuses others), so a form need not guess.

@@ -374,6 +374,18 @@ export const recognizerThresholds = z
       description: 'Embedding only: the descriptor model these distances belong to (overrides are kept per descriptor model).',
       example: 'faceapi-128',
     }),
+    similarity: z
+      .object({
+        max: z.number().min(0).max(100),
+        sure_max: z.number().min(0).max(100),
+        verify_max: z.number().min(0).max(100),
+        near_max: z.number().min(0).max(100),
+      })
+      .optional()
+      .meta({
+        description:
+          "#36: each limit in the units of a face's `confidence`: the similarity (percent, docs/recognition.md) of that distance on this recognizer's (and descriptor model's) scale. The calibrated default `max` is 60. Fixed per distance: moving a limit moves its similarity, never a face's `confidence`. Absent from servers before #36.",
+      }),
     problem: z
       .string()
       .optional()
@@ -401,6 +413,7 @@ export const thresholdsResponse = z
         verify_max: 70,
         defaults: LBPH_EXAMPLE,
         overridden: ['max'],
+        similarity: { max: 65.3, sure_max: 65.3, verify_max: 65.3, near_max: 25.8 },
         bounds: {
           min: 4,
           max: 85,

@@ -18,6 +18,7 @@ import {
 import { faceResults } from './face-results.js';
 import { FacePipeline } from './pipeline.js';
 import type { PersonDistance } from './ranking.js';
+import { similarity } from './similarity.js';
 import { decideVerify } from './verify.js';
 
 const RULE: DecisionRule = { min: 0, max: 0.5, sureMax: 0.4, nearMax: 0.6, ratioMax: null, verifyMax: 0.45 };
@@ -45,7 +46,7 @@ describe('decideFace with corrections', () => {
     expect(decideFace([{ labelId: 2, distance: 0.3, correction: 0.1 }], RULE)).toEqual({
       known: false,
       reason: 'corrected',
-      candidate: { labelId: 2, distance: 0.3, confidence: 76 },
+      candidate: { labelId: 2, distance: 0.3, confidence: similarity(0.3, 'faceapi-128') },
     });
     expect(decideFace([{ labelId: 2, distance: 0.3, correction: 0.35 }], RULE)).toMatchObject({ known: true, labelId: 2 });
   });
@@ -177,7 +178,7 @@ describe('the pipeline applies the corrections it holds (embedding, described by
         confidence: 0,
         distance: 0.3,
         reason: 'corrected',
-        candidate: { label: 'grace', confidence: 76, distance: 0.3 },
+        candidate: { label: 'grace', confidence: similarity(0.3, 'faceapi-128'), distance: 0.3 },
       },
     ]);
   });

@@ -4,6 +4,7 @@ import { trainEmbedding, rankEmbedding, labelDistanceEmbedding, euclideanDistanc
 import { assignNames, decideFace, type DecisionRule, marginRatio, ruleProblem, scoreOf } from './decision.js';
 import type { PersonDistance } from './ranking.js';
 import { defaultRule, ruleWithOverrides } from './rules.js';
+import { similarity } from './similarity.js';
 
 const RULE: DecisionRule = { min: 0, max: 0.5, sureMax: 0.4, nearMax: 0.6, ratioMax: 0.85, verifyMax: 0.45 };
 
@@ -21,7 +22,8 @@ describe('decideFace', () => {
       known: true,
       labelId: 3,
       distance: 0.3,
-      confidence: 76,
+      // #36: the similarity of 0.3 on the scale of this rule's distances (face-api's), whatever its limits.
+      confidence: similarity(0.3, 'faceapi-128'),
       certainty: 'high',
     });
     expect(decideFace([{ labelId: 3, distance: 0.45 }], RULE)).toMatchObject({ known: true, certainty: 'unsure' });
@@ -51,9 +53,10 @@ describe('decideFace', () => {
     expect(decideFace([close[0], { labelId: 2, distance: 0.5 }], RULE)).toMatchObject({ known: true, labelId: 1 });
   });
 
-  it('the score falls with the distance: 100 at min, 60 at the limit, 0 far past it', () => {
+  it('the score falls with the distance: 100 at 0, 60 at the calibrated limit (not this rule’s), 0 far past it', () => {
     expect(scoreOf(0, RULE)).toBe(100);
-    expect(scoreOf(0.5, RULE)).toBe(60);
+    expect(scoreOf(defaultRule('embedding').max, RULE)).toBe(60);
+    expect(scoreOf(0.5, RULE)).toBe(scoreOf(0.5, defaultRule('embedding')));
     expect(scoreOf(5, RULE)).toBe(0);
     expect(scoreOf(Infinity, RULE)).toBe(0);
     fc.assert(
@@ -145,11 +148,12 @@ describe('rules', () => {
     expect(defaultRule('embedding', 'no-such-model')).toEqual(defaultRule('embedding'));
   });
 
-  it('overrides replace keys, null keeps the default, a moved limit drags the bounds inside it, nonsense is refused', () => {
+  it('overrides replace keys, null keeps the default, a moved limit drags the sure bound (never the verification limit), nonsense is refused', () => {
     const base = defaultRule('embedding');
     expect(ruleWithOverrides(base, { max: null, ratioMax: null })).toEqual(base);
     const tighter = ruleWithOverrides(base, { max: 0.3 });
-    expect(tighter).toMatchObject({ max: 0.3, sureMax: 0.3, verifyMax: 0.3 });
+    // #36: 1:1 verification is its own decision: a new limit once moved it unasked (75 -> 45).
+    expect(tighter).toMatchObject({ max: 0.3, sureMax: 0.3, verifyMax: base.verifyMax, scale: 'faceapi-128' });
     expect(ruleWithOverrides(base, { ratioMax: 1 }).ratioMax).toBe(1);
     expect(() => ruleWithOverrides(base, { sureMax: 0.9 })).toThrow(/sureMax/);
     expect(() => ruleWithOverrides(base, { ratioMax: 1.5 })).toThrow(/ratioMax/);
@@ -177,20 +181,20 @@ describe('per-person limits and face quality (#34)', () => {
     expect(decideFace([{ labelId: 1, distance: 0.44 }], COHORT)).toMatchObject({ known: true });
   });
 
-  it('scales certainty and the score with the person: 60% at their own limit, whoever they are', () => {
+  it('scales certainty with the person; the score is the similarity of the distance, whoever they are (#36)', () => {
     const a = decideFace([{ labelId: 1, distance: 0.4, bound: 0.5 }], COHORT);
     const b = decideFace([{ labelId: 1, distance: 0.52, bound: 0.65 }], COHORT);
-    expect(a).toMatchObject({ known: true, confidence: 60, certainty: 'unsure' });
-    expect(b).toMatchObject({ known: true, confidence: 60, certainty: 'unsure' });
+    expect(a).toMatchObject({ known: true, confidence: similarity(0.4, 'faceapi-128'), certainty: 'unsure' });
+    expect(b).toMatchObject({ known: true, confidence: similarity(0.52, 'faceapi-128'), certainty: 'unsure' });
     // Sure up to sureMax scaled like the limit (0.45 * 0.40 / 0.55 = 0.327 for the magnet).
     expect(decideFace([{ labelId: 1, distance: 0.32, bound: 0.5 }], COHORT)).toMatchObject({ certainty: 'high' });
     expect(decideFace([{ labelId: 1, distance: 0.34, bound: 0.5 }], COHORT)).toMatchObject({ certainty: 'unsure' });
-    // A caller's fixed 65 admits the same share of each person's limit, and nothing the rule leaves unknown.
+    // A caller's fixed 65 admits one distance whoever the person is, and nothing the rule leaves unknown.
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.2, max: 1, noNaN: true }), (d, bound) => {
         const decision = decideFace([{ labelId: 1, distance: d, bound }], COHORT);
         const confidence = decision.known ? decision.confidence : 0;
-        if (confidence >= 65) expect(d).toBeLessThanOrEqual(personLimitOf(bound));
+        if (confidence >= 65) expect(d).toBeLessThanOrEqual(Math.min(personLimitOf(bound), 0.4507));
       }),
     );
   });
@@ -216,7 +220,7 @@ describe('per-person limits and face quality (#34)', () => {
     expect(decideFace(near, rule, { quality: { ...GOOD, facePx: 30 } })).toEqual({
       known: false,
       reason: 'low_quality',
-      candidate: { labelId: 4, distance: 0.1, confidence: 92 },
+      candidate: { labelId: 4, distance: 0.1, confidence: similarity(0.1, 'faceapi-128') },
     });
     expect(decideFace(near, rule, { quality: { ...GOOD, sharpness: 0.003 } })).toMatchObject({ known: false, reason: 'low_quality' });
     for (const poor of [{ facePx: 50 }, { sharpness: 0.01 }, { highlights: 60 }, { clipped: 0.3 }, { frontal: false }]) {

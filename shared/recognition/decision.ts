@@ -25,14 +25,14 @@
  *
  * and within one picture a person is given to at most one face, the nearest (assignNames).
  *
- * The score (`confidence`, percent) is a monotonic map of the distance relative to the person's own limit: 100 at
- * `min`, EDGE_SCORE (60) at the limit, falling on at the same slope past it to 0 (only unknown faces' candidates get
- * scores under 60). So a caller's fixed threshold (the second factor's 65) means the same share of each person's
- * limit whoever the person is, and a face the rule leaves unknown has `confidence` 0 whatever its candidate scored.
+ * The score (`confidence`, percent) is the distance's similarity (similarity.ts, #36): a fixed map of the distance
+ * on the rule's distance scale, the same whatever the limits are (60 at the calibrated default limit), so a face
+ * reads one figure however a site sets its thresholds. A face the rule leaves unknown has `confidence` 0 in the
+ * answers (the original's clients read it so); its candidate carries the candidate's similarity.
  */
-import { EDGE_SCORE } from './confidence.js';
 import { isCorrected } from './corrections.js';
 import type { PersonDistance } from './ranking.js';
+import { type SimilarityScale, scaleOfRule, similarity } from './similarity.js';
 
 export interface DecisionRule {
   /** Smallest distance accepted (LBPH's spec window starts at 4; embeddings at 0). */
@@ -45,7 +45,10 @@ export interface DecisionRule {
   nearMax: number;
   /** Margin rule: `ambiguous` when d1 / d2 is above this; null switches the rule off. */
   ratioMax: number | null;
-  /** 1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person. */
+  /**
+   * 1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person. Its own decision: a
+   * change of `max` leaves it as it is (#36), so it may lie past a site's lowered `max`.
+   */
   verifyMax: number;
   /**
    * Per-person limit against the background cohort (cohort.ts): a person is named only within this share of their
@@ -54,6 +57,11 @@ export interface DecisionRule {
   cohortRatio?: number | null;
   /** Quality floors of the query face; null or absent: quality is not looked at. */
   quality?: QualityFloors | null;
+  /**
+   * #36: the distance scale the rule's distances are on (similarity.ts), which fixes the score; set on every
+   * calibrated rule (rules.ts) and kept by overrides. Absent (a rule made by hand): guessed from `max`.
+   */
+  scale?: SimilarityScale;
 }
 
 /** Where a face is too poor to name at all, and where it is too poor to be sure of (photo-check.ts measures). */
@@ -106,7 +114,7 @@ export type Certainty = 'high' | 'unsure';
 export interface CandidateDecision {
   labelId: number;
   distance: number;
-  /** The candidate's score, 0 to 100 (under 60 past the limit). */
+  /** The candidate's similarity, 0 to 100 (similarity.ts; the same figure it would have had if named). */
   confidence: number;
 }
 
@@ -132,7 +140,8 @@ export function ruleProblem(rule: DecisionRule): string | null {
   if (min > max) return 'min must not be above max';
   if (sureMax < min || sureMax > max) return 'sureMax must lie between min and max';
   if (nearMax < max) return 'nearMax must not be below max';
-  if (verifyMax < min || verifyMax > max) return 'verifyMax must lie between min and max';
+  // #36: not bound by `max`: 1:1 verification is its own decision (rules.ts limitBound caps it as it caps `max`).
+  if (verifyMax < min) return 'verifyMax must not be below min';
   if (ratioMax !== null && !(ratioMax > 0 && ratioMax <= 1)) return 'ratioMax must be above 0 and at most 1, or null';
   const { cohortRatio, quality } = rule;
   if (cohortRatio != null && !(Number.isFinite(cohortRatio) && cohortRatio > 0 && cohortRatio <= 1.5))
@@ -146,8 +155,6 @@ export function ruleProblem(rule: DecisionRule): string | null {
   return null;
 }
 
-const round1 = (v: number) => Math.round(v * 10) / 10;
-
 /**
  * The limit of one person: the rule's `max`, or stricter where their cohort bound says they sit near many strangers
  * (never under `min`).
@@ -160,13 +167,13 @@ export function personLimit(rule: DecisionRule, bound: number | undefined): numb
   return Math.max(rule.min, Math.min(rule.max, rule.cohortRatio * bound));
 }
 
-/** The percent score of a distance under a rule (see the header), against `limit` (default: the rule's max). */
-export function scoreOf(distance: number, rule: DecisionRule, limit: number = rule.max): number {
-  if (!Number.isFinite(distance)) return 0;
-  const span = limit - rule.min;
-  if (!(span > 0)) return distance <= limit ? 100 : 0;
-  const t = (Math.max(distance, rule.min) - rule.min) / span;
-  return round1(Math.max(0, 100 - (100 - EDGE_SCORE) * t));
+/**
+ * The percent score of a distance under a rule: its similarity on the rule's distance scale (similarity.ts). No
+ * threshold of the rule moves it (#36: before, it was relative to the limit, so the same face read 85% at the
+ * defaults and 71% after a lower limit).
+ */
+export function scoreOf(distance: number, rule: Pick<DecisionRule, 'scale' | 'max'>): number {
+  return similarity(distance, scaleOfRule(rule));
 }
 
 /** The margin d1 / d2 (0 without a next person; 1 when both are at distance 0). */
@@ -210,7 +217,7 @@ export function decideFace(ranked: readonly PersonDistance[], rule: DecisionRule
   if (!nearest || !Number.isFinite(nearest.distance)) return { known: false, reason: 'no_match' };
   const d1 = nearest.distance;
   const limit = personLimit(rule, nearest.bound);
-  const candidate: CandidateDecision = { labelId: nearest.labelId, distance: d1, confidence: scoreOf(d1, rule, limit) };
+  const candidate: CandidateDecision = { labelId: nearest.labelId, distance: d1, confidence: scoreOf(d1, rule) };
   if (d1 < rule.min) return { known: false, reason: 'copy_of_training_image', candidate };
   // A face too poor to tell people apart by: who it would have been, never a name.
   if (belowQualityFloor(quality, rule.quality)) return { known: false, reason: 'low_quality', candidate };

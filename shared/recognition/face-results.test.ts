@@ -4,6 +4,7 @@ import { faceResult } from '../api/common.js';
 import type { DecisionRule } from './decision.js';
 import { faceResults, namesFromLabelIds } from './face-results.js';
 import { defaultRule } from './rules.js';
+import { similarity } from './similarity.js';
 
 const box = { x: 10, y: 20, width: 30, height: 40 };
 const LBPH = defaultRule('lbph');
@@ -37,9 +38,12 @@ describe('faceResults', () => {
       confidence: 0,
       distance: 0.55,
       reason: 'below_threshold',
-      candidate: { label: 'ada', confidence: 56, distance: 0.55 },
+      candidate: { label: 'ada', confidence: similarity(0.55, 'faceapi-128'), distance: 0.55 },
     });
-    expect(one([{ labelId: 0, distance: 0.9 }], EMB)).toMatchObject({ reason: 'no_match', candidate: { label: 'ada', confidence: 28 } });
+    expect(one([{ labelId: 0, distance: 0.9 }], EMB)).toMatchObject({
+      reason: 'no_match',
+      candidate: { label: 'ada', confidence: similarity(0.9, 'faceapi-128') },
+    });
     expect(one([{ labelId: 1, distance: 2 }])).toMatchObject({ reason: 'copy_of_training_image', candidate: { label: 'grace' } });
     expect(
       one(

@@ -5,6 +5,7 @@
  * not make a usable rule leaves that recognizer out (its default is safer than a guess).
  */
 import { type DecisionRule, ruleProblem } from './decision.js';
+import { similarityScaleOf } from './similarity.js';
 
 /** The rule per recognizer; the embedding one says which descriptor model its distances belong to. */
 export interface WireRules {
@@ -48,10 +49,12 @@ export function rulesFromThresholds(body: unknown): WireRules {
   if (typeof body !== 'object' || body === null) return out;
   const b = body as Record<string, unknown>;
   const lbph = ruleFromThresholds(b.lbph);
-  if (lbph) out.lbph = lbph;
+  if (lbph) out.lbph = { ...lbph, scale: 'lbph' };
   const embedding = ruleFromThresholds(b.embedding);
   const model = (b.embedding as { descriptor_model?: unknown } | undefined)?.descriptor_model;
-  // The embedding distances belong to one descriptor model: the engine applies them to that model only.
-  if (embedding) out.embedding = typeof model === 'string' ? { ...embedding, descriptorModel: model } : embedding;
+  // The embedding distances belong to one descriptor model: the engine applies them to that model only, and scores
+  // them on its scale (#36: the same similarity as the server's).
+  const scale = similarityScaleOf('embedding', typeof model === 'string' ? model : undefined);
+  if (embedding) out.embedding = typeof model === 'string' ? { ...embedding, scale, descriptorModel: model } : { ...embedding, scale };
   return out;
 }

@@ -39,6 +39,7 @@ const LBPH_RULE: DecisionRule = Object.freeze({
   verifyMax: 75,
   cohortRatio: null,
   quality: QUALITY_FLOORS,
+  scale: 'lbph',
 });
 
 /**
@@ -63,6 +64,7 @@ const EMBEDDING_RULES: Readonly<Record<DescriptorModel, DecisionRule>> = Object.
     verifyMax: 0.46,
     cohortRatio: 1.0,
     quality: QUALITY_FLOORS,
+    scale: 'faceapi-128',
   }),
   'faceres-1024': Object.freeze({
     min: 0,
@@ -73,6 +75,7 @@ const EMBEDDING_RULES: Readonly<Record<DescriptorModel, DecisionRule>> = Object.
     verifyMax: 0.82,
     cohortRatio: 0.85,
     quality: QUALITY_FLOORS,
+    scale: 'faceres-1024',
   }),
 });
 
@@ -136,10 +139,11 @@ export function ruleWithOverrides(rule: DecisionRule, overrides: RuleOverrides):
     if (v === undefined || v === null) continue;
     (out as unknown as Record<string, unknown>)[key] = v;
   }
-  // A limit moved past the sure or verification bound drags them along, so a single "limit" edit stays valid.
+  // A limit moved past the sure bound or the near band drags them along, so a single "limit" edit stays valid (both
+  // are parts of the one 1:N decision). #36: never the verification limit, 1:1's own decision: a save of the limit
+  // once moved it unasked (75 -> 45).
   if (overrides.max != null) {
     if (overrides.sureMax == null) out.sureMax = Math.min(out.sureMax, out.max);
-    if (overrides.verifyMax == null) out.verifyMax = Math.min(out.verifyMax, out.max);
     if (overrides.nearMax == null) out.nearMax = Math.max(out.nearMax, out.max);
   }
   const problem = ruleProblem(out);

@@ -8,6 +8,7 @@ import type { RecognitionModel } from '../../../shared/api/index';
 import type { DecisionRule } from '../../../shared/recognition/decision';
 import { ruleFromThresholds, rulesFromThresholds } from '../../../shared/recognition/rule-wire';
 import { defaultRule } from '../../../shared/recognition/rules';
+import { similarityScaleOf } from '../../../shared/recognition/similarity';
 import type { EngineRules } from './protocol';
 
 export const THRESHOLDS_URL = '/api/models/thresholds';
@@ -26,7 +27,9 @@ export { ruleFromThresholds, rulesFromThresholds };
 export function engineRule(recognizer: RecognitionModel, rules: EngineRules = {}, running?: string): DecisionRule {
   if (recognizer === 'lbph') return rules.lbph ?? defaultRule('lbph');
   const given = rules.embedding;
-  if (given && (!given.descriptorModel || !running || given.descriptorModel === running)) return given;
+  // A rule without its descriptor model is scored on the running model's scale (#36: similarity.ts).
+  if (given && (!given.descriptorModel || !running || given.descriptorModel === running))
+    return given.descriptorModel || !running ? given : { ...given, scale: similarityScaleOf('embedding', running) };
   return defaultRule('embedding', running);
 }
 

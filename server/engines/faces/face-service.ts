@@ -21,7 +21,7 @@ import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-chec
 import type { GrayImage, Rect, RgbImage } from '../../../shared/image/types.js';
 import type { LbphModel } from '../../../shared/lbph/lbph.js';
 import { boundsFor, type Cohort, withCorrectionFaces } from '../../../shared/recognition/cohort.js';
-import { type DecisionRule, personLimit, scoreOf, verifyLimit } from '../../../shared/recognition/decision.js';
+import { type DecisionRule, scoreOf, verifyLimit } from '../../../shared/recognition/decision.js';
 import {
   EMPTY_FACE_NEGATIVES,
   embeddingFeatureDistance,
@@ -62,7 +62,6 @@ function verdictOf(
 ): Verification {
   // The claimed person's own limits (#34): stricter for one whose photos sit near many strangers' faces.
   const threshold = verifyLimit(rule, bound);
-  const limit = personLimit(rule, bound);
   const judged = frames.map((f): VerifyFrame => {
     const face = f.boxes.length === 1 ? { x: f.boxes[0].x, y: f.boxes[0].y, w: f.boxes[0].width, h: f.boxes[0].height } : undefined;
     const common = { faces: f.boxes.length, ...(face ? { face } : {}) };
@@ -73,7 +72,7 @@ function verdictOf(
     if (!f.enrolled || f.distance === null) return { ...none, reason: 'not_enrolled' };
     const decided = decideVerify(f.distance, { min: rule.min, verifyMax: threshold }, f.correction);
     const distance = Number.isFinite(f.distance) ? f.distance : null;
-    return { ...decided, distance, confidence: scoreOf(f.distance, rule, limit), ...common };
+    return { ...decided, distance, confidence: scoreOf(f.distance, rule), ...common };
   });
   const overall = frames.some((f) => !f.trained)
     ? { match: false, reason: 'not_trained' as const, distance: null, confidence: 0 }
