@@ -130,6 +130,8 @@ function routed(Page: Component): Component {
 
 const ROUTES: RouteDefinition[] = [
   ...PAGES.map((p) => ({ path: p.path, component: routed(p.component) })),
+  // #36 2: a person's page, reached from the Faces and Training pages (not a menu item).
+  { path: '/people/:label', component: routed(lazy(() => import('./pages/Person'))) },
   { path: '/auth/callback', component: AuthCallback },
   { path: '*404', component: routed(NotFound) },
 ];

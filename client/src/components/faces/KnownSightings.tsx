@@ -3,9 +3,11 @@
  * demand (newest first, more on request), and "Not this person" on a face that was given the wrong name.
  */
 import { createEffect, createResource, createSignal, For, on, Show } from 'solid-js';
+import { A } from '@solidjs/router';
 import { ApiImage } from '../../auth/ApiImage';
 import { ApiFailure } from '../../lib/api';
 import { facesApi, type KnownPerson, type Sighting, type TimeRange } from '../../lib/faces-api';
+import { personPath } from '../../lib/people-api';
 import { Notice } from '../Notice';
 import { RANGES, type RangeKey, rangeOf, seenText, sourceText, timeText } from './words';
 
@@ -155,7 +157,10 @@ function PersonRow(props: {
   return (
     <li class="card faces-person" data-testid="faces-person" data-label={props.person.label}>
       <div class="faces-person-head">
-        <h3 class="faces-person-name">{props.name}</h3>
+        <h3 class="faces-person-name">
+          {/* #36 2: their page, with every photo and sighting */}
+          <A href={personPath(props.person.label)}>{props.name}</A>
+        </h3>
         <span class="muted">{seenText(props.person.count, props.person.last_seen)}</span>
         <button type="button" class="secondary small" aria-expanded={open()} aria-controls={panelId} onClick={toggle}>
           {open() ? 'Hide faces' : 'Show faces'}

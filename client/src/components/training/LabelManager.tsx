@@ -8,9 +8,11 @@
  */
 import { createEffect, createResource, createSignal, For, Match, on, onMount, Show, Switch } from 'solid-js';
 import type { ImageDeleteResponse, LabelDeleteResponse } from '../../../../shared/api/index';
+import { A } from '@solidjs/router';
 import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
 import { type PersonSummary, shownName } from '../../lib/people';
+import { personPath } from '../../lib/people-api';
 import { detectionReason, detectionShort, readCheckAnswer, verdictText, verdictTone } from '../../lib/photo-check';
 import { ageText, refreshStatus, serverStatus } from '../../lib/server-status';
 import { enrollmentSummary } from '../../../../shared/recognition/photo-check';
@@ -220,6 +222,10 @@ function LabelRow(props: { detail: PersonSummary; onDeleted: (r: LabelDeleteResp
         </span>
         <span class={`chip ${d().trained ? 'chip-ok' : 'chip-warn'}`}>{d().trained ? 'Trained' : 'Not trained yet'}</span>
         <span class="training-label-actions row">
+          {/* #36 2: their page: rename, cover, merge, move photos, sightings, search by face */}
+          <A class="button secondary small" href={personPath(d().label)} aria-label={`Page of ${who()}`}>
+            Page
+          </A>
           <button
             type="button"
             class="secondary small"
