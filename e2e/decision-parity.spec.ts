@@ -101,7 +101,7 @@ async function onPage(page: Page, lookout: Lookout, place: 'browser' | 'server',
       tone: el.getAttribute('data-tone') ?? '',
       name: el.querySelector('.face-label')?.textContent ?? '',
       reason: el.querySelector('[data-testid="face-reason"]')?.getAttribute('data-reason') ?? null,
-      nearest: /^nearest: (.+), \d+%$/.exec(el.querySelector('[data-testid="face-candidate"]')?.textContent ?? '')?.[1] ?? null,
+      nearest: /^nearest: (.+)$/.exec(el.querySelector('[data-testid="face-candidate"]')?.textContent ?? '')?.[1] ?? null,
     })),
   );
   return seen.sort(byBox);

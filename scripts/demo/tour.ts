@@ -15,6 +15,7 @@ import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs } from '../../e2e/helpe
 import { type Lookout, REPO_ROOT, startLookout, TESTDATA } from '../../e2e/helpers/lookout.js';
 import { makeZoomingCamera } from './camera.js';
 import { showCaption } from './caption.js';
+import { captureSameFrame } from './same-frame.js';
 import { type Doubles, startDoubles } from './doubles.js';
 import { groupPhotoFor, planTour, type StepSlug, type TourConfig } from './plan.js';
 import { startRecording } from './recorder.js';
@@ -219,7 +220,13 @@ class Tour {
     slug: StepSlug,
     title: string,
     caption: string,
-    act: () => Promise<{ outcome: string; subjects: Locator[]; beforeScreenshot?: () => Promise<void> }>,
+    act: () => Promise<{
+      outcome: string;
+      subjects: Locator[];
+      beforeScreenshot?: () => Promise<void>;
+      /** A live page: reads the outcome off the screen again, so caption and screenshot show the same frame (#36). */
+      readOutcome?: () => Promise<string>;
+    }>,
   ): Promise<string> {
     const n = this.steps.length + 1;
     if (this.plan[n - 1] !== slug)
@@ -227,16 +234,37 @@ class Tour {
     const heading = `Step ${n} of ${this.plan.length}: ${title}`;
     this.log(heading);
     await showCaption(this.page, heading, caption);
-    const { outcome, subjects, beforeScreenshot } = await act().catch(async (err: unknown) => {
+    const {
+      outcome: first,
+      subjects,
+      beforeScreenshot,
+      readOutcome,
+    } = await act().catch(async (err: unknown) => {
       // What the page showed when the step failed, beside the steps that worked.
       await this.page.screenshot({ path: path.join(this.outDir, `${String(n).padStart(2, '0')}-${slug}-failed.png`) }).catch(() => {});
       throw new Error(`step ${n} (${title}) failed: ${err instanceof Error ? err.message : String(err)}`);
     });
     // The step may have loaded a page (which drops the caption): show it again with what happened.
-    const captionCovers = await showCaption(this.page, heading, `${caption} ${outcome}`.trim(), subjects);
+    let outcome = first;
+    let captionCovers = await showCaption(this.page, heading, `${caption} ${outcome}`.trim(), subjects);
     const screenshot = path.join(this.outDir, `${String(n).padStart(2, '0')}-${slug}.png`);
     await beforeScreenshot?.();
-    await this.page.screenshot({ path: screenshot });
+    if (readOutcome) {
+      // #36: the caption quotes the very frame of the screenshot (it once said 71% over a screen showing 78%).
+      const kept = await captureSameFrame({
+        read: readOutcome,
+        show: async (text) => {
+          captionCovers = await showCaption(this.page, heading, `${caption} ${text}`.trim(), subjects);
+        },
+        capture: async () => {
+          await this.page.screenshot({ path: screenshot });
+        },
+      });
+      outcome = kept.text;
+      if (!kept.agreed) this.log('  (the screen kept changing: the caption quotes the frame read just before the screenshot)');
+    } else {
+      await this.page.screenshot({ path: screenshot });
+    }
     this.steps.push({ n, slug, title, caption, outcome, screenshot, captionCovers });
     this.log(`  ${outcome}${captionCovers ? ` (the caption covers ${captionCovers} px² of what it describes)` : ''}`);
     await this.page.waitForTimeout(this.pauseMs);
@@ -447,11 +475,17 @@ class Tour {
         await face.waitFor({ timeout: SLOW_MS });
         const stage = main.locator('.analysis-camera');
         await this.scrollToTop(stage);
+        const read = async () => `${(await face.innerText()).replace(/\s+/g, ' ')}.`;
         return {
-          outcome: `${(await face.innerText()).replace(/\s+/g, ' ')}.`,
+          outcome: await read(),
           subjects: [stage, face],
           // The screenshot at a frame where she is named (the overlay follows the camera, frame by frame).
           beforeScreenshot: () => face.waitFor({ timeout: SLOW_MS }),
+          // Her figure moves with the camera's frames: the caption is read from the frame the screenshot shows.
+          readOutcome: async () => {
+            await face.waitFor({ timeout: SLOW_MS });
+            return read();
+          },
         };
       },
     );

@@ -119,7 +119,10 @@ export const faceCandidate = z
       .number({ error: 'must be a number from 0 to 100' })
       .min(0, 'must be from 0 to 100')
       .max(100, 'must be from 0 to 100')
-      .meta({ description: "The nearest person's score in percent (under 60 past the limit)." }),
+      .meta({
+        description:
+          "The nearest person's similarity in percent (the `confidence` they would have had if named; docs/recognition.md): a fixed map of `distance`, not moved by any threshold.",
+      }),
     distance: z.number({ error: 'must be a number' }).meta({ description: 'Their raw distance (lower is closer).' }),
   })
   .meta({
@@ -144,7 +147,10 @@ export const faceResult = z
       .number({ error: 'must be a number from 0 to 100' })
       .min(0, 'must be from 0 to 100')
       .max(100, 'must be from 0 to 100')
-      .meta({ description: 'Match score in percent, higher is better; 0 for `unknown`.' }),
+      .meta({
+        description:
+          "The face's similarity to the named person in percent, higher is nearer: a fixed map of `distance` per recognizer and descriptor model, anchored on the bench's calibration (60 at the calibrated default limit, 50 where 1% of impostor pairs pass; docs/recognition.md). No threshold moves it (since #36; before, it was relative to the limit in force). 0 for `unknown` (see `candidate`).",
+      }),
     distance: z
       .number({ error: 'must be a number' })
       .optional()
@@ -160,7 +166,7 @@ export const faceResult = z
   .meta({
     id: 'FaceResult',
     description: 'One face; the box is in integer pixels of the submitted image.',
-    example: { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2 },
+    example: { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 80.4, distance: 41.2 },
   });
 export type FaceResult = z.infer<typeof faceResult>;
 /** The name this schema had in contract.ts. */

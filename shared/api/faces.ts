@@ -57,7 +57,7 @@ export const recognizeResponse = z
     id: 'RecognizeResponse',
     example: {
       faces: [
-        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 87.5, distance: 41.2, certainty: 'high', detection_method: 'local' },
+        { x: 120, y: 80, w: 96, h: 96, label: 'alice', confidence: 80.4, distance: 41.2, certainty: 'high', detection_method: 'local' },
         {
           x: 300,
           y: 90,
@@ -67,7 +67,7 @@ export const recognizeResponse = z
           confidence: 0,
           distance: 92.4,
           reason: 'below_threshold',
-          candidate: { label: 'bob', confidence: 56.5, distance: 92.4 },
+          candidate: { label: 'bob', confidence: 37.3, distance: 92.4 },
           detection_method: 'local',
         },
       ],

@@ -67,7 +67,7 @@ const distanceField = z
 
 const confidenceField = z.number().min(0).max(100).meta({
   description:
-    "The distance as recognition's percent score (0 to 100, 60 at recognition's limit; `POST /api/recognize`'s `confidence`), for logs and extra bars; 0 without a distance. `match` decides, not this.",
+    "The distance as recognition's percent score, its similarity (0 to 100, 60 at the calibrated default limit, the same figure as `POST /api/recognize`'s `confidence` for the same distance; docs/recognition.md), for logs and extra bars; 0 without a distance. `match` decides, not this.",
 });
 
 export const faceBox = z

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type FaceResult, UNKNOWN_REASONS } from '../../../shared/api/index';
-import { candidateText, nameText, overlayText, REASON_WORDS, reasonWords, TONE_COLORS, toneOf } from './face-words';
+import { candidateText, matchText, nameText, overlayText, REASON_WORDS, reasonWords, TONE_COLORS, toneOf } from './face-words';
 
 const face = (label: string, more: Partial<FaceResult> = {}): FaceResult => ({
   x: 0,
@@ -89,10 +89,11 @@ describe('names and labels', () => {
     expect(overlayText(face('ada', { certainty: 'high', confidence: 91 }))).toBe('ada 91%');
   });
 
-  it('gives an unknown face its nearest person', () => {
+  it('gives an unknown face its nearest person, without a percentage that would read as a match (#36)', () => {
     const f = face('unknown', { reason: 'below_threshold', candidate: { label: 'bob', confidence: 48.2, distance: 0.55 } });
-    expect(candidateText(f)).toBe('nearest: bob, 48%');
-    expect(overlayText(f)).toBe('unknown (nearest: bob, 48%)');
+    expect(candidateText(f)).toBe('nearest: bob');
+    expect(overlayText(f)).toBe('unknown (nearest: bob)');
+    expect(matchText(f)).toBeNull();
     expect(candidateText(face('unknown', { reason: 'not_trained' }))).toBeNull();
     expect(overlayText(face('unknown', { reason: 'not_trained' }))).toBe('unknown');
   });
@@ -100,9 +101,22 @@ describe('names and labels', () => {
   it('keeps a stranger nobody is near to plain "unknown" on the picture, the nearest person only in the list', () => {
     const far = face('unknown', { reason: 'no_match', candidate: { label: 'bob', confidence: 0, distance: 130 } });
     expect(overlayText(far)).toBe('unknown');
-    expect(candidateText(far)).toBe('nearest: bob, 0%');
+    expect(candidateText(far)).toBe('nearest: bob');
     const ambiguous = face('unknown', { reason: 'ambiguous', candidate: { label: 'bob', confidence: 70, distance: 0.4 } });
-    expect(overlayText(ambiguous)).toBe('unknown (nearest: bob, 70%)');
+    expect(overlayText(ambiguous)).toBe('unknown (nearest: bob)');
+  });
+
+  it('shows one figure, the same on the picture and in the list: "87% match" on a named face, none on an unknown one (#36)', () => {
+    const named = face('ada', { certainty: 'high', confidence: 86.6 });
+    expect(matchText(named)).toBe('87% match');
+    expect(overlayText(named)).toBe('ada 87%');
+    // "unknown 0% match" read as a score; an unknown face shows no percentage anywhere.
+    for (const reason of ['no_match', 'below_threshold', 'ambiguous', 'not_trained'] as const) {
+      const unknown = face('unknown', { reason, confidence: 0, candidate: { label: 'bob', confidence: 59, distance: 90 } });
+      expect(matchText(unknown)).toBeNull();
+      expect(overlayText(unknown)).not.toMatch(/%/);
+      expect(candidateText(unknown) ?? '').not.toMatch(/%/);
+    }
   });
 
   it('never shows a candidate on a named face', () => {

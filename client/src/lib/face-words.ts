@@ -1,7 +1,9 @@
 /**
  * What a face result says, in words and colour, for every place that shows one (the boxes on the picture, the list,
  * the face cards): a name the recognizer is sure of in green, an unsure one in amber as "probably X", an unknown face
- * in grey with the person it was nearest to ("nearest: X, 48%") and why it was not named. One mapping from the
+ * in grey with the person it was nearest to ("nearest: X") and why it was not named. #36: one figure per face, its
+ * similarity (the API's `confidence`, shared/recognition/similarity.ts), shown on named faces only: an unknown face
+ * shows no percentage ("unknown 0% match" read as a score, and its candidate's figure as a match). One mapping from the
  * API's reason codes to short words, here; the API's own texts (UNKNOWN_REASONS) are for developers.
  */
 import type { FaceResult, UnknownReason } from '../../../shared/api/index';
@@ -65,20 +67,25 @@ export function percent(confidence: number): string {
   return `${Math.round(confidence)}%`;
 }
 
+/** "87% match" for a named face (its similarity); null for an unknown one, which shows no percentage. */
+export function matchText(face: ShownFace): string | null {
+  return isKnown(face) ? `${percent(face.confidence)} match` : null;
+}
+
 /** Who the face is as shown: "alice", "probably alice", or "unknown". */
 export function nameText(face: ShownFace): string {
   if (!isKnown(face)) return face.label;
   return toneOf(face) === 'unsure' ? `probably ${displayName(face.label)}` : displayName(face.label);
 }
 
-/** "nearest: bob, 48%" for an unknown face that had a nearest person; null otherwise. */
+/** "nearest: bob" for an unknown face that had a nearest person (no percentage: it is not a match); null otherwise. */
 export function candidateText(face: ShownFace): string | null {
   if (isKnown(face) || !face.candidate) return null;
-  return `nearest: ${displayName(face.candidate.label)}, ${percent(face.candidate.confidence)}`;
+  return `nearest: ${displayName(face.candidate.label)}`;
 }
 
 /**
- * The label on the picture: "alice 87%", "probably alice 64%", "unknown (nearest: bob, 48%)" or "unknown". A
+ * The label on the picture: "alice 87%", "probably alice 64%", "unknown (nearest: bob)" or "unknown". A
  * stranger nobody is near to (`no_match`) is plain "unknown" there: in a crowd, a label per face naming someone far
  * away is noise over the picture (the list and the cards still say who was nearest).
  */

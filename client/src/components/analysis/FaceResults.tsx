@@ -8,6 +8,7 @@ import type { FaceResult } from '../../../../shared/api/index';
 import {
   candidateText,
   isKnown,
+  matchText,
   nameText,
   percent,
   type Reason,
@@ -41,12 +42,12 @@ function entriesOf(faces: () => readonly FaceResult[]) {
   return { singles, reasons, group };
 }
 
-/** Who the face is ("alice", amber "probably alice", "unknown") and its score. */
+/** Who the face is ("alice", amber "probably alice", "unknown") and, named, its score (#36: none on an unknown face). */
 function FaceName(props: { face: ShownFace }) {
   return (
     <>
       <strong class="face-label">{nameText(props.face)}</strong>
-      <span class="face-confidence">{percent(props.face.confidence)} match</span>
+      <Show when={matchText(props.face)}>{(text) => <span class="face-confidence">{text()}</span>}</Show>
     </>
   );
 }

@@ -23,6 +23,7 @@ import {
   RECENT_ROWS,
   type RecognizerThresholds,
   resetOf,
+  similarityText,
   stepOf,
   THRESHOLD_FIELDS,
   fieldsFor,
@@ -187,7 +188,8 @@ function RecognizerCard(props: {
       await api.setThresholds(update);
       await props.onSaved();
       setPreview(null);
-      setSaved(`Saved. ${RECOGNITION_TEXT[r()].title} now names faces up to a distance of ${form().max}.`);
+      const at = similarityText(r(), props.entry, 'max', form().max);
+      setSaved(`Saved. ${RECOGNITION_TEXT[r()].title} now names faces up to a distance of ${form().max}${at ? ` (${at})` : ''}.`);
     });
   };
 
@@ -258,9 +260,13 @@ function RecognizerCard(props: {
               step={stepOf(r(), f().key)}
               value={form()[f().key]}
               readOnly={!props.canEdit}
-              aria-describedby={`${id(f().key)}-default ${id(f().key)}-hint`}
+              aria-describedby={`${id(f().key)}-similarity ${id(f().key)}-default ${id(f().key)}-hint`}
               onInput={(e) => edit(f().key, e.currentTarget.value)}
             />
+            {/* #36: the distance in the units of the percentage a face shows, as typed. */}
+            <span id={`${id(f().key)}-similarity`} class="threshold-similarity" data-testid={`similarity-${r()}-${f().key}`}>
+              {similarityText(r(), props.entry, f().key, form()[f().key]) ?? ''}
+            </span>
             <span id={`${id(f().key)}-default`} class="threshold-default" data-testid={`default-${r()}-${f().key}`}>
               {defaultText(props.entry, f().key)}
               {isOverridden(props.entry, f().key) ? ' (set here)' : ''}
@@ -329,6 +335,10 @@ export function Thresholds(props: { active: RecognitionModel | undefined }) {
       <p class="muted">
         Each recognizer compares a face with the people it knows by a distance: lower is closer. A face is named when its nearest person is
         within the limit and clearly nearer than the next; otherwise it stays unknown, with the nearest person shown.
+      </p>
+      <p class="muted" data-testid="thresholds-similarity-note">
+        The percentage a named face shows is its similarity: a fixed figure for its distance, whatever the limits are set to. Each limit is
+        shown in the same units: at the calibrated limits a face reads 60%.
       </p>
       <Show when={!canEdit()}>
         <p class="muted" data-testid="thresholds-read-only">

@@ -8,6 +8,7 @@ import {
   qualityWords,
   type RecognizerThresholds,
   resetOf,
+  similarityText,
   updateOf,
 } from './thresholds';
 
@@ -64,6 +65,29 @@ describe('updateOf', () => {
     expect(updateOf('embedding', embedding, form(embedding, { ratio_max: '1.5' }))).toMatchObject({
       problem: expect.stringMatching(/^Margin ratio must be above 0 and at most 1/),
     });
+  });
+});
+
+describe('the limits in the units of a face’s percentage (#36)', () => {
+  it('shows each distance as the similarity a face at that distance reads: the calibrated limits at 60%', () => {
+    expect(similarityText('lbph', lbph, 'max', '80')).toBe('≈ 60% similarity');
+    expect(similarityText('lbph', lbph, 'verify_max', '75')).toBe('≈ 63% similarity');
+    expect(similarityText('embedding', embedding, 'max', '0.515')).toBe('≈ 60% similarity');
+    // Each descriptor model its own scale: the same distance reads another figure under faceres.
+    expect(similarityText('embedding', { descriptor_model: 'faceres-1024' }, 'max', '0.88')).toBe('≈ 60% similarity');
+    expect(similarityText('embedding', { descriptor_model: 'faceres-1024' }, 'max', '0.515')).not.toBe('≈ 60% similarity');
+  });
+
+  it('follows the value typed, and says nothing for a ratio or for what is not a distance', () => {
+    expect(similarityText('lbph', lbph, 'max', '42')).toBe('≈ 80% similarity');
+    expect(similarityText('lbph', lbph, 'ratio_max', '0.9')).toBeNull();
+    expect(similarityText('embedding', embedding, 'cohort_ratio', '1')).toBeNull();
+    expect(similarityText('lbph', lbph, 'max', '')).toBeNull();
+    expect(similarityText('lbph', lbph, 'max', 'far')).toBeNull();
+  });
+
+  it('sends a new limit alone: the verification limit is not part of the request', () => {
+    expect(updateOf('lbph', lbph, form(lbph, { max: '45' }))).toEqual({ update: { recognizer: 'lbph', max: 45 }, changed: 1 });
   });
 });
 

@@ -14,6 +14,7 @@ import type {
   ThresholdsRequest,
   ThresholdValues,
 } from '../../../../shared/api/index';
+import { similarity, similarityScaleOf } from '../../../../shared/recognition/similarity';
 
 export type { RecognizerThresholds, ThresholdKey, ThresholdsPreviewResponse, ThresholdsRequest };
 
@@ -38,7 +39,11 @@ export const THRESHOLD_FIELDS: readonly ThresholdField[] = [
     label: 'Margin ratio',
     hint: 'A name only when the nearest person is clearly nearer than the next: nearest / next at most this. 1 switches it off.',
   },
-  { key: 'verify_max', label: 'Verification limit', hint: 'For checking one claimed person (sign-in): stricter than the limit.' },
+  {
+    key: 'verify_max',
+    label: 'Verification limit',
+    hint: 'For checking one claimed person (sign-in), set on its own: a change of the limit leaves it as it is.',
+  },
   {
     key: 'cohort_ratio',
     label: 'Per-person limit',
@@ -63,6 +68,26 @@ export function qualityWords(entry: Pick<RecognizerThresholds, 'quality'>): stri
 export function stepOf(recognizer: RecognitionModel, key: ThresholdKey): number {
   if (key === 'ratio_max' || key === 'cohort_ratio') return 0.01;
   return recognizer === 'lbph' ? 1 : 0.01;
+}
+
+/** The distances shown with their similarity too (#36): the limits, not the ratios. */
+const DISTANCE_KEYS: readonly ThresholdKey[] = ['max', 'sure_max', 'verify_max'];
+
+/**
+ * "≈ 60% similarity": a distance of the form in the units of the percentage a face shows (its similarity,
+ * shared/recognition/similarity.ts, the same function the server and the browser's engine score faces with), so a
+ * setting reads against the figures on the faces. Null for a ratio or a value that is not a number.
+ */
+export function similarityText(
+  recognizer: RecognitionModel,
+  entry: Pick<RecognizerThresholds, 'descriptor_model'>,
+  key: ThresholdKey,
+  value: string | undefined,
+): string | null {
+  const text = value?.trim() ?? '';
+  const distance = Number(text);
+  if (!DISTANCE_KEYS.includes(key) || text === '' || !Number.isFinite(distance) || distance < 0) return null;
+  return `≈ ${Math.round(similarity(distance, similarityScaleOf(recognizer, entry.descriptor_model)))}% similarity`;
 }
 
 /** A value as the form shows it ("" for a margin rule that is off). */
