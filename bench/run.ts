@@ -66,6 +66,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
   ['scale', async () => (await import('./scale.bench.js')).benchScale(repoRoot)],
   ['precision', async () => (await import('./descriptor-precision.bench.js')).benchDescriptorPrecision(repoRoot)],
+  ['grouping', async () => (await import('./grouping.bench.js')).benchGrouping(repoRoot)],
 ];
 const only = process.argv.slice(2);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);

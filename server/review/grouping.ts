@@ -1,35 +1,61 @@
 /**
  * Groups the unknown faces the service saw by likeness, so a reviewer sees "one stranger, seen 10 times" instead of
- * ten rows. Greedy and incremental: each face not yet in a group joins the group whose mean descriptor is nearest,
- * when that is within the embedding rule's limit (`max` of the descriptor in use, the distance at which the
- * recognizer would name someone); otherwise it starts a group of its own. A face without a descriptor (the
- * embedding worker off, or not yet computed) is a group of its own.
+ * ten rows (issue #36: groups that hold).
  *
- * Group ids are stable: a face keeps the group it was put in (the caller stores it, sightings.group_id), and a new
- * group is named after its first face, so the same group has the same id on every replica and after a restart.
- * Descriptors of another length (another descriptor model) are never compared.
+ * On the faces themselves, never on a running mean (the mean of unit descriptors shrinks towards the centre, so a
+ * growing group attracted ever more strangers: 29 strangers became 11 groups, pairwise precision 0.02). Constrained
+ * agglomerative clustering: every face starts alone; the two groups whose faces are nearest on average (average
+ * linkage) merge while that average is within `link`, and only while EVERY face of one is within `max` of every face
+ * of the other (complete linkage at the recognition limit: no two members of a group are further apart than the
+ * recognizer would allow between two photos of one person). Cannot-links are pairs taken out of that graph, so a
+ * group never holds both: two faces of one picture (two people), and pairs a reviewer separated.
+ *
+ * The whole window is clustered again whenever faces arrive (or the limits change), so a group may be revised as
+ * faces come; its id stays with its members: each new group takes the previous id most of its faces had (each
+ * previous id goes to the group holding most of its faces), and a group with none is named after its oldest face.
+ * A face without a descriptor keeps its group, or is a group of its own. Descriptors of another length (another
+ * descriptor model) are never compared.
  */
 
 export interface GroupingItem {
   id: string;
-  /** The time seen (ms since the epoch): faces are placed oldest first, so the first face names its group. */
+  /** The time seen (ms since the epoch): ties between merges and new ids go to the oldest faces. */
   seenAt: number;
   descriptor: Float32Array | null;
-  /** The group the face is in already (kept), or null for a face to place. */
+  /** The group the face was in (kept where its members agree), or null for a new face. */
   groupId: string | null;
+  /** The picture the face was seen in: two faces of one picture are two people. Null: a picture of its own. */
+  picture?: string | null;
 }
 
 export interface GroupingOptions {
-  /** The largest euclidean distance from a group's mean descriptor at which a face joins it. */
+  /** Complete linkage: the largest euclidean distance between any two faces of one group. */
   max: number;
+  /** Average linkage: two groups merge while the mean distance between their faces is within this (<= max). */
+  link: number;
+  /** Pairs of face ids that are two people (a reviewer separated them). */
+  apart?: readonly (readonly [string, string])[];
 }
 
-/** The id a new group gets from its first face. */
+/**
+ * The limits as shares of the recognition limit of the descriptor in use (the embedding rule's `max`), fitted out of
+ * sample by bench/grouping.bench.ts: complete linkage somewhat past the recognition limit (a camera's views of one
+ * person spread wider than two photos), average linkage about at it.
+ */
+export const MAX_SHARE = 1.3;
+export const LINK_SHARE = 0.95;
+
+/** The grouping options for a recognition limit. */
+export function groupingOptions(limit: number): GroupingOptions {
+  return { max: limit * MAX_SHARE, link: limit * LINK_SHARE };
+}
+
+/** The id a new group gets from its oldest face. */
 export function groupIdFor(firstSightingId: string): string {
   return `g-${firstSightingId}`;
 }
 
-function distance(a: Float32Array, b: Float64Array): number {
+export function descriptorDistance(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) {
     const d = a[i] - b[i];
@@ -38,67 +64,216 @@ function distance(a: Float32Array, b: Float64Array): number {
   return Math.sqrt(sum);
 }
 
-interface Cluster {
-  id: string;
-  sum: Float64Array;
-  mean: Float64Array;
-  count: number;
-}
+const byAge = (a: GroupingItem, b: GroupingItem) => a.seenAt - b.seenAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-function addTo(cluster: Cluster, descriptor: Float32Array): void {
-  cluster.count++;
-  for (let i = 0; i < descriptor.length; i++) {
-    cluster.sum[i] += descriptor[i];
-    cluster.mean[i] = cluster.sum[i] / cluster.count;
+/** A binary min-heap of candidate merges, ordered by mean distance, then by the older clusters. */
+class MergeHeap {
+  private readonly items: [number, number, number, number, number][] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  private less(i: number, j: number): boolean {
+    const a = this.items[i];
+    const b = this.items[j];
+    return a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])));
+  }
+  push(entry: [mean: number, a: number, b: number, versionA: number, versionB: number]): void {
+    const items = this.items;
+    items.push(entry);
+    let i = items.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(i, p)) break;
+      [items[i], items[p]] = [items[p], items[i]];
+      i = p;
+    }
+  }
+  pop(): [number, number, number, number, number] | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length && last) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < items.length && this.less(l, m)) m = l;
+        if (r < items.length && this.less(r, m)) m = r;
+        if (m === i) break;
+        [items[i], items[m]] = [items[m], items[i]];
+        i = m;
+      }
+    }
+    return top;
   }
 }
 
 /**
- * The group of every face that had none: a map from face id to its new group id (faces already in a group are not
- * in it). Existing groups are built first from their faces with descriptors, so new faces join them.
+ * Constrained average-linkage clustering of faces of one descriptor length (given oldest first): the clusters, as
+ * lists of indexes into `faces`, each oldest first.
  */
-export function placeInGroups(items: readonly GroupingItem[], options: GroupingOptions): Map<string, string> {
-  const clusters = new Map<string, Cluster>();
-  const byLength = new Map<number, Cluster[]>();
-  const clusterOf = (id: string, length: number): Cluster => {
-    let cluster = clusters.get(`${length}:${id}`);
-    if (!cluster) {
-      cluster = { id, sum: new Float64Array(length), mean: new Float64Array(length), count: 0 };
-      clusters.set(`${length}:${id}`, cluster);
-      const list = byLength.get(length) ?? [];
-      list.push(cluster);
-      byLength.set(length, list);
+export function clusterDescriptors(
+  faces: readonly { descriptor: Float32Array; picture?: string | null; id?: string }[],
+  options: GroupingOptions,
+): number[][] {
+  const n = faces.length;
+  const apart = new Set<string>();
+  if (options.apart?.length) {
+    const index = new Map(faces.map((f, i) => [f.id, i]));
+    for (const [a, b] of options.apart) {
+      const i = index.get(a);
+      const j = index.get(b);
+      if (i !== undefined && j !== undefined) apart.add(i < j ? `${i},${j}` : `${j},${i}`);
     }
-    return cluster;
-  };
-
-  for (const item of items) {
-    if (item.groupId !== null && item.descriptor) addTo(clusterOf(item.groupId, item.descriptor.length), item.descriptor);
   }
+  // The graph of pairs that may share a group: within `max`, not of one picture, not separated. Between two
+  // clusters: the sum of their pairs' distances, kept only while every pair is an edge.
+  const neighbours: Map<number, number>[] = Array.from({ length: n }, () => new Map());
+  const heap = new MergeHeap();
+  for (let i = 0; i < n; i++) {
+    const a = faces[i];
+    for (let j = i + 1; j < n; j++) {
+      const b = faces[j];
+      const d = descriptorDistance(a.descriptor, b.descriptor);
+      if (d > options.max) continue;
+      if (a.picture != null && a.picture === b.picture) continue;
+      if (apart.size && apart.has(`${i},${j}`)) continue;
+      neighbours[i].set(j, d);
+      neighbours[j].set(i, d);
+      if (d <= options.link) heap.push([d, i, j, 0, 0]);
+    }
+  }
+  const members: (number[] | null)[] = Array.from({ length: n }, (_, i) => [i]);
+  const version = new Int32Array(n);
+  while (heap.size) {
+    const [, a, b, va, vb] = heap.pop() as [number, number, number, number, number];
+    if (version[a] !== va || version[b] !== vb || !members[a] || !members[b]) continue;
+    // b joins a (the older one: a < b in every entry pushed).
+    const ma = members[a] as number[];
+    const mb = members[b] as number[];
+    const na = neighbours[a];
+    const nb = neighbours[b];
+    const merged = new Map<number, number>();
+    for (const [c, sa] of na) {
+      if (c === b) continue;
+      const sb = nb.get(c);
+      // A pair missing on either side: some face of c is beyond `max` of the merged group, for good.
+      if (sb !== undefined) merged.set(c, sa + sb);
+      neighbours[c].delete(a);
+    }
+    for (const c of nb.keys()) neighbours[c].delete(b);
+    members[a] = [...ma, ...mb].sort((x, y) => x - y);
+    members[b] = null;
+    neighbours[b] = new Map();
+    neighbours[a] = merged;
+    version[a]++;
+    version[b]++;
+    const size = (members[a] as number[]).length;
+    for (const [c, sum] of merged) {
+      neighbours[c].set(a, sum);
+      const mean = sum / (size * (members[c] as number[]).length);
+      if (mean <= options.link) heap.push(a < c ? [mean, a, c, version[a], version[c]] : [mean, c, a, version[c], version[a]]);
+    }
+  }
+  return members.filter((m): m is number[] => m !== null);
+}
 
-  const placed = new Map<string, string>();
-  const toPlace = items.filter((i) => i.groupId === null).sort((a, b) => a.seenAt - b.seenAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  for (const item of toPlace) {
+/**
+ * The group of every face after clustering them again: a map from face id to group id for each face whose group
+ * is new or changed (faces that stay where they were are not in it).
+ */
+export function regroupFaces(items: readonly GroupingItem[], options: GroupingOptions): Map<string, string> {
+  const sorted = [...items].sort(byAge);
+  const age = new Map(sorted.map((item, i) => [item, i]));
+  const clusters: GroupingItem[][] = [];
+  const byLength = new Map<number, GroupingItem[]>();
+  for (const item of sorted) {
     if (!item.descriptor) {
-      const id = groupIdFor(item.id);
-      placed.set(item.id, id);
+      clusters.push([item]);
       continue;
     }
-    let best: Cluster | null = null;
-    let bestDistance = Number.POSITIVE_INFINITY;
-    for (const cluster of byLength.get(item.descriptor.length) ?? []) {
-      const d = distance(item.descriptor, cluster.mean);
-      if (d < bestDistance) {
-        best = cluster;
-        bestDistance = d;
+    const list = byLength.get(item.descriptor.length) ?? [];
+    list.push(item);
+    byLength.set(item.descriptor.length, list);
+  }
+  for (const list of byLength.values()) {
+    const found = clusterDescriptors(
+      list.map((i) => ({ id: i.id, descriptor: i.descriptor as Float32Array, picture: i.picture })),
+      options,
+    );
+    for (const c of found) clusters.push(c.map((k) => list[k]));
+  }
+  // Stable ids: each previous id to the cluster holding most of its faces (ties: the cluster with the older face).
+  const votes: { cluster: number; id: string; count: number; oldest: number }[] = [];
+  clusters.forEach((members, cluster) => {
+    const counts = new Map<string, number>();
+    for (const m of members) if (m.groupId) counts.set(m.groupId, (counts.get(m.groupId) ?? 0) + 1);
+    for (const [id, count] of counts) votes.push({ cluster, id, count, oldest: age.get(members[0]) as number });
+  });
+  votes.sort((a, b) => b.count - a.count || a.oldest - b.oldest || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const idOf = new Map<number, string>();
+  const taken = new Set<string>();
+  for (const v of votes) {
+    if (idOf.has(v.cluster) || taken.has(v.id)) continue;
+    idOf.set(v.cluster, v.id);
+    taken.add(v.id);
+  }
+  // Previous ids not kept are not reused for another cluster either (their faces' reviewers knew them as that group).
+  const reserved = new Set(items.flatMap((i) => (i.groupId ? [i.groupId] : [])));
+  const changed = new Map<string, string>();
+  clusters.forEach((members, cluster) => {
+    let id = idOf.get(cluster);
+    if (!id) {
+      id = members.map((m) => groupIdFor(m.id)).find((g) => !reserved.has(g) && !taken.has(g)) ?? groupIdFor(`${members[0].id}-${cluster}`);
+      taken.add(id);
+    }
+    for (const m of members) if (m.groupId !== id) changed.set(m.id, id);
+  });
+  return changed;
+}
+
+export interface Coherence {
+  coherent: boolean;
+  /** Why not, in words; null when coherent. */
+  reason: string | null;
+  /** The largest distance between two of its faces (null: fewer than two faces with descriptors). */
+  maxDistance: number | null;
+  /** The mean distance between its faces. */
+  meanDistance: number | null;
+}
+
+/**
+ * Whether a group's faces agree with each other: every pair within `max` (the recognition limit) and the mean
+ * within `link`. A group the clustering made now always does; one made before (by the old grouping, or under a
+ * higher limit) may not, and is then never assigned whole.
+ */
+export function groupCoherence(descriptors: readonly Float32Array[], options: GroupingOptions): Coherence {
+  let max = 0;
+  let sum = 0;
+  let pairs = 0;
+  let worst: [number, number] = [0, 0];
+  for (let i = 0; i < descriptors.length; i++) {
+    for (let j = i + 1; j < descriptors.length; j++) {
+      if (descriptors[i].length !== descriptors[j].length) continue;
+      const d = descriptorDistance(descriptors[i], descriptors[j]);
+      sum += d;
+      pairs++;
+      if (d > max) {
+        max = d;
+        worst = [i, j];
       }
     }
-    if (!best || bestDistance > options.max) {
-      const id = groupIdFor(item.id);
-      best = clusterOf(id, item.descriptor.length);
-    }
-    addTo(best, item.descriptor);
-    placed.set(item.id, best.id);
   }
-  return placed;
+  if (pairs === 0) return { coherent: true, reason: null, maxDistance: null, meanDistance: null };
+  const mean = sum / pairs;
+  const round = (v: number) => Math.round(v * 1000) / 1000;
+  let reason: string | null = null;
+  if (max > options.max) {
+    reason = `two of its faces (${worst[0] + 1} and ${worst[1] + 1}) are ${round(max)} apart, beyond the recognition limit ${round(options.max)}: they may be two people`;
+  } else if (mean > options.link) {
+    reason = `its faces are ${round(mean)} apart on average, beyond ${round(options.link)}: it may hold more than one person`;
+  }
+  return { coherent: reason === null, reason, maxDistance: round(max), meanDistance: round(mean) };
 }

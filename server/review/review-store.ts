@@ -34,18 +34,28 @@ import type { Logger } from '../logger.js';
 import { descriptorFrom } from '../sightings/sighting-store.js';
 import type { ImageStore } from '../storage/image-store.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
-import { type GroupingItem, placeInGroups } from './grouping.js';
+import { type Coherence, type GroupingItem, groupCoherence, groupingOptions, regroupFaces } from './grouping.js';
 
 /** A crop's path relative to the sightings folder (checked before any file is read). */
 const CROP_PATH = /^\d{4}-\d{2}-\d{2}\/[A-Za-z0-9_-]{1,100}\.jpg$/;
 /** The key of the advisory lock grouping holds, so replicas do not group the same new faces at once. */
 const GROUPING_LOCK_KEY = 7_141_926;
-/** Most faces grouping looks at in one pass (newest first); older ones wait for the next pass. */
-const GROUPING_WINDOW = 20_000;
+/**
+ * Most faces grouping looks at in one pass (newest first; older ones keep their groups): the clustering compares
+ * every two faces, about a second for 5,000 on one core.
+ */
+const GROUPING_WINDOW = 5_000;
+/** Faces of a group compared for its coherence (the newest). */
+const COHERENCE_FACES = 200;
 /** A face that counts for review: named nobody, not dismissed, not assigned. */
 const REVIEWABLE = 'label IS NULL AND dismissed_at IS NULL AND assigned_label IS NULL';
 
 export type ReviewTarget = { sighting_ids: string[]; group_id?: undefined } | { group_id: string; sighting_ids?: undefined };
+
+/** The picture a sighting's face was in: the faces of one recognition share their time, source, client and camera. */
+function pictureOf(r: { seen_at: Date; source: string; client: string | null; camera: string | null }): string {
+  return JSON.stringify([new Date(r.seen_at).getTime(), r.source, r.client, r.camera]);
+}
 
 /** The photo check of a crop's JPEG bytes (server/people/photo-checker.ts through the image decoder). */
 export type CropCheck = (bytes: Uint8Array) => Promise<PhotoCheck>;
@@ -121,17 +131,29 @@ export class ReviewStore {
     return this.opts.db;
   }
 
+  /** The recognition limit the groups were last made under (here): another one makes them again. */
+  private groupedUnder: number | null = null;
+
   /**
-   * Puts every reviewable face that has no group yet into one (grouping.ts), under a lock shared by replicas.
-   * `max`: the embedding rule's limit for the descriptor in use.
+   * Groups the reviewable faces again (grouping.ts) when some have no group yet, or the recognition limit changed
+   * since the last pass here (and once after a start: groups made before #36 are checked again), under a lock
+   * shared by replicas. `max`: the embedding rule's limit for the descriptor in use. How many faces changed group.
    */
   async regroup(max: number): Promise<number> {
     const [{ n }] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sightings WHERE ${REVIEWABLE} AND group_id IS NULL`);
-    if (n === 0) return 0;
-    return this.db.transaction(async (tx) => {
+    if (n === 0 && this.groupedUnder === max) return 0;
+    const changed = await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [GROUPING_LOCK_KEY]);
-      const rows = await tx.query<{ id: string; seen_at: Date; descriptor: Uint8Array | null; group_id: string | null }>(
-        `SELECT id, seen_at, descriptor, group_id FROM sightings WHERE ${REVIEWABLE}
+      const rows = await tx.query<{
+        id: string;
+        seen_at: Date;
+        source: string;
+        client: string | null;
+        camera: string | null;
+        descriptor: Uint8Array | null;
+        group_id: string | null;
+      }>(
+        `SELECT id, seen_at, source, client, camera, descriptor, group_id FROM sightings WHERE ${REVIEWABLE}
          AND (group_id IS NULL OR descriptor IS NOT NULL) ORDER BY seen_at DESC, id DESC LIMIT $1`,
         [GROUPING_WINDOW],
       );
@@ -140,16 +162,20 @@ export class ReviewStore {
         seenAt: new Date(r.seen_at).getTime(),
         descriptor: descriptorFrom(r.descriptor ? new Uint8Array(r.descriptor) : null),
         groupId: r.group_id,
+        // The faces of one recognized picture are kept with one time, source, client and camera: two people.
+        picture: pictureOf(r),
       }));
-      const placed = placeInGroups(items, { max });
+      const placed = regroupFaces(items, groupingOptions(max));
       if (placed.size === 0) return 0;
       const updated = await tx.query(
         `UPDATE sightings SET group_id = v.g FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS g) AS v
-         WHERE sightings.id = v.id AND sightings.group_id IS NULL RETURNING sightings.id`,
+         WHERE sightings.id = v.id AND ${REVIEWABLE} RETURNING sightings.id`,
         [[...placed.keys()], [...placed.values()]],
       );
       return updated.length;
     });
+    this.groupedUnder = max;
+    return changed;
   }
 
   /** Groups of reviewable faces, largest first (then the most recently seen). */
@@ -177,19 +203,77 @@ export class ReviewStore {
     const [{ any }] = await this.db.query<{ any: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM sightings WHERE ${REVIEWABLE} AND descriptor IS NOT NULL) AS any`,
     );
+    const coherence = await this.coherence(
+      rows.map((r) => r.id),
+      opts.max,
+    );
     return {
-      groups: rows.map((r) => ({
-        id: r.id,
-        count: r.count,
-        first_seen: iso(r.first_seen),
-        last_seen: iso(r.last_seen),
-        sample_ids: r.sample_ids,
-        sources: r.sources,
-      })),
+      groups: rows.map((r) => {
+        const c = coherence.get(r.id);
+        return {
+          id: r.id,
+          count: r.count,
+          first_seen: iso(r.first_seen),
+          last_seen: iso(r.last_seen),
+          sample_ids: r.sample_ids,
+          sources: r.sources,
+          coherent: c?.coherent ?? true,
+          not_coherent_because: c?.reason ?? null,
+          max_face_distance: c?.maxDistance ?? null,
+        };
+      }),
       total: rows[0]?.total ?? 0,
       grouped_by: any ? 'descriptor' : 'none',
       max_distance: opts.max,
     };
+  }
+
+  /** Whether each group's reviewable faces agree with each other (grouping.ts groupCoherence). */
+  private async coherence(groupIds: readonly string[], max: number): Promise<Map<string, Coherence>> {
+    if (groupIds.length === 0) return new Map();
+    const rows = await this.db.query<{ group_id: string; descriptor: Uint8Array }>(
+      `SELECT group_id, descriptor FROM sightings WHERE group_id = ANY($1::text[]) AND ${REVIEWABLE} AND descriptor IS NOT NULL
+       ORDER BY seen_at DESC, id DESC`,
+      [groupIds],
+    );
+    const byGroup = new Map<string, Float32Array[]>();
+    for (const r of rows) {
+      const d = descriptorFrom(new Uint8Array(r.descriptor));
+      if (!d) continue;
+      const list = byGroup.get(r.group_id) ?? [];
+      // Every pair is compared: the newest COHERENCE_FACES of a large group are enough to see two people in it.
+      if (list.length < COHERENCE_FACES) list.push(d);
+      byGroup.set(r.group_id, list);
+    }
+    const options = groupingOptions(max);
+    return new Map([...byGroup].map(([id, list]) => [id, groupCoherence(list, options)]));
+  }
+
+  /**
+   * Refuses what would put two people under one name: a group whose faces do not agree, assigned whole, and two
+   * faces of one picture.
+   */
+  private async checkOnePerson(target: ReviewTarget, ids: readonly string[], max: number): Promise<void> {
+    if (target.group_id !== undefined) {
+      const c = (await this.coherence([target.group_id], max)).get(target.group_id);
+      if (c && !c.coherent) {
+        throw new ApiError(
+          'group_not_coherent',
+          `group ${target.group_id} may be more than one person (${c.reason}): assign the faces of one person by sighting_ids`,
+        );
+      }
+    }
+    const rows = await this.db.query<{ id: string; seen_at: Date; source: string; client: string | null; camera: string | null }>(
+      'SELECT id, seen_at, source, client, camera FROM sightings WHERE id = ANY($1::text[])',
+      [ids],
+    );
+    const seen = new Map<string, string>();
+    for (const r of rows) {
+      const picture = pictureOf(r);
+      const other = seen.get(picture);
+      if (other) throw new ApiError('same_picture', `sightings ${other} and ${r.id} are two faces of one picture: two people, not one`);
+      seen.set(picture, r.id);
+    }
   }
 
   /** Known sightings by person in a time range, most recently seen first. */
@@ -281,9 +365,17 @@ export class ReviewStore {
     req: ReviewTarget & { label?: string; display_name?: string },
     actor: string | null,
     check?: CropCheck,
+    /** The embedding rule's limit: with it, a group that may be two people, or two faces of one picture, are refused. */
+    max?: number,
   ): Promise<ReviewAssignResponse> {
     const person = await this.person(req.label, req.display_name);
     const rows = await this.targets(req);
+    if (max !== undefined)
+      await this.checkOnePerson(
+        req,
+        rows.map((r) => r.id),
+        max,
+      );
     const taken = rows.filter((r) => r.assigned_label !== null);
     if (taken.length) {
       throw new ApiError('already_assigned', `sighting ${taken[0].id} is already assigned to ${taken[0].assigned_label} (undo that first)`);

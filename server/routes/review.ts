@@ -43,7 +43,12 @@ export function reviewRoutes(ctx: AppContext): Hono {
   );
 
   mountRoute(app, 'reviewAssign', async (c, { body }) => {
-    const out = await store.assign({ ...targetOf(body), label: body.label, display_name: body.display_name }, actorOf(c), checkCrop);
+    const out = await store.assign(
+      { ...targetOf(body), label: body.label, display_name: body.display_name },
+      actorOf(c),
+      checkCrop,
+      ctx.faces.ruleFor('embedding').max,
+    );
     const bad = (out.checks ?? []).filter((x) => x.check && x.check.verdict !== 'ok').length;
     ctx.log.info(
       `review: ${out.added.length} face(s) assigned to ${out.label} (action ${out.action_id}${bad ? `, ${bad} with a photo problem` : ''})`,

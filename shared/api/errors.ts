@@ -52,6 +52,9 @@ export const ERROR_CODES = {
   already_trained: 409,
   already_undone: 409,
   already_assigned: 409,
+  // #36 1: a group whose faces may be two people is not assigned whole; two faces of one picture are two people
+  group_not_coherent: 409,
+  same_picture: 409,
   // #35 9: a new label that looks like an existing person's
   label_confusable: 409,
 } as const;

@@ -48,6 +48,19 @@ export const reviewGroup = z
       .array(z.string())
       .meta({ description: 'Up to 8 of its sightings, newest first (their crops: `GET /api/sightings/{id}/crop`).' }),
     sources: z.array(z.string()).meta({ description: 'Where its faces were seen (api, page, camera, browser, verify).' }),
+    coherent: z.boolean().meta({
+      description:
+        'Whether its faces agree with each other (every two within the grouping limit, and near on average). A group that does not is ' +
+        'never assigned whole (`group_id`: 409 `group_not_coherent`): pick the faces of one person (`sighting_ids`).',
+    }),
+    not_coherent_because: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why its faces may be more than one person, in words; null when `coherent`.' }),
+    max_face_distance: z
+      .number()
+      .nullable()
+      .meta({ description: 'The largest distance between two of its faces (descriptor units); null with fewer than two described faces.' }),
   })
   .meta({ id: 'ReviewGroup', description: 'Unknown faces alike enough to be one person.' });
 export type ReviewGroup = z.infer<typeof reviewGroup>;
@@ -59,7 +72,11 @@ export const reviewGroupsResponse = z
     grouped_by: z.enum(['descriptor', 'none']).meta({
       description: '`descriptor`: faces were grouped by their face descriptors; `none`: no descriptors, each face is its own group.',
     }),
-    max_distance: z.number().meta({ description: "The distance within which a face joins a group (the embedding rule's limit)." }),
+    max_distance: z.number().meta({
+      description:
+        "The embedding rule's limit the groups are made under: two groups merge while their faces are within 0.95 of it on average, " +
+        'and no two faces of a group are further apart than 1.3 times it (server/review/grouping.ts).',
+    }),
   })
   .meta({
     id: 'ReviewGroupsResponse',
@@ -72,6 +89,9 @@ export const reviewGroupsResponse = z
           last_seen: '2024-05-01T14:02:00.000Z',
           sample_ids: ['3f2a9c1e'],
           sources: ['camera'],
+          coherent: true,
+          not_coherent_because: null,
+          max_face_distance: 0.41,
         },
       ],
       total: 1,

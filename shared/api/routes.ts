@@ -552,8 +552,10 @@ const routeTable = {
     ...ENDPOINTS.reviewGroups,
     summary: 'Unknown faces grouped by likeness, largest groups first',
     description:
-      'Faces named nobody, not dismissed and not assigned, grouped by their face descriptors (within the limit of the embedding rule of the ' +
-      'descriptor in use); a face without a descriptor is a group of its own. A face keeps its group: ids are stable.',
+      'Faces named nobody, not dismissed and not assigned, grouped by their face descriptors (clustered on the faces themselves, by the ' +
+      'limit of the embedding rule of the descriptor in use); two faces of one picture are never in one group; a face without a ' +
+      'descriptor is a group of its own. Groups may be revised as faces arrive; a group keeps its id with most of its faces. A group ' +
+      'whose faces do not agree is `coherent: false`, with why.',
     tags: ['Review'],
     request: { query: reviewGroupsQuery },
     responses: ok(reviewGroupsResponse, 'The groups.'),
@@ -572,11 +574,13 @@ const routeTable = {
     summary: "Assign faces to a person: their crops become the person's training images",
     description:
       'A group (`group_id`) or single faces (`sighting_ids`) to an existing person (`label`) or a new one (`display_name`). Each crop is ' +
-      'stored as a training image of the person; the models use them after the next training. Undo until then.',
+      'stored as a training image of the person; the models use them after the next training. Undo until then. A group whose faces ' +
+      'do not agree is not assigned whole (409 `group_not_coherent`: name its faces of one person in `sighting_ids`), nor two faces ' +
+      'of one picture to one person (409 `same_picture`).',
     tags: ['Review'],
     request: { body: jsonBody(reviewAssignRequest, { group_id: 'g-3f2a9c1e', display_name: 'Marie Curie' }) },
     responses: ok(reviewAssignResponse, 'Assigned.'),
-    errors: ['invalid_label', 'label_confusable', 'label_not_found', 'not_found', 'already_assigned'],
+    errors: ['invalid_label', 'label_confusable', 'label_not_found', 'not_found', 'already_assigned', 'group_not_coherent', 'same_picture'],
   }),
   reviewDismiss: defineRoute({
     ...ENDPOINTS.reviewDismiss,

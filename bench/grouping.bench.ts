@@ -1,0 +1,184 @@
+/**
+ * `npm run bench grouping` (#36 section 1): how unknown faces are grouped for review (server/review/grouping.ts),
+ * beside the grouping before #36 (greedy placement against a group's running mean at the recognition limit).
+ *
+ * Faces: every face of the open-set benchmark's built-in set (bench/grouping-features.ts: one man in 19 photos,
+ * 6 people in 2 to 4, about 70 people seen once), clean and in 3 degraded camera views each, described by the
+ * product's nets (faceapi-128, the default descriptor, and faceres-1024). Streams: the clean faces, the degraded
+ * views, and both. Figures: pairwise precision (two faces in one group are one person) and recall (two faces of one
+ * person are in one group), the number of groups.
+ *
+ * Out of sample: the people are split in two halves (10 seeded splits); the limits (shares of the recognition limit:
+ * complete linkage, average linkage) are fitted on one half (the most recall with precision >= FIT_PRECISION on the
+ * "all" stream) and measured on the other, and the other way round; per split the two held-out halves are pooled.
+ * Reported: the median over the splits and their range. The product's shares (MAX_SHARE, LINK_SHARE) are the median
+ * of the fitted ones; their figures on every face are printed beside, for the record (not out of sample).
+ *
+ * GROUPING_FIXTURE=1 uses the committed faceapi-128 descriptors (test/fixtures/grouping) instead of running the nets.
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type GroupingOptions, LINK_SHARE, MAX_SHARE } from '../server/review/grouping.js';
+import { type DescriptorModel, defaultRule } from '../shared/recognition/rules.js';
+import {
+  type Algorithm,
+  groupStream,
+  halves,
+  type PairScore,
+  pairScore,
+  pooled,
+  STREAM_WORDS,
+  STREAMS,
+  type Stream,
+  streamOf,
+} from './grouping-eval.js';
+import { decodeFixture, FIXTURE, type GroupingFace, groupingFaces } from './grouping-features.js';
+import type { BenchRow } from './types.js';
+import { median } from './types.js';
+
+const SPLITS = Number(process.env.GROUPING_SPLITS ?? 10);
+/** The precision a fit aims at on its half: a margin over the 0.95 the issue asks for on the other. */
+const FIT_PRECISION = 0.97;
+const MAX_SHARES = [1, 1.15, 1.3, 1.5];
+const LINK_SHARES = Array.from({ length: 13 }, (_, i) => Number((0.75 + i * 0.025).toFixed(3)));
+
+const optionsOf = (limit: number, maxShare: number, linkShare: number): GroupingOptions => ({
+  max: limit * maxShare,
+  link: Math.min(limit * linkShare, limit * maxShare),
+});
+
+function score(faces: readonly GroupingFace[], model: DescriptorModel, algorithm: Algorithm, options: GroupingOptions): PairScore {
+  return pairScore(
+    faces.map((f) => f.person),
+    groupStream(faces, model, algorithm, options),
+  );
+}
+
+const f3 = (v: number) => v.toFixed(3);
+const range = (values: number[]) => `${f3(median(values))} (${f3(Math.min(...values))}-${f3(Math.max(...values))})`;
+
+/** The figures of one descriptor model. */
+function benchModel(all: readonly GroupingFace[], model: DescriptorModel, log: (line: string) => void): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const limit = defaultRule('embedding', model).max;
+  const described = all.filter((f) => f.descriptors[model]);
+  log(
+    `\n${model}: ${described.length} of ${all.length} face views described, ${new Set(described.map((f) => f.person)).size} people; recognition limit ${limit}`,
+  );
+  log(`| stream | grouping | pairwise precision | pairwise recall | groups (people) |`);
+  log(`|---|---|---|---|---|`);
+  for (const stream of STREAMS) {
+    // Arrival orders: the old grouping depends on them; the new one should not.
+    const before: PairScore[] = [];
+    const after: PairScore[] = [];
+    for (let seed = 1; seed <= SPLITS; seed++) {
+      const faces = streamOf(all, stream, model, seed);
+      before.push(score(faces, model, 'mean', { max: limit, link: limit }));
+      after.push(score(faces, model, 'linkage', optionsOf(limit, MAX_SHARE, LINK_SHARE)));
+    }
+    const people = before[0].people;
+    for (const [name, s] of [
+      ['before #36: running mean at the limit', before],
+      [`now: linkage (max ${MAX_SHARE}, link ${LINK_SHARE}), every face (in sample)`, after],
+    ] as const) {
+      log(
+        `| ${stream} (${STREAM_WORDS[stream]}) | ${name} | ${range(s.map((x) => x.precision))} | ${range(s.map((x) => x.recall))} | ${range(s.map((x) => x.groups))} (${people}) |`,
+      );
+    }
+    rows.push(
+      {
+        name: `grouping ${model} ${stream}: pairwise precision before #36 (running mean)`,
+        unit: '',
+        lookout: median(before.map((x) => x.precision)),
+      },
+      {
+        name: `grouping ${model} ${stream}: pairwise recall before #36 (running mean)`,
+        unit: '',
+        lookout: median(before.map((x) => x.recall)),
+      },
+    );
+  }
+  // Out of sample: fit on one half of the people, measure on the other.
+  const fitted: { maxShare: number; linkShare: number }[] = [];
+  const held: Record<Stream, PairScore[]> = { clean: [], camera: [], all: [] };
+  for (let seed = 1; seed <= SPLITS; seed++) {
+    const [a, b] = halves(described, 1000 + seed);
+    const perStream: Record<Stream, PairScore[]> = { clean: [], camera: [], all: [] };
+    for (const [fitOn, testOn] of [
+      [a, b],
+      [b, a],
+    ]) {
+      const fitFaces = streamOf(
+        described.filter((f) => fitOn.has(f.person)),
+        'all',
+        model,
+        seed,
+      );
+      let best: { maxShare: number; linkShare: number; s: PairScore } | null = null;
+      for (const maxShare of MAX_SHARES) {
+        for (const linkShare of LINK_SHARES) {
+          const s = score(fitFaces, model, 'linkage', optionsOf(limit, maxShare, linkShare));
+          const ok = s.precision >= FIT_PRECISION;
+          const better =
+            !best ||
+            (ok && (best.s.precision < FIT_PRECISION || s.recall > best.s.recall)) ||
+            (!ok && best.s.precision < FIT_PRECISION && s.precision > best.s.precision);
+          if (better) best = { maxShare, linkShare, s };
+        }
+      }
+      const chosen = best as { maxShare: number; linkShare: number };
+      fitted.push({ maxShare: chosen.maxShare, linkShare: chosen.linkShare });
+      for (const stream of STREAMS) {
+        const faces = streamOf(
+          described.filter((f) => testOn.has(f.person)),
+          stream,
+          model,
+          seed,
+        );
+        perStream[stream].push(score(faces, model, 'linkage', optionsOf(limit, chosen.maxShare, chosen.linkShare)));
+      }
+    }
+    for (const stream of STREAMS) held[stream].push(pooled(perStream[stream]));
+  }
+  log(
+    `\nOut of sample (${SPLITS} splits of the people in halves, fitted on one half for precision >= ${FIT_PRECISION}, measured on the other; median (range) over the splits):`,
+  );
+  log(`fitted shares of the limit: max ${range(fitted.map((f) => f.maxShare))}, link ${range(fitted.map((f) => f.linkShare))}`);
+  log(`| stream | pairwise precision | pairwise recall | groups a half (people a half) |`);
+  log(`|---|---|---|---|`);
+  for (const stream of STREAMS) {
+    const s = held[stream];
+    log(
+      `| ${stream} | ${range(s.map((x) => x.precision))} | ${range(s.map((x) => x.recall))} | ${range(s.map((x) => x.groups / 2))} (${f3(median(s.map((x) => x.people / 2)))}) |`,
+    );
+    rows.push(
+      {
+        name: `grouping ${model} ${stream}: pairwise precision, held out`,
+        unit: '',
+        lookout: median(s.map((x) => x.precision)),
+        goal: '>= 0.95',
+      },
+      { name: `grouping ${model} ${stream}: pairwise recall, held out`, unit: '', lookout: median(s.map((x) => x.recall)), goal: '>= 0.7' },
+    );
+  }
+  return rows;
+}
+
+export async function benchGrouping(repoRoot: string): Promise<BenchRow[]> {
+  const log = (line: string) => console.log(line);
+  log(`Grouping unknown faces (#36) on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${new Date().toISOString().slice(0, 10)}`);
+  const fromFixture = process.env.GROUPING_FIXTURE === '1';
+  const faces = fromFixture
+    ? decodeFixture(readFileSync(path.join(repoRoot, FIXTURE), 'utf8'))
+    : await groupingFaces(repoRoot, ['faceapi-128', 'faceres-1024'], log);
+  const rows: BenchRow[] = [];
+  for (const model of ['faceapi-128', 'faceres-1024'] as const) {
+    if (!faces.some((f) => f.descriptors[model])) {
+      log(`${model}: no descriptors (${fromFixture ? 'the fixture keeps faceapi-128 only' : 'the nets did not load'})`);
+      continue;
+    }
+    rows.push(...benchModel(faces, model, log));
+  }
+  return rows;
+}
