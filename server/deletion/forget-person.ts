@@ -65,11 +65,13 @@ async function forgetPeopleRows(ctx: AppContext, label: string): Promise<number>
   const reviewed = review
     ? await review.forgetPerson(label)
     : (await ctx.db.query('DELETE FROM review_actions WHERE label = $1 RETURNING id', [label])).length;
+  // #36 2: their renames, covers, merges and moves (names and file names of theirs), with the undo they allowed.
+  const acted = (await ctx.db.query('DELETE FROM person_actions WHERE label = $1 OR other_label = $1 RETURNING id', [label])).length;
   const people = store(ctx, 'people');
-  if (people) return reviewed + (await people.forgetPerson(label));
+  if (people) return reviewed + acted + (await people.forgetPerson(label));
   const meta = await ctx.db.query('DELETE FROM image_meta WHERE label = $1 RETURNING filename', [label]);
   const person = await ctx.db.query('DELETE FROM people WHERE label = $1 RETURNING label', [label]);
-  return reviewed + meta.length + person.length;
+  return reviewed + acted + meta.length + person.length;
 }
 
 /** Takes the training lock of every replica; 409 while a training runs (nothing removed then). */

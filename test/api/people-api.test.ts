@@ -357,3 +357,19 @@ describe('search by face', () => {
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
+
+describe("a person's deletion", () => {
+  it('takes their person actions along (names and file names of theirs, and the undo they allowed)', async () => {
+    const db = server.service.ctx.db;
+    const count = async () =>
+      (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM person_actions WHERE label = 'someone-else' OR other_label = 'someone-else'`))[0].n;
+    const [photo] = (await get('/people/lionel-messi')).body.photos;
+    const moved = await post('/people/lionel-messi/photos/move', { filenames: [photo.filename], to: 'someone-else', display_name: 'Someone Else' });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(await count()).toBeGreaterThan(0);
+    expect((await call('/images/someone-else', admin, { method: 'DELETE' })).status).toBe(200);
+    expect(await count()).toBe(0);
+    const undo = await post(`/person-actions/${moved.body.action_id}/undo`, {});
+    expect([undo.status, undo.body.error.code]).toEqual([404, 'not_found']);
+  });
+});
