@@ -842,7 +842,7 @@ const routeTable = {
     tags: ['People'],
     request: { params: labelParams, body: jsonBody(personMergeRequest, { into: 'marie-curie' }) },
     responses: ok(personActionResponse, 'Merged.'),
-    errors: ['bad_request', 'invalid_label', 'label_not_found', 'training_in_progress'],
+    errors: ['bad_request', 'invalid_label', 'label_not_found', 'label_confusable', 'training_in_progress'],
   }),
   movePhotos: defineRoute({
     ...ENDPOINTS.movePhotos,
@@ -864,7 +864,7 @@ const routeTable = {
     tags: ['People'],
     request: { params: personActionParams, body: { required: false, description: 'Empty or `{}`.', content: json(personUndoRequest, {}) } },
     responses: ok(personUndoResponse, 'Undone.'),
-    errors: ['bad_request', 'not_found', 'already_undone', 'training_in_progress'],
+    errors: ['bad_request', 'not_found', 'already_undone', 'label_confusable', 'training_in_progress'],
   }),
   searchFaces: defineRoute({
     ...ENDPOINTS.searchFaces,
