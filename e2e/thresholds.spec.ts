@@ -14,7 +14,13 @@ const PEOPLE = { grace: 'faces/grace_hopper.jpg', eileen: 'faces/astronaut.png' 
 
 let lookout: Lookout;
 
-type Entry = { max: number; ratio_max: number | null; overridden: string[]; defaults: { max: number; ratio_max: number | null } };
+type Entry = {
+  max: number;
+  ratio_max: number | null;
+  overridden: string[];
+  defaults: { max: number; ratio_max: number | null; verify_max: number };
+  similarity: { max: number; verify_max: number };
+};
 
 async function thresholds(): Promise<{ lbph: Entry }> {
   const res = await fetch(`${lookout.url}/api/models/thresholds`);
@@ -62,6 +68,13 @@ test('each recognizer shows its thresholds with their defaults', async ({ page }
     ratio === null || ratio === 1 ? 'Default: off' : `Default: ${ratio}`,
   );
   await expect(card(page).getByRole('button', { name: 'Reset to default' })).toBeDisabled();
+  // #36: each limit in the units of a face's percentage, as the server gives them; it follows what is typed.
+  const similarity = (await thresholds()).lbph.similarity;
+  await expect(card(page).getByTestId('similarity-lbph-max')).toHaveText(`≈ ${Math.round(similarity.max)}% similarity`);
+  await expect(card(page).getByTestId('similarity-lbph-verify_max')).toHaveText(`≈ ${Math.round(similarity.verify_max)}% similarity`);
+  await expect(card(page).getByTestId('similarity-lbph-ratio_max')).toHaveText('');
+  await limit(page).fill('42');
+  await expect(card(page).getByTestId('similarity-lbph-max')).toHaveText('≈ 80% similarity');
 });
 
 test('Preview shows what a lower limit does to the people enrolled, and saves nothing', async ({ page }) => {
@@ -89,7 +102,10 @@ test('a saved limit survives a reload and a restart, and Reset to default drops 
   await limit(page).fill('60');
   await card(page).getByRole('button', { name: 'Save' }).click();
   await expect(card(page).getByTestId('thresholds-lbph-saved')).toContainText('Saved');
-  expect((await thresholds()).lbph).toMatchObject({ max: 60, overridden: ['max'] });
+  // #36: the limit alone changed; the verification limit stays as it was (it went 75 -> 45 unasked).
+  const verify = (await thresholds()).lbph.defaults.verify_max;
+  expect((await thresholds()).lbph).toMatchObject({ max: 60, verify_max: verify, overridden: ['max'] });
+  await expect(card(page).getByLabel('Verification limit', { exact: true })).toHaveValue(String(verify));
 
   await page.reload();
   await expect(limit(page)).toHaveValue('60');

@@ -84,7 +84,7 @@ type Scalar = string | number | boolean | null;
 
 /**
  * #35: a settings change for the audit row and the log line: `old.<key>` and `new.<key>` of each key asked for or
- * changed (a limit moved drags the sure and verification bounds along). Values are numbers or names, never a secret.
+ * changed (a limit moved drags the sure bound along; never verify_max, #36). Values are numbers or names, never a secret.
  */
 function changeDetail(before: Record<string, unknown>, after: Record<string, unknown>, asked: string[]): Record<string, Scalar> {
   const scalar = (v: unknown): Scalar => (v === undefined ? null : typeof v === 'object' && v !== null ? JSON.stringify(v) : (v as Scalar));

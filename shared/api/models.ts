@@ -303,7 +303,10 @@ const ruleFields = {
   ratio_max: z.number().nullable().meta({
     description: 'Margin rule: `ambiguous` when d1 / d2 (nearest / next person) is above this; null: off.',
   }),
-  verify_max: z.number().meta({ description: '1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person.' }),
+  verify_max: z.number().meta({
+    description:
+      '1:1 verification (`POST /api/verify`): a match up to this distance to the claimed person. Its own limit: a change of `max` leaves it as it is (#36).',
+  }),
   cohort_ratio: z.number().nullable().optional().meta({
     description:
       "Per-person limit (embedding): a person is named only within this share of their cohort bound, the distance from their photos to the nearest faces of a background cohort of strangers shipped with Lookout (docs/recognition.md); a person whose photos sit near many strangers' faces gets a stricter limit than `max`. The same share applies to `sure_max` and `verify_max`. null: off (LBPH).",
@@ -447,10 +450,14 @@ export const thresholdsRequest = z
   .strictObject(
     {
       recognizer: z.enum(RECOGNITION_MODELS, { error: 'must be "lbph" or "embedding"' }),
-      max: settable('The limit (above `bounds.min`, at most `bounds.max`).'),
+      max: settable(
+        'The limit (above `bounds.min`, at most `bounds.max`). A lower one takes an unsent `sure_max` down with it, never `verify_max` (#36).',
+      ),
       sure_max: settable('The sure bound, at most `max`.'),
       ratio_max: settable('The margin rule, above 0 and at most 1 (1 switches it off).'),
-      verify_max: settable('The verification limit, at most `max`.'),
+      verify_max: settable(
+        "1:1 verification's own limit (above `bounds.min`, at most `bounds.max`); not bound by `max`, and left as it is when `max` changes (#36).",
+      ),
       cohort_ratio: settable(
         "Embedding only: the per-person limit, a share of each person's cohort bound above 0 and at most 1.5 (1.5 leaves `max` in charge for nearly everyone; with `ratio_max` 1 as well, the background cohort takes no part).",
       ),
