@@ -39,9 +39,13 @@ test.beforeAll(async () => {
   await api('POST', '/recognize', { image: testImage(GRACE).toString('base64') });
   await api('POST', '/recognize', { image: testImage(STRANGER).toString('base64') });
   await expect
-    .poll(async () => (await api<Page_>('GET', '/people/grace-hopper')).sightings.length + (await api<Page_>('GET', '/people/g-hopper')).sightings.length, {
-      timeout: 60_000,
-    })
+    .poll(
+      async () =>
+        (await api<Page_>('GET', '/people/grace-hopper')).sightings.length + (await api<Page_>('GET', '/people/g-hopper')).sightings.length,
+      {
+        timeout: 60_000,
+      },
+    )
     .toBeGreaterThan(0);
 });
 
@@ -80,12 +84,22 @@ test("a person's page from the Training page: photos, sightings, rename with Und
 
   // The cover: the first photo until another is chosen.
   await expect(photos(page).nth(0).getByTestId('person-cover-badge')).toBeVisible();
-  await photos(page).nth(1).getByRole('button', { name: /Make cover/ }).click();
+  await photos(page)
+    .nth(1)
+    .getByRole('button', { name: /Make cover/ })
+    .click();
   await expect(photos(page).nth(1).getByTestId('person-cover-badge')).toBeVisible();
-  await expect(photos(page).nth(0).getByRole('button', { name: /Make cover/ })).toBeVisible();
+  await expect(
+    photos(page)
+      .nth(0)
+      .getByRole('button', { name: /Make cover/ }),
+  ).toBeVisible();
 
   // Search by face from one of her photos: her sightings, with time and where; never the stranger.
-  await photos(page).nth(0).getByRole('button', { name: /Find this face/ }).click();
+  await photos(page)
+    .nth(0)
+    .getByRole('button', { name: /Find this face/ })
+    .click();
   const results = page.getByTestId('person-search-results').getByRole('listitem');
   await expect(page.getByTestId('person-search')).toBeFocused();
   await expect(results.first()).toBeVisible();

@@ -362,9 +362,17 @@ describe("a person's deletion", () => {
   it('takes their person actions along (names and file names of theirs, and the undo they allowed)', async () => {
     const db = server.service.ctx.db;
     const count = async () =>
-      (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM person_actions WHERE label = 'someone-else' OR other_label = 'someone-else'`))[0].n;
+      (
+        await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM person_actions WHERE label = 'someone-else' OR other_label = 'someone-else'`,
+        )
+      )[0].n;
     const [photo] = (await get('/people/lionel-messi')).body.photos;
-    const moved = await post('/people/lionel-messi/photos/move', { filenames: [photo.filename], to: 'someone-else', display_name: 'Someone Else' });
+    const moved = await post('/people/lionel-messi/photos/move', {
+      filenames: [photo.filename],
+      to: 'someone-else',
+      display_name: 'Someone Else',
+    });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
     expect(await count()).toBeGreaterThan(0);
     expect((await call('/images/someone-else', admin, { method: 'DELETE' })).status).toBe(200);
