@@ -860,7 +860,7 @@ const routeTable = {
     summary: 'Undo a rename, a cover, a merge or a move',
     description:
       "A merge or a move: the photos go back (those deleted since are named in `missing`), with the sightings and corrections; the merged person's name " +
-      'and cover come back. Only the latest action on a person can be undone while a later one stands (409 `already_undone` once undone).',
+      'and cover come back. Undone once (409 `already_undone` the second time); a merge or a move waits for a running training.',
     tags: ['People'],
     request: { params: personActionParams, body: { required: false, description: 'Empty or `{}`.', content: json(personUndoRequest, {}) } },
     responses: ok(personUndoResponse, 'Undone.'),
