@@ -1,8 +1,10 @@
 /**
  * One group of unknown faces alike enough to be one person: how often and when it was seen, a strip of its newest
  * crops, and what to do with it. Ticking crops narrows an action to those faces; with none ticked it is the group.
+ * A group whose faces do not agree (`coherent: false`) is flagged and never assigned whole: the reviewer ticks the
+ * faces of one person first.
  */
-import { createMemo, createSignal, For } from 'solid-js';
+import { createMemo, createSignal, For, Show } from 'solid-js';
 import { ApiImage } from '../../auth/ApiImage';
 import { facesApi, type Person, type ReviewGroup, type Target } from '../../lib/faces-api';
 import { AssignForm, type KnownName } from './AssignForm';
@@ -29,6 +31,8 @@ export function GroupCard(props: {
       ? { target: { sighting_ids: [...picked()] }, count: picked().size }
       : { target: { group_id: props.group.id }, count: props.group.count },
   );
+  /** A group that may be more than one person: only its ticked faces can be assigned. */
+  const mustPick = () => !props.group.coherent && picked().size === 0;
   const what = () =>
     picked().size > 0 ? `${facesText(picked().size)} ticked` : props.group.count === 1 ? 'this face' : `all ${props.group.count}`;
 
@@ -38,6 +42,11 @@ export function GroupCard(props: {
         {seenText(props.group.count, props.group.last_seen)}
       </h3>
       <p class="muted faces-group-sub">{sourcesText(props.group.sources)}</p>
+      <Show when={!props.group.coherent}>
+        <p class="faces-mixed" data-testid="faces-group-mixed">
+          These faces may be more than one person. Tick the faces of one person to assign them.
+        </p>
+      </Show>
       <fieldset class="faces-strip">
         <legend class="faces-sr-only">
           Faces of this group ({props.group.sample_ids.length} newest shown): tick some to act on them alone
@@ -60,8 +69,8 @@ export function GroupCard(props: {
         <AssignForm
           id={id()}
           people={props.people}
-          busy={props.busy}
-          action={picked().size > 0 ? `Assign ${facesText(picked().size)}` : 'Assign'}
+          busy={props.busy || mustPick()}
+          action={picked().size > 0 ? `Assign ${facesText(picked().size)}` : mustPick() ? 'Tick faces to assign' : 'Assign'}
           onAssign={(person, words) => props.onAssign(target().target, target().count, person, words)}
         />
         <button
