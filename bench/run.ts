@@ -25,6 +25,7 @@ import { benchRecognize } from './recognize.bench.js';
 import { benchRankingScale } from './ranking-scale.bench.js';
 import { benchReplicas } from './replicas.bench.js';
 import { benchSecondFactor } from './second-factor.bench.js';
+import { benchSightings } from './sightings.bench.js';
 import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
 
@@ -51,6 +52,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['lbph', () => benchLbph()],
   ['lbph-robustness', () => benchLbphRobustness()],
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
+  ['sightings', async () => benchSightings(repoRoot, testdata, await photo640())],
   ['replicas', () => benchReplicas(repoRoot, testdata)],
   ['embedding', () => benchEmbedding()],
   ['open-set', () => benchOpenSet(repoRoot)],

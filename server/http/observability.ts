@@ -9,6 +9,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { TrainResponse } from '../../shared/api/training.js';
 import type { Logger } from '../logger.js';
+import type { SightingQueueStats } from '../sightings/sighting-recorder.js';
 import { createRegistry, DURATION_BUCKETS, httpDurationHistogram } from '../metrics.js';
 
 declare module 'hono' {
@@ -45,6 +46,8 @@ export interface ApiMetricsOptions {
   queues?: () => Record<string, number>;
   /** The last training run (read after each POST /api/train that succeeded). */
   lastTraining?: () => TrainResponse | undefined;
+  /** #36 4: the sighting queue (read at each scrape). */
+  sightings?: () => SightingQueueStats;
 }
 
 export class ApiMetrics {
@@ -93,6 +96,36 @@ export class ApiMetrics {
         for (const [pool, depth] of Object.entries(queues?.() ?? {})) this.set({ pool }, depth);
       },
     });
+    const sightings = options.sightings;
+    if (sightings) {
+      new Gauge({
+        name: 'lookout_sightings_queue_depth',
+        help: 'Sighting jobs waiting to be stored (they run when recognitions are quiet).',
+        registers: [this.registry],
+        collect() {
+          this.set(sightings().queued);
+        },
+      });
+      // Totals since the start, read from the recorder at each scrape.
+      new Counter({
+        name: 'lookout_sightings_dropped_total',
+        help: 'Sighting jobs dropped, the oldest first, because the queue was full while recognitions kept the workers busy (or at shutdown).',
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(sightings().dropped);
+        },
+      });
+      new Counter({
+        name: 'lookout_sightings_stored_total',
+        help: 'Sightings stored.',
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(sightings().stored);
+        },
+      });
+    }
     for (const upstream of ['remote', 'llm', 'ppe_detector', 'broker'] as const) this.upstreamErrors.inc({ upstream }, 0);
     for (const result of ['ok', 'error'] as const) this.trainings.inc({ result }, 0);
   }

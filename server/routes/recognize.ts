@@ -24,7 +24,8 @@ export function recognizeRoutes(ctx: AppContext): Hono {
     // it, encoded and stored after this answer, never holding it up; the recognition's descriptors are theirs too.
     const keep = (image: RgbImage, answer: RecognizeResponse, described?: RecognitionDescriptors) =>
       keepRecognition(ctx, c, { source: body.source ?? 'api', camera: body.camera ?? null, image, answer, described });
-    const answer = await timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model, keep));
+    // #36 4: sightings' work waits while this runs (and shortly after): recognition comes first.
+    const answer = await ctx.sightingRecorder.recognizing(() => timeEngine(c, 'recognize', () => ctx.faces.recognize(bytes, model, keep)));
     return withFaceDetectionMethod(answer);
   });
   return app;

@@ -80,8 +80,9 @@ export function verifyRoutes(ctx: AppContext): Hono {
     // Timed as recognition work: the same detectors and recognizers.
     // #26 sightings: the first image's face (its crop copied while the image is decoded), kept after this answer.
     const sighting = verificationPixels(ctx);
-    const { frames, ...verdict } = await timeEngine(c, 'recognize', () =>
-      ctx.faces.verify(checked.label, images, model, sighting.withPixels),
+    // #36 4: sightings' work waits while this runs (and shortly after).
+    const { frames, ...verdict } = await ctx.sightingRecorder.recognizing(() =>
+      timeEngine(c, 'recognize', () => ctx.faces.verify(checked.label, images, model, sighting.withPixels)),
     );
     keepVerification(ctx, c, { pixels: sighting.pixels(), verdict, frame: frames[0] });
     const answer: VerifyResponse = body.frames
