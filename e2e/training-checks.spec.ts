@@ -69,6 +69,12 @@ test('photos keep the name they were taken under; "Saved as" only once saved', a
   // The first two are still Person One's; the tray says so, per person.
   await expect(thumbs.nth(0).getByTestId('capture-person')).toHaveText('For Person One');
   await expect(thumbs.nth(2).getByTestId('capture-person')).toHaveText('For Person Two');
+  // On a desktop the tray is the narrow column: its cards still leave their check's sentence room to read (#36: it
+  // wrapped a word a line in 80 px columns).
+  for (let i = 0; i < 3; i++) {
+    const body = thumbs.nth(i).locator('.training-thumb-body');
+    expect((await body.boundingBox())!.width, `image ${i + 1}'s text column`).toBeGreaterThanOrEqual(150);
+  }
   const people = page.getByTestId('tray-person');
   await expect(people).toHaveCount(2);
   const advice = (label: string) => page.locator(`[data-testid="tray-person"][data-label="${label}"]`).getByTestId('tray-person-advice');
@@ -149,6 +155,15 @@ test('each photo is checked when added: no face, two faces picked by keyboard, t
   await expect(page.getByTestId('capture-check-detection')).toHaveCount(0);
   expect(checks).toHaveLength(3);
   await expect(page.getByTestId('tray-person')).toContainText('3 photos, 2 with a problem: add 2 more from other angles');
+  // One sentence under a flaw, about the photo (a file: no camera to hold still), in a card wide enough to read it
+  // (#36: the sentence was said twice, about a camera, in an 80 px column).
+  await expect(thumbs.nth(0).getByTestId('capture-check-detail')).toHaveText(
+    'No face was found, so this photo would teach Lookout nothing. Remove it, or keep it anyway.',
+  );
+  for (let i = 0; i < 3; i++) {
+    const body = thumbs.nth(i).locator('.training-thumb-body');
+    expect((await body.boundingBox())!.width, `image ${i + 1}'s text column`).toBeGreaterThanOrEqual(140);
+  }
   await checkAccessibility(page, 'training-checked-photos');
   await screenshot(page, 'training-checks-phone');
 
@@ -180,6 +195,10 @@ test('each photo is checked when added: no face, two faces picked by keyboard, t
   await expect(picker).toHaveCount(0);
   await expect(thumbs.nth(1).getByTestId('capture-check')).toHaveText('Face picked (of two)');
   await expect(page.getByRole('button', { name: 'Change face in image 2' })).toBeFocused();
+  // The picked face is checked on its own, as it will be stored (#36: "Face picked" before saving, "Blurred" after).
+  await expect.poll(() => checks.length).toBe(4);
+  await expect(thumbs.nth(1).getByTestId('capture-check')).toHaveAttribute('data-verdict', 'ok');
+  await expect(thumbs.nth(1).getByTestId('capture-check')).toHaveText('Face picked (of two)');
 
   // The photo without a face: kept anyway, by decision.
   await page.getByRole('button', { name: 'Keep anyway: image 1' }).click();
@@ -204,6 +223,13 @@ test('each photo is checked when added: no face, two faces picked by keyboard, t
   await expect(row.getByTestId('stored-photo-name')).toHaveText(['marie.jpg', 'brick.png', 'two-people.jpg']);
   // The kept checks remember their detector too (local, as selected: nothing more is written on the photos).
   await expect(row.getByTestId('stored-photo-check')).toHaveCount(3);
+  // The picked face is stored as it was shown before saving: good, not a problem.
+  await expect(row.getByTestId('stored-photo-check').nth(2)).toHaveClass(/chip-ok/);
+  // Each stored photo's check reads in a column wide enough for its words (#36: 80 px columns on a phone).
+  for (const chip of await row.getByTestId('stored-photo-check').all()) {
+    const item = chip.locator('xpath=ancestor::li[1]');
+    expect((await item.boundingBox())!.width).toBeGreaterThanOrEqual(140);
+  }
   for (const chip of await row.getByTestId('stored-photo-check').all()) await expect(chip).toHaveAttribute('data-detection', 'local');
   await expect(row.getByTestId('stored-photo-detection')).toHaveCount(0);
   expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE_VIEWPORT.width);

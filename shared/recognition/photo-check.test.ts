@@ -13,6 +13,7 @@ import { detectMultiScale, parseHaarCascade } from '../vision/haar-cascade.js';
 import {
   checkPhoto,
   enrollmentSummary,
+  findSmallFaces,
   MAX_CLIPPED,
   measuredFace,
   MIN_FACE_PX,
@@ -36,7 +37,8 @@ async function grayOf(bytes: Buffer): Promise<GrayImage> {
 /** What the vision worker does: detect, find the measured face's eye candidates, check. */
 async function check(bytes: Buffer, pick?: Rect): Promise<PhotoCheck & { boxes: Rect[] }> {
   const gray = await grayOf(bytes);
-  const faces = detectMultiScale(cascade, gray, detectOptionsOf(CASCADE_DEFAULTS));
+  let faces = detectMultiScale(cascade, gray, detectOptionsOf(CASCADE_DEFAULTS));
+  if (faces.length === 0) faces = findSmallFaces(gray, cascade, detectOptionsOf(CASCADE_DEFAULTS));
   const face = measuredFace(faces, pick);
   const eyes = face ? eyeCandidates(eyeCascade, gray, face) : undefined;
   return { ...checkPhoto({ gray, faces, ...(pick ? { pick } : {}), ...(eyes ? { eyes } : {}) }), boxes: faces };
@@ -93,6 +95,27 @@ describe('checkPhoto on real photos', () => {
     expect(messi.message).toMatch(/Too small: the face is \d+ px wide/);
     const small = await check(await sharp(fixture('faces/grace_hopper.jpg')).resize({ width: 128 }).jpeg().toBuffer());
     expect(small.verdict).toBe('too_small');
+  });
+
+  it('a face too small for the cascade (28 px) is found again and is too_small, not no_face (#36)', async () => {
+    const photo = fixture('faces/grace_hopper.jpg');
+    const { width } = await sharp(photo).metadata();
+    // grace's face is 239 px wide in the 512 px photo.
+    const small = await grayOf(
+      await sharp(photo)
+        .resize({ width: Math.round((width! * 28) / 239) })
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    );
+    expect(detectMultiScale(cascade, small, detectOptionsOf(CASCADE_DEFAULTS))).toEqual([]);
+    const c = await check(
+      await sharp(photo)
+        .resize({ width: Math.round((width! * 28) / 239) })
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    );
+    expect(c.verdict).toBe('too_small');
+    expect(c.measures!.face_px).toBeLessThan(45);
   });
 
   it('a blurred copy is blurred (Gaussian sigma 4 on grace, 2 on astronaut)', async () => {

@@ -32,10 +32,11 @@
  *   the fixtures' faces measured 0.43 to 0.54) is `not_frontal`. No eyes seen (eyeglasses, a small face) says
  *   nothing: `frontal` is null then, never a verdict.
  */
-import { rgbToGray } from '../image/ops.js';
+import { resizeLinearExact, rgbToGray } from '../image/ops.js';
 import type { GrayImage, Rect, RgbImage } from '../image/types.js';
 import { EYE_BAND, EYE_POSITIONS, MAX_TILT_DEGREES } from '../vision/eye-alignment.js';
 import { largestBox, normalizeFace } from '../vision/face-region.js';
+import { type DetectOptions, detectMultiScale, type HaarCascade } from '../vision/haar-cascade.js';
 
 export const PHOTO_VERDICTS = ['ok', 'no_face', 'several_faces', 'too_small', 'blurred', 'too_dark', 'too_bright', 'not_frontal'] as const;
 export type PhotoVerdict = (typeof PHOTO_VERDICTS)[number];
@@ -278,13 +279,13 @@ export function verdictMessage(verdict: PhotoVerdict, faces: number, measures: P
     case 'ok':
       return 'Good photo: one clear face.';
     case 'no_face':
-      return 'No face found: take the photo with the face in view, facing the camera.';
+      return 'No face found: the photo needs a face in view, facing the camera.';
     case 'several_faces':
       return `${countWord(faces).replace(/^./, (c) => c.toUpperCase())} faces: pick one (send its box as "face").`;
     case 'too_small':
       return `Too small: the face is ${measures?.face_px ?? 0} px wide, at least ${MIN_FACE_PX} px recognises well; come closer.`;
     case 'blurred':
-      return 'Blurred: hold the camera still and let it focus on the face.';
+      return 'Blurred: the face is not sharp enough to recognise.';
     case 'too_dark':
       return 'Too dark: add light in front of the face.';
     case 'too_bright':
@@ -324,6 +325,31 @@ export function checkPhoto(input: PhotoCheckInput): PhotoCheck {
     picked: Boolean(pick && face),
     measures,
   };
+}
+
+/** Photos up to this many pixels are looked at again, enlarged, when no face was found in them (findSmallFaces). */
+export const SMALL_FACE_RETRY_MAX_PIXELS = 1_000_000;
+/**
+ * Neighbouring hits a face needs in the enlarged photo: more than the cascade's 5, since enlarging also makes
+ * face-like texture (coins) look like faces; 8 keeps every test photo without a face free of one.
+ */
+export const SMALL_FACE_MIN_NEIGHBORS = 8;
+
+/**
+ * The faces of a photo in which the detector found none, looked for again at twice its size, in the photo's pixels:
+ * a face under about 40 px escapes the cascade (its minimum size, and too few neighbouring hits at that size), and a
+ * person who uploads one must read "too small", not "no face". Larger photos are not enlarged (seconds of work).
+ */
+export function findSmallFaces(gray: GrayImage, cascade: HaarCascade, options: DetectOptions): Rect[] {
+  if (gray.width * gray.height > SMALL_FACE_RETRY_MAX_PIXELS) return [];
+  const up = resizeLinearExact(gray, gray.width * 2, gray.height * 2);
+  const found = detectMultiScale(cascade, up, { ...options, minNeighbors: Math.max(SMALL_FACE_MIN_NEIGHBORS, options.minNeighbors ?? 0) });
+  return found.map((b) => ({
+    x: Math.round(b.x / 2),
+    y: Math.round(b.y / 2),
+    width: Math.round(b.width / 2),
+    height: Math.round(b.height / 2),
+  }));
 }
 
 /** For hosts that hold colour pixels (the browser's engine worker). */

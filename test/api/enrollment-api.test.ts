@@ -81,6 +81,16 @@ describe.each([
     expect(picked.check.problems).not.toContain('several_faces');
     expect((await check(await sharp(grace).blur(4).jpeg({ quality: 92 }).toBuffer())).check.verdict).toBe('blurred');
     expect((await check(await readTestImage('faces/messi5.jpg'))).check.verdict).toBe('too_small');
+    // A face too small for the detector at the photo's size is found at twice it: too small, not "no face" (#36).
+    const { width: graceWidth } = await sharp(grace).metadata();
+    const tiny = await check(
+      await sharp(grace)
+        .resize({ width: Math.round(graceWidth! / 8) })
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    );
+    expect(tiny.check).toMatchObject({ verdict: 'too_small', faces: 1 });
+    expect(tiny.check.message).toMatch(/^Too small: the face is \d+ px wide/);
     expect((await check(await sharp(grace).modulate({ brightness: 0.3 }).jpeg().toBuffer())).check.verdict).toBe('too_dark');
     expect((await check(await sharp(grace).modulate({ brightness: 1.6 }).jpeg().toBuffer())).check.verdict).toBe('too_bright');
     expect(await labels()).toEqual(before);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   adviceFor,
+  checkSentence,
   detectionReason,
   detectionShort,
   detectionText,
@@ -75,5 +76,20 @@ describe('photo check words', () => {
     expect(old.method).toBeUndefined();
     expect(old.note).toBeUndefined();
     expect(detectionText(old)).toBe('');
+  });
+
+  it('says one sentence under a flaw, about the photo for a file and about the camera for a capture (#36)', () => {
+    const answer = (verdict: string, detail: string) =>
+      readCheckAnswer({ check: { verdict, message: detail, measures: { face_px: 48 } }, faces: [{ x: 0, y: 0, w: 48, h: 48 }] });
+    const blurred = answer('blurred', 'Blurred: hold the camera still and let it focus on the face.');
+    expect(checkSentence(blurred, false, 'file')).toBe('The face is blurred in this photo: choose a sharper one.');
+    expect(checkSentence(blurred, false, 'camera')).toBe('The face is blurred: hold still, or take it again.');
+    const small = answer('too_small', 'Too small: the face is 48 px wide, at least 80 px recognises well; come closer.');
+    expect(checkSentence(small, false, 'file')).toBe('The face is 48 px wide; 80 px or more recognises well: choose a photo taken closer.');
+    for (const verdict of ['no_face', 'too_small', 'blurred', 'too_dark', 'too_bright', 'not_frontal']) {
+      const said = checkSentence(answer(verdict, 'The server says so.'), false, 'file');
+      expect(said, verdict).not.toMatch(/camera|hold still|The server says so/);
+    }
+    expect(checkSentence(answer('ok', 'Good photo: one clear face.'), false, 'file')).toBe('');
   });
 });

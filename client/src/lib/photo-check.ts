@@ -24,6 +24,8 @@ export interface PhotoCheckResult {
   method?: 'local' | 'remote';
   /** The server's sentence when it could not use the selected engine (remote selected but down: local checked). */
   note?: string;
+  /** The measured face's width in pixels, when the server says. */
+  facePx?: number;
 }
 
 const COUNT_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
@@ -36,6 +38,8 @@ function countWord(n: number): string {
 export function verdictText(check: PhotoCheckResult, picked: boolean): string {
   switch (check.verdict) {
     case 'ok':
+      // The picked face's own check (captures.ts): good, and one of several.
+      if (picked && check.faces.length > 1) return `Face picked (of ${countWord(check.faces.length)})`;
       return 'Good photo';
     case 'no_face':
       return 'No face';
@@ -67,8 +71,15 @@ export function isGood(check: PhotoCheckResult | undefined, picked: boolean): bo
   return check?.verdict === 'ok' || (check?.verdict === 'several_faces' && picked);
 }
 
-/** What to do about it, in a sentence (after the server's own detail, when it has none). */
-export function adviceFor(check: PhotoCheckResult, picked: boolean): string {
+/** Where a photo came from: the camera on this page, or a file (an upload): the advice speaks of what fits. */
+export type PhotoSource = 'camera' | 'file';
+
+/**
+ * What to do about it, in a sentence, for a photo from the camera (take it again, better) or from a file (choose
+ * another: nobody can hold an uploaded photo's camera still).
+ */
+export function adviceFor(check: PhotoCheckResult, picked: boolean, source: PhotoSource = 'camera'): string {
+  const file = source === 'file';
   switch (check.verdict) {
     case 'ok':
       return '';
@@ -76,17 +87,31 @@ export function adviceFor(check: PhotoCheckResult, picked: boolean): string {
       return 'No face was found, so this photo would teach Lookout nothing. Remove it, or keep it anyway.';
     case 'several_faces':
       return picked ? 'Only the face you picked is saved.' : 'Pick the face of this person: only that face is saved.';
-    case 'too_small':
-      return 'The face is small in this photo: come closer to the camera.';
+    case 'too_small': {
+      const size = check.facePx ? `The face is ${check.facePx} px wide; 80 px or more recognises well` : 'The face is small in this photo';
+      return file ? `${size}: choose a photo taken closer.` : `${size}: come closer to the camera.`;
+    }
     case 'blurred':
-      return 'The face is blurred: hold still, or take it again.';
+      return file ? 'The face is blurred in this photo: choose a sharper one.' : 'The face is blurred: hold still, or take it again.';
     case 'too_dark':
-      return 'The face is dark: add light in front of the person.';
+      return file ? 'The face is dark in this photo: choose a brighter one.' : 'The face is dark: add light in front of the person.';
     case 'too_bright':
-      return 'The face is washed out: move away from bright light.';
+      return file
+        ? 'The face is washed out in this photo: choose one without bright light on it.'
+        : 'The face is washed out: move away from bright light.';
     case 'not_frontal':
       return 'The face is turned away: a little turn is good, this much is not.';
   }
+}
+
+/**
+ * The one sentence under a photo's verdict: the advice for its source; the server's own sentence only where the page
+ * has none (a verdict it does not know). Both together said the same thing twice ("Blurred: hold the camera still…
+ * The face is blurred: hold still"), and spoke of a camera to someone who uploaded a file.
+ */
+export function checkSentence(check: PhotoCheckResult, picked: boolean, source: PhotoSource): string {
+  if (check.verdict === 'ok') return '';
+  return adviceFor(check, picked, source) || check.detail;
 }
 
 /**
@@ -105,7 +130,16 @@ export function readCheckAnswer(answer: unknown): PhotoCheckResult {
   if (!verdict) verdict = faces.length === 0 ? 'no_face' : faces.length > 1 ? 'several_faces' : 'ok';
   const method = check.detection_method === 'local' || check.detection_method === 'remote' ? check.detection_method : undefined;
   const note = typeof check.detection_note === 'string' && check.detection_note.trim() ? check.detection_note.trim() : undefined;
-  return { verdict, detail: detailOf(check), faces, ...(method ? { method } : {}), ...(note ? { note } : {}) };
+  const px = (check.measures as { face_px?: unknown } | undefined)?.face_px;
+  const facePx = typeof px === 'number' && px > 0 ? Math.round(px) : undefined;
+  return {
+    verdict,
+    detail: detailOf(check),
+    faces,
+    ...(method ? { method } : {}),
+    ...(note ? { note } : {}),
+    ...(facePx ? { facePx } : {}),
+  };
 }
 
 /**

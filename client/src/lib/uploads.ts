@@ -11,7 +11,7 @@ import { queuedOne } from '../pwa/sync';
 import { postCapture, postPhotoCheck } from '../pwa/transport';
 import { ApiFailure, UNREACHABLE_MESSAGE } from './api';
 import { blobToDataUrl } from './images';
-import { type PhotoCheckResult, readCheckAnswer } from './photo-check';
+import { type PhotoCheckResult, readCheckAnswer, type ShownFaceBox } from './photo-check';
 
 export interface UploadOutcome {
   /** `stored` on the server now, or `queued` to be sent when the server is back. */
@@ -53,6 +53,6 @@ export async function uploadTrainingImage(label: string, image: Blob, details: C
  * Checks a photo before it is saved: the verdict and the faces found. Throws an ApiFailure when it cannot be
  * checked (server away: `unreachable`; an older server without the check: 404), and the page then says so.
  */
-export async function checkTrainingPhoto(image: Blob): Promise<PhotoCheckResult> {
-  return readCheckAnswer(await postPhotoCheck(await blobToDataUrl(image)));
+export async function checkTrainingPhoto(image: Blob, face?: ShownFaceBox): Promise<PhotoCheckResult> {
+  return readCheckAnswer(await postPhotoCheck(await blobToDataUrl(image), face));
 }

@@ -7,7 +7,7 @@
 import { createEffect, createMemo, createSignal, For, on, Show } from 'solid-js';
 import { BrowserTraining } from '../components/training/BrowserTraining';
 import { CaptureTray } from '../components/training/CaptureTray';
-import { type CaptureItem, createCaptures, MAX_BATCH, type PersonName } from '../components/training/captures';
+import { type CaptureItem, createCaptures, MAX_BATCH, type PersonName, shownCheck } from '../components/training/captures';
 import '../components/training/training-phone.css';
 import { enrollmentSummary, type PhotoVerdict } from '../../../shared/recognition/photo-check';
 import { LabelManager } from '../components/training/LabelManager';
@@ -37,7 +37,7 @@ const recentWords: Record<RecentTone, string> = { checking: 'being checked', ok:
 function recentTone(x: CaptureItem): RecentTone {
   if (x.check.state === 'checking') return 'checking';
   if (x.check.state === 'unchecked') return 'ok';
-  return isGood(x.check.result, !!x.face) && x.status !== 'failed' ? 'ok' : 'problem';
+  return isGood(shownCheck(x), !!x.face) && x.status !== 'failed' ? 'ok' : 'problem';
 }
 
 /** One person's photos in the tray, for the summary above it. */
@@ -107,7 +107,7 @@ export default function Training() {
         byLabel.set(label, p);
       }
       if (x.status !== 'stored')
-        p.verdicts.push(x.check.state === 'done' ? (isGood(x.check.result, !!x.face) ? 'ok' : x.check.result.verdict) : null);
+        p.verdicts.push(x.check.state === 'done' ? (isGood(shownCheck(x), !!x.face) ? 'ok' : (shownCheck(x)?.verdict ?? null)) : null);
       if (x.status === 'new' || x.status === 'failed') p.unsent++;
     }
     return [...byLabel.values()];

@@ -48,11 +48,11 @@ export function postCapture(label: string, blob: Blob, captureId: string, detail
   return post<ImageUploadResponse>('/images', { body: form }, UPLOAD_TIMEOUT_MS);
 }
 
-/** `POST /api/images/check`: a training photo's check before it is saved (nothing is stored). Read by lib/photo-check.ts. */
-export function postPhotoCheck(image: string): Promise<unknown> {
+/** `POST /api/images/check`: a training photo's check before it is saved (nothing is stored), of the picked `face` where given. Read by lib/photo-check.ts. */
+export function postPhotoCheck(image: string, face?: { x: number; y: number; w: number; h: number }): Promise<unknown> {
   return post<unknown>(
     '/images/check',
-    { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ image }) },
+    { headers: { 'content-type': 'application/json' }, body: JSON.stringify(face ? { image, face } : { image }) },
     CHECK_TIMEOUT_MS,
   );
 }

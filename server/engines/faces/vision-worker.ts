@@ -13,7 +13,7 @@ import { facialFeaturesOfFace, parseFeatureCascades, type FeatureCascades } from
 import { detectMultiScale, type HaarCascade, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
 import { profileFaceFound } from '../../../shared/vision/profile-face.js';
 // #26 enrollment
-import { checkPhoto, measuredFace } from '../../../shared/recognition/photo-check.js';
+import { checkPhoto, findSmallFaces, measuredFace } from '../../../shared/recognition/photo-check.js';
 import { eyeCandidates } from '../../../shared/vision/eye-alignment.js';
 import { askForHelp, helpersIdle, serveOps } from '../workers/worker-host.js';
 import type { VisionOps, VisionWorkerData } from './vision-protocol.js';
@@ -79,7 +79,9 @@ serveOps<VisionOps>({
   // #26 enrollment: the faces (the remote engine's when given), and the picked (else largest) one measured, with
   // its eyes where the cascade is here.
   checkPhoto: async ({ gray, pick, boxes: found }) => {
-    const boxes = await pipeline.detect(gray, found);
+    let boxes = await pipeline.detect(gray, found);
+    // None found by the local cascade: a small face is looked for again, so the check says "too small", not "no face".
+    if (!found && boxes.length === 0) boxes = findSmallFaces(gray, cascade, options);
     const face = measuredFace(boxes, pick);
     const eyes = face && eyeCascade ? eyeCandidates(eyeCascade, gray, face) : undefined;
     return { boxes, check: checkPhoto({ gray, faces: boxes, ...(pick ? { pick } : {}), ...(eyes ? { eyes } : {}) }) };

@@ -6,8 +6,8 @@
  * upload failed, with the server's reason).
  */
 import { createSignal, For, Match, Show, Switch } from 'solid-js';
-import { adviceFor, detectionReason, detectionText, verdictText, verdictTone } from '../../lib/photo-check';
-import { type CaptureItem, type Captures, heldBecause } from './captures';
+import { checkSentence, detectionReason, detectionText, verdictText, verdictTone } from '../../lib/photo-check';
+import { type CaptureItem, type Captures, heldBecause, shownCheck } from './captures';
 import { FacePicker } from './FacePicker';
 
 const STATUS_TEXT: Record<CaptureItem['status'], string> = {
@@ -47,7 +47,8 @@ function CheckLine(props: { item: CaptureItem }) {
           </>
         )}
       </Match>
-      <Match when={c().state === 'done' && (c() as Extract<CaptureItem['check'], { state: 'done' }>).result}>
+      {/* The picked face's own check once it is in (captures.ts shownCheck), else the photo's. */}
+      <Match when={c().state === 'done' && shownCheck(props.item)}>
         {(r) => (
           <>
             <span
@@ -60,8 +61,7 @@ function CheckLine(props: { item: CaptureItem }) {
             </span>
             <Show when={r().verdict !== 'ok'}>
               <span class="muted training-thumb-note" data-testid="capture-check-detail">
-                {/* The server's sentence for several faces speaks to API clients ("send its box"): the page says it its way. */}
-                {[r().verdict === 'several_faces' ? '' : r().detail, adviceFor(r(), picked())].filter(Boolean).join(' ')}
+                {checkSentence(r(), picked(), props.item.source)}
               </span>
             </Show>
             <Show when={detectionText(r())}>

@@ -5,9 +5,9 @@
  */
 import { createRoot } from 'solid-js';
 import { describe, expect, it, vi } from 'vitest';
-import type { PhotoCheckResult } from '../../lib/photo-check';
+import { isGood, type PhotoCheckResult, type ShownFaceBox } from '../../lib/photo-check';
 import type { UploadOutcome } from '../../lib/uploads';
-import { createCaptures } from './captures';
+import { createCaptures, heldBecause, shownCheck } from './captures';
 
 // The real upload module starts the page's sync and server-status polling when imported: the tray gets its
 // check and send functions from the test instead.
@@ -55,6 +55,34 @@ describe('captures.upload', () => {
       expect(sent).toEqual(['grace:1', 'grace:2', 'grace:3']);
       expect(captures.items.map((x) => x.status)).toEqual(['stored', 'stored', 'stored']);
       expect(captures.unsent()).toHaveLength(0);
+      dispose();
+    });
+  });
+});
+
+describe('captures.pickFace', () => {
+  it('checks the picked face on its own, so the photo shows before saving what is stored with it (#36)', async () => {
+    const faces = [
+      { x: 0, y: 0, w: 90, h: 90 },
+      { x: 200, y: 0, w: 90, h: 90 },
+    ];
+    const asked: (ShownFaceBox | undefined)[] = [];
+    const check = async (_blob: Blob, face?: ShownFaceBox): Promise<PhotoCheckResult> => {
+      asked.push(face);
+      return face ? { verdict: 'blurred', detail: '', faces } : { verdict: 'several_faces', detail: '', faces };
+    };
+    await createRoot(async (dispose) => {
+      const captures = createCaptures(check);
+      captures.add(new Blob([new Uint8Array(3)]), 'file', 'two.jpg', { name: 'Grace', label: 'grace' });
+      await waitUntil(() => captures.items[0].check.state === 'done');
+      expect(heldBecause(captures.items[0])).toBe('pick_face');
+      captures.pickFace(captures.items[0].id, faces[1]);
+      await waitUntil(() => captures.items[0].pickCheck !== undefined);
+      expect(asked).toEqual([undefined, faces[1]]);
+      // The picked face's own verdict: a problem now, as after saving; and no longer held for a pick.
+      expect(shownCheck(captures.items[0])?.verdict).toBe('blurred');
+      expect(isGood(shownCheck(captures.items[0]), true)).toBe(false);
+      expect(heldBecause(captures.items[0])).toBeNull();
       dispose();
     });
   });

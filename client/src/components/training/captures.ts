@@ -43,12 +43,23 @@ export interface CaptureItem {
   check: CaptureCheck;
   /** The face the person picked, in a photo with several. */
   face?: ShownFaceBox;
+  /**
+   * The check of the picked face itself (`POST /api/images/check` with `face`): what is stored with the photo when
+   * it is saved. Without it a picked face read "Face picked" before saving and "Blurred" after.
+   */
+  pickCheck?: PhotoCheckResult;
   /** Saved even though no face was found (the person decided). */
   keepAnyway?: boolean;
 }
 
 /** More than this in one batch is a mistake (a held key, a folder picked by accident), not a better model. */
 export const MAX_BATCH = 20;
+
+/** The check shown for a photo: its picked face's own once there is one, else the photo's (undefined: none yet). */
+export function shownCheck(item: CaptureItem): PhotoCheckResult | undefined {
+  if (item.face && item.pickCheck) return item.pickCheck;
+  return item.check.state === 'done' ? item.check.result : undefined;
+}
 
 /** Why an unsent photo is not saved yet (null: it can be). */
 export function heldBecause(item: CaptureItem): 'pick_face' | 'no_face' | null {
@@ -96,7 +107,7 @@ function cameraName(now: Date): string {
 }
 
 export function createCaptures(
-  check: (blob: Blob) => Promise<PhotoCheckResult> = checkTrainingPhoto,
+  check: (blob: Blob, face?: ShownFaceBox) => Promise<PhotoCheckResult> = checkTrainingPhoto,
   send: typeof uploadTrainingImage = uploadTrainingImage,
 ): Captures {
   const [items, setItems] = createStore<CaptureItem[]>([]);
@@ -180,7 +191,20 @@ export function createCaptures(
       );
     },
     pickFace(id, face) {
-      patch(id, { face: { ...face } });
+      patch(id, { face: { ...face }, pickCheck: undefined });
+      const it = items.find((x) => x.id === id);
+      if (!it) return;
+      const blob = it.blob;
+      // The picked face checked on its own, after the checks before it; kept only while that face is still the pick.
+      checking = checking.then(async () => {
+        try {
+          const result = await check(blob, face);
+          const now = items.find((x) => x.id === id)?.face;
+          if (now && now.x === face.x && now.y === face.y && now.w === face.w && now.h === face.h) patch(id, { pickCheck: result });
+        } catch {
+          // Not checked: the photo's own check (several faces, one picked) stays shown.
+        }
+      });
     },
     keepAnyway(id) {
       patch(id, { keepAnyway: true });
