@@ -219,9 +219,32 @@ test('chat switched off, or with no language model, says so and cannot be used',
   }
   const none = await startLookout(light);
   try {
+    // While the page still asks whether chat can answer, the box takes no question either (#36: it was open, with
+    // Send greyed, until the answer said there is no language model).
+    let answerStatus = () => {};
+    const held = new Promise<void>((resolve) => {
+      answerStatus = resolve;
+    });
+    await page.route('**/api/chat/status', async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.goto(`${none.url}/chat`);
-    await expect(page.getByTestId('chat-status')).toContainText('No language model is configured (set CHAT_ENDPOINT or CHAT_MODEL_PATH)');
+    await expect(page.getByText('Checking whether chat is available…')).toBeVisible();
     await expect(page.getByLabel('Your question')).toBeDisabled();
+    answerStatus();
+    const status = page.getByTestId('chat-status');
+    await expect(status).toContainText('Chat has no language model to write its replies');
+    await expect(page.getByLabel('Your question')).toBeDisabled();
+    await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled();
+    // Plain words for whoever uses the page; the settings' names only behind "For whoever runs this server".
+    expect(await status.innerText()).not.toMatch(/CHAT_/);
+    const setup = page.getByTestId('chat-status-setup');
+    await setup.getByText('For whoever runs this server').click();
+    await expect(setup).toContainText('CHAT_ENDPOINT');
+    await expect(setup).toContainText('CHAT_MODEL_PATH');
+    await checkAccessibility(page, 'chat-no-model');
+    await page.unroute('**/api/chat/status');
   } finally {
     await none.close();
   }

@@ -22,6 +22,8 @@ interface PageEntry {
   component: Component;
   /** Under auth, shown to `biometric-admin` only (their API calls need it); `auth`: only under auth at all. */
   admin?: 'auth' | true;
+  /** Listed only while this says the page can be used (its route stays, and says why not). */
+  available?: () => boolean;
 }
 
 export const PAGES: PageEntry[] = [
@@ -31,7 +33,14 @@ export const PAGES: PageEntry[] = [
   { path: '/faces', title: 'Faces', component: lazy(() => import('./pages/Faces')), admin: true },
   { path: '/recognize', title: 'Live recognition', component: lazy(() => import('./pages/Recognize')) },
   { path: '/objects', title: 'Objects', component: lazy(() => import('./pages/Objects')) },
-  { path: '/safety', title: 'Safety', component: lazy(() => import('./pages/Safety')) },
+  // Listed while PPE checks are switched on (and while /api/ready has not answered yet): a menu item that only ever
+  // says "switched off" is a dead end.
+  {
+    path: '/safety',
+    title: 'Safety',
+    component: lazy(() => import('./pages/Safety')),
+    available: () => serverStatus.ready()?.ppe !== 'disabled',
+  },
   { path: '/chat', title: 'Chat', component: lazy(() => import('./pages/Chat')) },
   { path: '/config', title: 'Models', component: lazy(() => import('./pages/ModelConfig')), admin: true },
   // #26 audit: listed with auth off too, for its audit log (the IdP's users only under auth).
@@ -40,6 +49,7 @@ export const PAGES: PageEntry[] = [
 
 /** Whether the navigation shows a page: all of them with auth off (but Admin, which needs the IdP), else by role. */
 function listed(p: PageEntry): boolean {
+  if (p.available && !p.available()) return false;
   if (!p.admin) return true;
   if (!auth.enabled()) return p.admin !== 'auth';
   return auth.isAdmin();

@@ -6,7 +6,7 @@
 import { createEffect, createSignal, For, on, onCleanup, onMount, Show } from 'solid-js';
 import type { ChatStatusBody } from '../../../shared/api/index';
 import { ChatMessage } from '../components/chat/ChatMessage';
-import { chatUnusable, ChatStatusNotice } from '../components/chat/ChatStatusNotice';
+import { ChatStatusNotice, composerOpen } from '../components/chat/ChatStatusNotice';
 import { Composer } from '../components/chat/Composer';
 import { conversation, newConversation } from '../components/chat/conversation';
 import { api, ApiFailure } from '../lib/api';
@@ -85,7 +85,7 @@ export default function Chat() {
         {conversation.announcement()}
       </div>
 
-      <Composer disabled={chatUnusable(status())} />
+      <Composer disabled={!composerOpen(status(), statusError())} />
     </section>
   );
 }

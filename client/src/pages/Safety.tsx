@@ -13,6 +13,7 @@ import { auth } from '../auth/session';
 import { errorText, isUnreachable } from '../components/analysis/errors';
 import { PhotoAnalysis } from '../components/analysis/PhotoAnalysis';
 import { type Source, SourceSwitch } from '../components/analysis/SourceSwitch';
+import { ForOperators } from '../components/ForOperators';
 import { Notice } from '../components/Notice';
 import { INTERVALS_MS, IntervalChoice } from '../components/safety/IntervalChoice';
 import { SafetyBanner } from '../components/safety/SafetyBanner';
@@ -171,14 +172,20 @@ export default function Safety() {
         </Match>
         <Match when={phase() === 'disabled'}>
           <Notice kind="warn" title="PPE checks are switched off on this server" testId="safety-disabled">
-            The server was started with <code>PPE_ENABLED=false</code> (the default). Whoever runs it can set <code>PPE_ENABLED=true</code>{' '}
-            and <code>PPE_ENDPOINT</code> to the PPE detector's address, then restart it.
+            Protective-equipment checks are not part of this Lookout server's set-up; whoever runs it can switch them on.
+            <ForOperators testId="safety-setup">
+              The server was started with <code>PPE_ENABLED=false</code> (the default). Set <code>PPE_ENABLED=true</code> and{' '}
+              <code>PPE_ENDPOINT</code> to the PPE detector's address, then restart it.
+            </ForOperators>
           </Notice>
         </Match>
         <Match when={phase() === 'not_configured'}>
           <Notice kind="warn" title="No PPE detector is configured" testId="safety-not-configured">
-            PPE checks are on, but <code>PPE_ENDPOINT</code> is not set. Whoever runs the server can set it to the PPE detector's address
-            (for example <code>npm run ppe-server</code> on <code>http://127.0.0.1:9100</code>), then restart it.
+            PPE checks are on, but the server has no detector to send pictures to. Whoever runs it can connect one.
+            <ForOperators testId="safety-setup">
+              <code>PPE_ENDPOINT</code> is not set: set it to the PPE detector's address (for example <code>npm run ppe-server</code> on{' '}
+              <code>http://127.0.0.1:9100</code>), then restart the server.
+            </ForOperators>
           </Notice>
         </Match>
         <Match when={phase() === 'checking'}>

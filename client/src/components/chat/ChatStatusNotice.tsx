@@ -4,6 +4,7 @@
  */
 import { Match, Switch } from 'solid-js';
 import type { ChatStatusBody } from '../../../../shared/api/index';
+import { ForOperators } from '../ForOperators';
 import { Notice } from '../Notice';
 
 function sentence(s: string): string {
@@ -12,9 +13,14 @@ function sentence(s: string): string {
   return /[.!?]$/.test(c) ? c : `${c}.`;
 }
 
-/** Chat cannot be used at all with this status (the server would refuse every question). */
-export function chatUnusable(s: ChatStatusBody | null): boolean {
-  return s !== null && !s.enabled;
+/**
+ * Whether the question box takes a question: not while chat cannot answer, nor while that is still being asked (the
+ * box was open, with Send greyed, before the status said there is no language model); yes when the status could not
+ * be read (the question may still get through, and its answer says why not).
+ */
+export function composerOpen(s: ChatStatusBody | null, statusError: string): boolean {
+  if (s === null) return statusError !== '';
+  return s.enabled;
 }
 
 export function ChatStatusNotice(props: { status: ChatStatusBody | null; error: string }) {
@@ -32,12 +38,19 @@ export function ChatStatusNotice(props: { status: ChatStatusBody | null; error: 
       </Match>
       <Match when={props.status && !props.status.switched_on}>
         <Notice kind="info" title="Chat is switched off on this server" testId="chat-status">
-          Whoever runs this Lookout server can switch it on (CHAT_ENABLED=true). The other pages work as usual.
+          Whoever runs this Lookout server can switch it on. The other pages work as usual.
+          <ForOperators testId="chat-status-setup">
+            Set <code>CHAT_ENABLED=true</code> and restart the server (docs/settings.md).
+          </ForOperators>
         </Notice>
       </Match>
       <Match when={props.status && !props.status.endpoint_configured}>
-        <Notice kind="warn" title="No language model is configured (set CHAT_ENDPOINT or CHAT_MODEL_PATH)" testId="chat-status">
-          Chat needs a language model to write its replies. Whoever runs this Lookout server can point it at one.
+        <Notice kind="warn" title="Chat has no language model to write its replies" testId="chat-status">
+          Questions cannot be asked until whoever runs this Lookout server connects one. The other pages work as usual.
+          <ForOperators testId="chat-status-setup">
+            Set <code>CHAT_ENDPOINT</code> to an OpenAI-compatible server's address, or <code>CHAT_MODEL_PATH</code> to a GGUF model file,
+            and restart the server (docs/settings.md).
+          </ForOperators>
         </Notice>
       </Match>
       <Match when={props.status && !props.status.reachable && props.status.checked_at === null}>

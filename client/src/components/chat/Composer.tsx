@@ -70,7 +70,13 @@ export function Composer(props: { disabled: boolean }) {
           id="chat-input"
           ref={input}
           rows={3}
-          placeholder={conversation.attachment() ? PHOTO_ONLY_QUESTION : 'Ask Lookout about a photo, or anything else…'}
+          placeholder={
+            props.disabled
+              ? 'Chat cannot take questions now (see above)'
+              : conversation.attachment()
+                ? PHOTO_ONLY_QUESTION
+                : 'Ask Lookout about a photo, or anything else…'
+          }
           aria-describedby="chat-input-help"
           value={conversation.draft()}
           onInput={(e) => conversation.setDraft(e.currentTarget.value)}
