@@ -1,6 +1,7 @@
 /**
  * Sightings (`/api/sightings`): list and filter (person, unknown only, time, source, group; paged newest first), one
- * sighting, its JPEG crop, delete one, delete those before a time. Faces are biometric data: administrators only.
+ * sighting, its JPEG crop, delete one, delete those before a time; the queue of those waiting to be stored (#36 4).
+ * Faces are biometric data: administrators only.
  */
 import { Hono } from 'hono';
 import type { AppContext } from '../http/context.js';
@@ -9,6 +10,9 @@ import { mountRoute } from '../http/route.js';
 
 export function sightingRoutes(ctx: AppContext): Hono {
   const app = new Hono();
+
+  // #36 4: before /sightings/{id}, which would take "status" for an id.
+  mountRoute(app, 'sightingsStatus', () => ({ enabled: ctx.settings.sightingsEnabled, ...ctx.sightingRecorder.stats() }));
 
   mountRoute(app, 'sightings', async (_c, { query }) => {
     if (query.from && query.to && Date.parse(query.from) >= Date.parse(query.to)) {

@@ -36,6 +36,8 @@ export const ENDPOINTS = {
   trainedCompactSegments: { method: 'get', path: '/models/trained/compact/segments' },
   // #26 sightings
   sightings: { method: 'get', path: '/sightings' },
+  // #36 4: the queue of sightings waiting to be stored
+  sightingsStatus: { method: 'get', path: '/sightings/status' },
   sighting: { method: 'get', path: '/sightings/{id}' },
   sightingCrop: { method: 'get', path: '/sightings/{id}/crop' },
   deleteSighting: { method: 'delete', path: '/sightings/{id}' },

@@ -89,6 +89,8 @@ export const ROUTE_ACCESS = {
   sightingCrop: ADMIN,
   deleteSighting: ADMIN,
   purgeSightings: ADMIN,
+  // #36 4: counts only, no face; read where the sightings are.
+  sightingsStatus: ADMIN,
   // #26 audit: who did what with biometric data; whether kiosks get a person's templates.
   auditLog: ADMIN,
   updatePerson: ADMIN,

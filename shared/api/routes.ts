@@ -52,6 +52,7 @@ import {
   sightingsPurgeResponse,
   sightingsQuery,
   sightingsResponse,
+  sightingsStatusResponse,
 } from './sightings.js';
 import { resultsListResponse, resultsPostRequest, resultsPostResponse, resultsQuery } from './results.js';
 // #26 deletion
@@ -463,6 +464,18 @@ const routeTable = {
     responses: ok(sightingsResponse, 'One page of sightings.'),
     errors: [],
   }),
+  // #36 4 (before `sighting`, whose {id} would match "status")
+  sightingsStatus: defineRoute({
+    ...ENDPOINTS.sightingsStatus,
+    summary: 'The queue of sightings waiting to be stored (below recognition: they wait while recognitions run)',
+    description:
+      "A sighting's crop, descriptor and row are made after the answer, when no recognition runs. `queued`: jobs " +
+      'waiting; `dropped`: jobs dropped since the start, the oldest first, because the queue (256 jobs) was full while ' +
+      'recognitions kept the server busy, or at shutdown; `stored` and `failed`: sightings since the start.',
+    tags: ['Sightings'],
+    responses: ok(sightingsStatusResponse, 'The queue now.'),
+    errors: [],
+  }),
   sighting: defineRoute({
     ...ENDPOINTS.sighting,
     summary: 'One sighting',
@@ -802,8 +815,6 @@ const routeTable = {
     responses: ok(personResponse, 'The person as now stored.'),
     errors: ['invalid_label', 'label_not_found'],
   }),
-} satisfies Record<EndpointName, ApiRoute>;
-
   // #36 2: a person's page and what can be done on it, each undoable; search by face
   personPage: defineRoute({
     ...ENDPOINTS.personPage,
@@ -888,6 +899,8 @@ const routeTable = {
       'server_busy',
     ],
   }),
+} satisfies Record<EndpointName, ApiRoute>;
+
 /** The table with who may call each route under AUTH_MODE=oidc (roles.ts, beside this file). */
 export const apiRoutes = withAccess(routeTable);
 

@@ -160,3 +160,15 @@ export const sightingsPurgeResponse = z
   .object({ status: z.literal('ok'), deleted: z.number().int().meta({ description: 'Sightings removed.' }) })
   .meta({ id: 'SightingsPurgeResponse', example: { status: 'ok', deleted: 42 } });
 export type SightingsPurgeResponse = z.infer<typeof sightingsPurgeResponse>;
+
+/** #36 4: GET /api/sightings/status. */
+export const sightingsStatusResponse = z
+  .object({
+    enabled: z.boolean().meta({ description: 'SIGHTINGS_ENABLED.' }),
+    queued: z.number().int().meta({ description: "Jobs waiting (one recognition's faces, or one camera's newest frame)." }),
+    dropped: z.number().int().meta({ description: 'Jobs dropped since the start (the oldest first: a full queue, or shutdown).' }),
+    stored: z.number().int().meta({ description: 'Sightings stored since the start.' }),
+    failed: z.number().int().meta({ description: 'Sightings that could not be stored since the start (logged).' }),
+  })
+  .meta({ id: 'SightingsStatusResponse', example: { enabled: true, queued: 3, dropped: 0, stored: 1250, failed: 0 } });
+export type SightingsStatusResponse = z.infer<typeof sightingsStatusResponse>;

@@ -1,12 +1,12 @@
 /**
  * #36 4: sightings cost recognition nothing, over real HTTP: POST /api/recognize answers while its sighting's row
  * is still being written; a sighting's work (JPEG, descriptor, row) waits while another recognition runs; the
- * queue is in GET /metrics; and the sightings are all stored in the end.
+ * queue is in GET /metrics and GET /api/sightings/status; and the sightings are all stored in the end.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewSighting } from '../../server/sightings/sighting-store.js';
 import { base64, photo } from '../helpers/faces.js';
-import { postJson, startTestServer, type TestServer } from '../helpers/test-server.js';
+import { getJson, postJson, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 describe('sightings off the request path', () => {
   let server: TestServer;
@@ -110,5 +110,31 @@ describe('sightings off the request path', () => {
     expect(text).toMatch(/^lookout_sightings_dropped_total 0$/m);
     const stored = Number(/^lookout_sightings_stored_total (\d+)$/m.exec(text)?.[1]);
     expect(stored).toBe(4);
+  });
+});
+
+describe('GET /api/sightings/status', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ SIGHTINGS_SOURCES: 'api' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('says whether sightings are kept and counts the queue: waiting, dropped, stored, failed', async () => {
+    const before = await getJson(`${server.url}/api/sightings/status`);
+    expect(before.status).toBe(200);
+    expect(before.body).toEqual({ enabled: true, queued: 0, dropped: 0, stored: 0, failed: 0 });
+    const res = await postJson(`${server.url}/api/recognize`, { image: base64(await photo('grace')) });
+    expect(res.status).toBe(200);
+    await server.service.ctx.sightingRecorder.idle();
+    expect((await getJson(`${server.url}/api/sightings/status`)).body).toEqual({
+      enabled: true,
+      queued: 0,
+      dropped: 0,
+      stored: 1,
+      failed: 0,
+    });
   });
 });

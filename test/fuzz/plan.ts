@@ -59,6 +59,7 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   sightingCrop: 100,
   deleteSighting: 80,
   purgeSightings: 40,
+  sightingsStatus: 40,
   // #26 review
   reviewGroups: 150,
   reviewPeople: 150,

@@ -256,6 +256,7 @@ export const GENERATORS = {
       ),
   objectClasses: plainGet('objectClasses', '/objects/classes'),
   objectStatus: plainGet('objectStatus', '/objects/status'),
+  sightingsStatus: plainGet('sightingsStatus', '/sightings/status'),
   chatStatus: plainGet('chatStatus', '/chat/status'),
   processorStatus: plainGet('processorStatus', '/processor/status'),
   ppeStatus: plainGet('ppeStatus', '/ppe/status'),
