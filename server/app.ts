@@ -76,6 +76,7 @@ import { ModelStore } from './storage/model-store.js';
 import { makeDataDirPrivate } from './storage/private-modes.js';
 import { ResultStore } from './storage/result-store.js';
 // #26 sightings
+import { RecognitionActivity } from './sightings/recognition-activity.js';
 import { SightingRecorder } from './sightings/sighting-recorder.js';
 import { SightingStore } from './sightings/sighting-store.js';
 import { sightingRoutes } from './routes/sightings.js';
@@ -282,6 +283,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // Prometheus metrics (GET /metrics): one registry per service; the pools' queues are read at each scrape.
   const metrics = new ApiMetrics({
     queues: () => ({ vision: pool.queueLength, embedding: embedding?.queueLength ?? 0, object: objects.queueLength }),
+    // #36 4: read at each scrape (the recorder is made below, before any scrape).
+    sightings: () => sightingRecorder.stats(),
     lastTraining: () => faces.trainStatus().last,
   });
   const engineOf: Record<string, 'detect' | 'embed'> = { detect: 'detect', describe: 'embed' };
@@ -368,6 +371,8 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     describe: () => (embedding && faces.embeddingAvailability.available ? (rgb, boxes) => embedding.run('describe', { rgb, boxes }) : null),
     // A camera face continues a track within the distance at which the embedding recognizer would name someone.
     trackMax: () => faces.ruleFor('embedding').max,
+    // #36 4: its work waits for quiet recognitions, and for the workers' queues to be empty.
+    activity: new RecognitionActivity({ busy: () => pool.queueLength > 0 || (embedding?.queueLength ?? 0) > 0 }),
     log,
   });
   if (settings.sightingsEnabled) sightingRecorder.start();
@@ -456,13 +461,13 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     docsRoutes,
     // #26 audit
     auditRoutes,
+    // #36 2
+    peopleRoutes,
   ];
   for (const routes of routeModules) api.route('/', routes(ctx));
   // Every other /api path: a JSON 404 (never the web app's page).
   api.all('*', (c) => c.json(errorBody('not_found', `no endpoint ${c.req.method} ${c.req.path}`), 404));
 
-    // #36 2
-    peopleRoutes,
   const app = new Hono();
   app.use('*', requestContext(log, metrics));
   app.use('*', appHeaders(settings.authMode === 'oidc' && settings.oidcIssuer ? [new URL(settings.oidcIssuer).origin] : []));
