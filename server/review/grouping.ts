@@ -4,11 +4,12 @@
  *
  * On the faces themselves, never on a running mean (the mean of unit descriptors shrinks towards the centre, so a
  * growing group attracted ever more strangers: 29 strangers became 11 groups, pairwise precision 0.02). Constrained
- * agglomerative clustering: every face starts alone; the two groups whose faces are nearest on average (average
- * linkage) merge while that average is within `link`, and only while EVERY face of one is within `max` of every face
- * of the other (complete linkage at the recognition limit: no two members of a group are further apart than the
- * recognizer would allow between two photos of one person). Cannot-links are pairs taken out of that graph, so a
- * group never holds both: two faces of one picture (two people), and pairs a reviewer separated.
+ * agglomerative clustering: every face starts alone; the two groups whose nearest faces are nearest merge (single
+ * linkage, within `near`), and only while their faces are within `link` of each other on average (average
+ * linkage: no chain of look-alikes) and EVERY face of one is within `max` of every face of the other (complete
+ * linkage: no two members of a group are further apart than that). Without `near`, groups merge by the average
+ * alone. Cannot-links are pairs taken out of the graph, so a group never holds both: two faces of one picture (two
+ * people), and pairs a reviewer separated.
  *
  * The whole window is clustered again whenever faces arrive (or the limits change), so a group may be revised as
  * faces come; its id stays with its members: each new group takes the previous id most of its faces had (each
@@ -35,19 +36,23 @@ export interface GroupingOptions {
   link: number;
   /** Pairs of face ids that are two people (a reviewer separated them). */
   apart?: readonly (readonly [string, string])[];
+  /** Single linkage: groups merge while their nearest faces are within this (and `max` holds); default: off. */
+  near?: number;
 }
 
 /**
  * The limits as shares of the recognition limit of the descriptor in use (the embedding rule's `max`), fitted out of
- * sample by bench/grouping.bench.ts: complete linkage somewhat past the recognition limit (a camera's views of one
- * person spread wider than two photos), average linkage about at it.
+ * sample by bench/grouping.bench.ts (bench/RESULTS.md): no two faces of a group more than 1.3 times the limit apart
+ * (a camera's views of one person spread wider than two photos), a group's nearest faces within 0.85 of it, and its
+ * faces within the limit on average.
  */
 export const MAX_SHARE = 1.3;
-export const LINK_SHARE = 0.95;
+export const LINK_SHARE = 1;
+export const NEAR_SHARE = 0.85;
 
 /** The grouping options for a recognition limit. */
 export function groupingOptions(limit: number): GroupingOptions {
-  return { max: limit * MAX_SHARE, link: limit * LINK_SHARE };
+  return { max: limit * MAX_SHARE, link: limit * LINK_SHARE, near: limit * NEAR_SHARE };
 }
 
 /** The id a new group gets from its oldest face. */
@@ -130,7 +135,10 @@ export function clusterDescriptors(
   }
   // The graph of pairs that may share a group: within `max`, not of one picture, not separated. Between two
   // clusters: the sum of their pairs' distances, kept only while every pair is an edge.
-  const neighbours: Map<number, number>[] = Array.from({ length: n }, () => new Map());
+  const neighbours: Map<number, [number, number]>[] = Array.from({ length: n }, () => new Map());
+  const near = options.near;
+  const ok = (mean: number, min: number) => mean <= options.link && (near === undefined || min <= near);
+  const key = (mean: number, min: number) => (near !== undefined ? min : mean);
   const heap = new MergeHeap();
   for (let i = 0; i < n; i++) {
     const a = faces[i];
@@ -140,9 +148,9 @@ export function clusterDescriptors(
       if (d > options.max) continue;
       if (a.picture != null && a.picture === b.picture) continue;
       if (apart.size && apart.has(`${i},${j}`)) continue;
-      neighbours[i].set(j, d);
-      neighbours[j].set(i, d);
-      if (d <= options.link) heap.push([d, i, j, 0, 0]);
+      neighbours[i].set(j, [d, d]);
+      neighbours[j].set(i, [d, d]);
+      if (ok(d, d)) heap.push([d, i, j, 0, 0]);
     }
   }
   const members: (number[] | null)[] = Array.from({ length: n }, (_, i) => [i]);
@@ -155,12 +163,12 @@ export function clusterDescriptors(
     const mb = members[b] as number[];
     const na = neighbours[a];
     const nb = neighbours[b];
-    const merged = new Map<number, number>();
-    for (const [c, sa] of na) {
+    const merged = new Map<number, [number, number]>();
+    for (const [c, ea] of na) {
       if (c === b) continue;
-      const sb = nb.get(c);
+      const eb = nb.get(c);
       // A pair missing on either side: some face of c is beyond `max` of the merged group, for good.
-      if (sb !== undefined) merged.set(c, sa + sb);
+      if (eb !== undefined) merged.set(c, [ea[0] + eb[0], Math.min(ea[1], eb[1])]);
       neighbours[c].delete(a);
     }
     for (const c of nb.keys()) neighbours[c].delete(b);
@@ -171,10 +179,13 @@ export function clusterDescriptors(
     version[a]++;
     version[b]++;
     const size = (members[a] as number[]).length;
-    for (const [c, sum] of merged) {
-      neighbours[c].set(a, sum);
-      const mean = sum / (size * (members[c] as number[]).length);
-      if (mean <= options.link) heap.push(a < c ? [mean, a, c, version[a], version[c]] : [mean, c, a, version[c], version[a]]);
+    for (const [c, entry] of merged) {
+      neighbours[c].set(a, entry);
+      const mean = entry[0] / (size * (members[c] as number[]).length);
+      if (ok(mean, entry[1])) {
+        const k = key(mean, entry[1]);
+        heap.push(a < c ? [k, a, c, version[a], version[c]] : [k, c, a, version[c], version[a]]);
+      }
     }
   }
   return members.filter((m): m is number[] => m !== null);

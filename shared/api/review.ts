@@ -74,8 +74,8 @@ export const reviewGroupsResponse = z
     }),
     max_distance: z.number().meta({
       description:
-        "The embedding rule's limit the groups are made under: two groups merge while their faces are within 0.95 of it on average, " +
-        'and no two faces of a group are further apart than 1.3 times it (server/review/grouping.ts).',
+        "The embedding rule's limit the groups are made under: two groups merge when their nearest faces are within 0.85 of it, " +
+        'their faces within it on average, and no two faces further apart than 1.3 times it (server/review/grouping.ts).',
     }),
   })
   .meta({

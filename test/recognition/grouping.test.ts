@@ -19,9 +19,9 @@ const limit = defaultRule('embedding', MODEL).max;
 
 /** Measured (bench/RESULTS.md, every face at the shipped shares) and the floors this test holds them to. */
 const FLOORS = {
-  clean: { precision: 0.95, recall: 0.9 },
-  camera: { precision: 0.93, recall: 0.5 },
-  all: { precision: 0.95, recall: 0.6 },
+  clean: { precision: 0.95, recall: 0.9 }, // measured 1.000 / 0.989
+  camera: { precision: 0.95, recall: 0.8 }, // 0.978 / 0.877
+  all: { precision: 0.95, recall: 0.85 }, // 0.982 / 0.926
 } as const;
 
 describe('grouping real descriptors (faceapi-128)', () => {
