@@ -4,12 +4,14 @@
  * of their photo, framed and lit differently), and one group photo shown whole. The unknown faces are kept as
  * sightings with the embedding worker's descriptors and grouped by GET /api/review/groups: no group may hold two
  * strangers (the grouping before #36 folded strangers into a growing group around a drifting mean), two faces of
- * one picture are never one group, and most strangers' two faces are one group. A group is assigned whole only
- * when its faces agree; two faces of one picture are never assigned to one person.
+ * one picture are never one group, and most strangers' two faces are one group. Two faces of one picture are never
+ * assigned to one person; a group whose faces do not agree (as the grouping before #36 stored them) is flagged and
+ * never assigned whole.
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PEOPLE } from '../../bench/identity-sets.js';
+import { descriptorBytes } from '../../server/sightings/sighting-store.js';
 import { base64 } from '../helpers/faces.js';
 import { getJson, postJson, readTestImage, startTestServer, type TestServer } from '../helpers/test-server.js';
 
@@ -131,5 +133,40 @@ describe('grouping the unknown faces of 19 strangers, each seen twice', () => {
     const ok = await postJson(api('/review/assign'), { group_id: pair!.id, display_name: 'Stranger One' });
     expect(ok.status).toBe(200);
     expect(ok.body.added).toHaveLength(2);
+  });
+
+  it('flags a group whose faces do not agree (made before, or elsewhere) and never assigns it whole', async () => {
+    // Two far-apart faces under one group id, as the grouping before #36 stored them; grouped already, so this
+    // server leaves them as they are until faces arrive.
+    const far = (k: number) => Float32Array.from({ length: 128 }, (_, i) => (i === k ? 0.6 : 0.01));
+    const at = new Date(Date.now() - 60_000);
+    for (const [id, k] of [
+      ['stale-a', 1],
+      ['stale-b', 2],
+    ] as const) {
+      await server.service.ctx.db.query(
+        `INSERT INTO sightings (id, seen_at, source, recognizer, box, crop, crop_bytes, descriptor, group_id)
+         VALUES ($1, $2, 'camera', 'embedding', $3, $4, 0, $5, 'g-stale')`,
+        [
+          id,
+          new Date(at.getTime() + k),
+          JSON.stringify({ x: 1, y: 1, w: 60, h: 60 }),
+          `${at.toISOString().slice(0, 10)}/${id}.jpg`,
+          descriptorBytes(far(k)),
+        ],
+      );
+    }
+    const res = await getJson(api('/review/groups?limit=200'));
+    const stale = res.body.groups.find((g: { id: string }) => g.id === 'g-stale');
+    expect(stale).toMatchObject({ count: 2, coherent: false, max_face_distance: expect.any(Number) });
+    expect(stale.not_coherent_because).toMatch(/beyond the recognition limit/);
+    expect(stale.max_face_distance).toBeGreaterThan(res.body.max_distance);
+
+    const whole = await postJson(api('/review/assign'), { group_id: 'g-stale', display_name: 'Two People' });
+    expect(whole.status).toBe(409);
+    expect(whole.body.error.code).toBe('group_not_coherent');
+    expect(whole.body.error.message).toContain('sighting_ids');
+    const none = await getJson(api('/sightings?group=g-stale&limit=10'));
+    expect(none.body.sightings.every((x: { assigned_label?: string | null }) => !x.assigned_label)).toBe(true);
   });
 });
