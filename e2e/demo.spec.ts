@@ -51,6 +51,8 @@ test('the captioned tour runs headless and leaves its screenshots, video and ind
   // sample4.jpg: four people, four faces from the model server (the cascade there boxes walls and shadows elsewhere).
   expect(result.seen.groupDetection).toBe('remote');
   expect(result.seen.faceCards).toHaveLength(4);
+  // The group photo's shot shows the photo (it was once scrolled past it, to the cards).
+  expect(result.seen.groupPhotoShown).toBeGreaterThan(0.9);
   // #36: an unknown face shows no percentage (it read "unknown 0% match").
   for (const card of result.seen.faceCards) expect(card).toMatch(/^unknown\b(?!.*%).*\d+ x \d+ px/);
   expect(result.seen.objectLabels).toContain('bus');

@@ -74,6 +74,8 @@ export interface DemoResult {
     faceCards: string[];
     /** How the group photo's faces were found: `remote` (the model server) or `local` (the Haar cascade). */
     groupDetection: string;
+    /** Share (0 to 1) of the group photo's height on screen in its step's screenshot (it was once scrolled past). */
+    groupPhotoShown: number;
     /** Object classes listed for the photo. */
     objectLabels: string[];
     safety: string | null;
@@ -368,6 +370,7 @@ class Tour {
     const group = groupPhotoFor(this.config);
     const detectionBefore = (await this.api<{ detection_method: 'local' | 'remote' }>('/api/models/config')).detection_method;
     let faceCards: string[] = [];
+    let groupPhotoShown = 0;
     await this.step(
       'group-photo',
       'Strangers',
@@ -389,11 +392,14 @@ class Tour {
         const grid = page.getByTestId('face-grid');
         const cards = (await grid.count()) > 0 ? page.getByTestId('face-card') : page.getByTestId('face-result');
         faceCards = (await cards.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
-        const shown = (await grid.count()) > 0 ? grid : main.locator('.analysis-frame');
-        await this.scrollToTop(shown);
+        // The photo with its boxes at the top of the screen, the cards under it where there is room: scrolled to the
+        // cards, the shot once showed them without the photo they come from.
+        const photo = main.locator('.analysis-frame');
+        await this.scrollToTop(photo);
+        groupPhotoShown = await shownShare(photo);
         return {
           outcome: `${faceCards.length} faces, ${faceCards.filter((c) => /unknown/i.test(c)).length} of them strangers.`,
-          subjects: [(await grid.count()) > 0 ? cards : shown],
+          subjects: [photo, ...((await grid.count()) > 0 ? [grid] : [])],
         };
       },
     );
@@ -497,11 +503,22 @@ class Tour {
       liveName,
       faceCards,
       groupDetection: group.detection,
+      groupPhotoShown,
       objectLabels,
       safety,
       chat,
     };
   }
+}
+
+/** The share of `locator`'s height inside the viewport now (0 to 1). */
+async function shownShare(locator: Locator): Promise<number> {
+  return locator.first().evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const height = el.ownerDocument.defaultView?.innerHeight ?? 0;
+    const seen = Math.min(r.bottom, height) - Math.max(r.top, 0);
+    return r.height > 0 ? Math.max(0, seen) / r.height : 0;
+  });
 }
 
 async function expectEnabled(locator: import('@playwright/test').Locator, timeout: number): Promise<void> {
