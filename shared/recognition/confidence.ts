@@ -1,7 +1,8 @@
 /**
- * One meaning of `confidence` everywhere (docs/ARCHITECTURE.md#confidence): a match score in percent, 0 to 100,
- * higher is better, 0 for `unknown`. Each recognizer decides known/unknown on its own raw distance (reported
- * beside the score as `distance`); the score is a documented monotonic map of that distance d:
+ * The known window alone, for the benchmarks that measure it by itself (lbph-robustness). #36: the product's
+ * `confidence` is no longer this window-relative score but the distance's similarity (similarity.ts: a fixed map
+ * per distance scale, no threshold moves it), through decision.ts `scoreOf`. Here, as before: a score in percent,
+ * 0 to 100, higher is better, 0 for `unknown`, a monotonic map of the distance d within a given window:
  *
  *   unknown, score 0                                   d < min or d > max (outside the known window)
  *   score = 100 - (100 - EDGE_SCORE) * (d - min) / (max - min)   min <= d <= max
