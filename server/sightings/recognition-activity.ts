@@ -20,10 +20,11 @@ export interface RecognitionActivityOptions {
 export class RecognitionActivity {
   private running = 0;
   private lastEnd = Number.NEGATIVE_INFINITY;
-  private waiters: (() => void)[] = [];
+  private waiters: { wake: () => void; deadline: number }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private readonly quietMs: number;
-  private readonly now: () => number;
+  /** Its clock (deadlines of `quiet` are times of it). */
+  readonly now: () => number;
 
   constructor(private readonly opts: RecognitionActivityOptions = {}) {
     this.quietMs = opts.quietMs ?? QUIET_MS;
@@ -47,11 +48,15 @@ export class RecognitionActivity {
     return this.running > 0 || this.now() - this.lastEnd < this.quietMs || (this.opts.busy?.() ?? false);
   }
 
-  /** Resolves once no recognition runs, none ended in the last quietMs and no other work waits. */
-  quiet(): Promise<void> {
-    if (!this.busy) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
+  /**
+   * Resolves once no recognition runs, none ended in the last quietMs and no other work waits; or, from `deadline`
+   * on (a time of `now`), as soon as no recognition runs: work that has waited long enough takes a gap between two
+   * recognitions, so recognitions that never pause do not starve it.
+   */
+  quiet(deadline = Number.POSITIVE_INFINITY): Promise<void> {
+    if (this.ready(deadline)) return Promise.resolve();
+    return new Promise((wake) => {
+      this.waiters.push({ wake, deadline });
       this.check();
     });
   }
@@ -60,17 +65,25 @@ export class RecognitionActivity {
   release(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const wake of this.waiters.splice(0)) wake();
+    for (const { wake } of this.waiters.splice(0)) wake();
   }
 
-  /** Wakes the waiters once quiet, checking again when the quiet time is over (or later while others are busy). */
+  private ready(deadline: number): boolean {
+    return !this.busy || (this.running === 0 && this.now() >= deadline);
+  }
+
+  /** Wakes the waiters that may go; checks again when the quiet time or a deadline is over (or later while others are busy). */
   private check(): void {
-    if (this.waiters.length === 0 || this.running > 0 || this.timer) return;
-    if (!this.busy) {
-      this.release();
-      return;
-    }
-    const wait = Math.max(1, this.lastEnd + this.quietMs - this.now(), this.opts.busy?.() ? this.quietMs : 0);
+    if (this.running > 0) return;
+    const now = this.now();
+    const waiting = this.waiters.filter((w) => !this.ready(w.deadline));
+    for (const w of this.waiters) if (!waiting.includes(w)) w.wake();
+    this.waiters = waiting;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (waiting.length === 0) return;
+    const next = Math.min(...waiting.map((w) => w.deadline), this.lastEnd + this.quietMs);
+    const wait = Math.max(1, Math.min(next - now, this.quietMs));
     this.timer = setTimeout(() => {
       this.timer = null;
       this.check();

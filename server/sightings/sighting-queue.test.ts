@@ -134,3 +134,35 @@ describe('the sighting queue yields to recognition', () => {
     expect(recorder.stats()).toMatchObject({ queued: 0, dropped: 0, stored: 2 });
   });
 });
+
+describe('the sighting queue is not starved', () => {
+  it('starts a job that waited long enough in a gap between recognitions that never pause', async () => {
+    const { store, rows } = memoryStore();
+    // Never quiet for 10 s: only the starving rule lets a job through, in a gap.
+    const activity = new RecognitionActivity({ quietMs: 10_000 });
+    const recorder = new SightingRecorder({
+      store,
+      settings: { enabled: true, sources: ['api'], intervalS: 10 },
+      describe: null,
+      activity,
+      maxWaitMs: 50,
+      log: createLogger('silent'),
+    });
+    const running = recognitionRunning(activity);
+    recorder.recordImage({
+      source: 'api',
+      client: null,
+      camera: null,
+      recognizer: 'lbph',
+      model_version: null,
+      image: IMAGE,
+      faces: [face(10, 'a')],
+    });
+    await tick();
+    expect(rows).toHaveLength(0);
+    await running.end();
+    // Long before the 10 s of quiet: the job waited more than 50 ms and no recognition runs now.
+    for (let i = 0; i < 100 && rows.length === 0; i++) await tick();
+    expect(rows.map((r) => r.label)).toEqual(['a']);
+  });
+});

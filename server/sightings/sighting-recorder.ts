@@ -25,7 +25,9 @@
  *   embedded database's thread) computed beside recognitions made /api/recognize's p50 1.5x slower. Each step of a
  *   job waits until recognitions are quiet (RecognitionActivity: none running, none in the last 100 ms, no worker
  *   job waiting). The queue is bounded (QUEUE_MAX jobs, QUEUE_MAX_BYTES of copies): while recognitions keep the
- *   workers busy the oldest jobs are dropped and counted (stats(), GET /metrics), never held. Camera frames are
+ *   workers busy the oldest jobs are dropped and counted (stats(), GET /metrics), never held; still one job a
+ *   MAX_WAIT_MS starts in a gap between two recognitions, so a camera that never pauses keeps its sightings (at a
+ *   cost of a few % of 2 cores). Camera frames are
  *   coalesced per camera while they wait (the newest frame replaces the waiting one; its tracks keep one sighting
  *   per interval). At shutdown the queue runs at once for at most DRAIN_MS, the rest is dropped and counted.
  * - The purge (retention days and count cap) runs at start and every hour.
@@ -50,6 +52,8 @@ export const TRACK_IOU = 0.3;
 /** Jobs waiting at most, and their images' bytes at most; past either the oldest are dropped (counted) rather than held in memory. */
 export const QUEUE_MAX = 256;
 const QUEUE_MAX_BYTES = 64 * 1024 * 1024;
+/** While recognitions never pause, one job still starts per this long, in a gap between two of them (no starving). */
+export const MAX_WAIT_MS = 1_000;
 /** At shutdown the queue runs at once for at most this long; what is left is dropped (counted and logged). */
 const DRAIN_MS = 5_000;
 const PURGE_INTERVAL_MS = 3_600_000;
@@ -135,6 +139,8 @@ export interface SightingRecorderOptions {
   activity?: RecognitionActivity;
   /** Jobs waiting at most (tests); default QUEUE_MAX. */
   queueMax?: number;
+  /** Default MAX_WAIT_MS (tests). */
+  maxWaitMs?: number;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -313,6 +319,9 @@ export class SightingRecorder {
   private failed = 0;
   /** Shutdown: the queue runs without waiting for quiet. */
   private draining = false;
+  /** From this time (of the activity's clock) on, the job running may take any gap between recognitions (MAX_WAIT_MS). */
+  private deadline = Number.POSITIVE_INFINITY;
+  private lastStart = Number.NEGATIVE_INFINITY;
   readonly activity: RecognitionActivity;
   private timer: NodeJS.Timeout | null = null;
   private purging: Promise<void> | null = null;
@@ -586,7 +595,10 @@ export class SightingRecorder {
     if (this.running || this.jobs.length === 0) return;
     this.running = (async () => {
       while (this.jobs.length > 0) {
+        // A job starts when recognitions are quiet, or in a gap once the last one started MAX_WAIT_MS ago.
+        this.deadline = this.lastStart + (this.opts.maxWaitMs ?? MAX_WAIT_MS);
         await this.yieldToRecognition();
+        this.lastStart = this.activity.now();
         const job = this.jobs.shift();
         if (!job) break;
         try {
@@ -605,7 +617,7 @@ export class SightingRecorder {
 
   /** Waits until no recognition runs or has just run (at once while shutting down). */
   private async yieldToRecognition(): Promise<void> {
-    if (!this.draining) await this.activity.quiet();
+    if (!this.draining) await this.activity.quiet(this.deadline);
   }
 
   private fail(err: unknown): void {
