@@ -112,11 +112,11 @@ test('faces recognised in this browser come back as sightings of source browser,
   expect((await sightings(`source=browser&label=${PERSON}`)).length).toBeGreaterThan(0);
   expect((await sightings('source=browser&unknown=true')).every((s) => s.label === null)).toBe(true);
 
-  // The Faces page: the stranger is a group seen by a browser, with the crop shown; she is under her name.
+  // The Faces page: the stranger is a group seen by the browser's own recognition, with the crop shown; she is under her name.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Faces' }).click();
   await expect(page.getByRole('heading', { level: 1, name: 'Faces' })).toBeVisible();
   const group = page.getByTestId('faces-group');
-  await expect(group.first()).toContainText('by a browser', { timeout: 30_000 });
+  await expect(group.first()).toContainText('by a device that recognises faces itself', { timeout: 30_000 });
   await expect
     .poll(() =>
       group
@@ -130,6 +130,6 @@ test('faces recognised in this browser come back as sightings of source browser,
   await expect(person).toContainText(/Seen (once|\d+ times)/);
   await person.getByRole('button', { name: /Show faces/ }).click();
   const seen = person.getByTestId('faces-sighting').first();
-  await expect(seen).toContainText('a browser');
+  await expect(seen).toContainText('a device that recognises faces itself');
   await expect.poll(() => seen.locator('img').evaluate((i) => (i as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
 });

@@ -1,6 +1,6 @@
 /**
  * Issue #26 section 2, the Faces page against the real server: a stranger's photo recognised three times through
- * POST /api/recognize is one group of unknown faces ("Seen 3 times, last at 14:02"); assigned to a new person with
+ * POST /api/recognize is one group of unknown faces ("Seen 3 times, last on Dec 6, 02:02 PM"); assigned to a new person with
  * the keyboard, its crops are that person's training photos on the Training page, and Undo takes them back; a
  * dismissed group comes back with Undo; "Not this person" on a named face keeps a correction until undone; "Train
  * now" trains with progress, after which the assign can no longer be undone. At phone size the page fits 390 px.
@@ -70,8 +70,15 @@ test('the stranger seen three times is one group; assigned to a new person with 
   // Reached from the navigation, as every other page.
   await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Faces' })).toHaveAttribute('aria-current', 'page');
   await expect(group(page)).toHaveCount(1);
-  await expect(group(page).getByRole('heading', { level: 3 })).toHaveText(/^Seen 3 times, last at \d\d:\d\d$/);
-  await expect(group(page)).toContainText('by an API client');
+  // With the date, in the browser's language (#36: a time alone left the day to guess); the source in plain words.
+  await expect(group(page).getByRole('heading', { level: 3 })).toHaveText(/^Seen 3 times, last on \S+.*\d{1,2}:\d\d/);
+  await expect(group(page)).toContainText('by another program');
+  // Each crop's tick box is beside the face, not over it (#36: it covered the crop's corner, an eye on a close crop).
+  const crop = group(page).locator('.faces-crop').first();
+  const [box, img] = [await crop.locator('input').boundingBox(), await crop.locator('img').boundingBox()];
+  const apart =
+    box!.y >= img!.y + img!.height || box!.y + box!.height <= img!.y || box!.x >= img!.x + img!.width || box!.x + box!.width <= img!.x;
+  expect(apart, JSON.stringify({ box, img })).toBe(true);
   await expect(group(page).locator('img')).toHaveCount(3);
   // Each crop is really shown (fetched from GET /api/sightings/{id}/crop).
   await expect
@@ -167,7 +174,7 @@ test('"Not this person" on a named face keeps a correction, and Undo removes it'
   await openFaces(page);
   await page.getByLabel('Seen in').selectOption({ label: 'Last hour' });
   const grace = page.locator('[data-testid="faces-person"][data-label="grace-hopper"]');
-  await expect(grace).toContainText('Seen once, at');
+  await expect(grace).toContainText('Seen once, on');
   await grace.getByRole('button', { name: /Show faces/ }).click();
   await expect(grace.getByTestId('faces-sighting')).toHaveCount(1);
   await grace.getByRole('button', { name: /Not this person/ }).click();

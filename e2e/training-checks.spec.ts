@@ -54,6 +54,9 @@ test('photos keep the name they were taken under; "Saved as" only once saved', a
   const take = page.getByTestId('training-camera').getByRole('button', { name: 'Take photo' });
   const thumbs = page.getByTestId('capture-thumb');
 
+  // The preview is the picture as saved and as Live recognition shows it: not mirrored (#36).
+  const media = page.getByTestId('training-camera').locator('.stage-media').first();
+  await expect(media).toHaveCSS('transform', 'none');
   await name.fill('Person One');
   await take.click();
   await take.click();

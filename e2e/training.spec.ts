@@ -126,7 +126,8 @@ test('a person is named, photographed, saved and trained, then shown on the dash
   const summary = page.getByTestId('train-summary');
   await expect(summary).toContainText('Training finished');
   await expect(summary).toContainText('Lookout now knows 1 person, learnt from 3 faces');
-  await expect(summary.getByRole('row', { name: 'grace-hopper 3' })).toBeVisible();
+  // The name as typed, not the stored label (#36: `albert-einstein`).
+  await expect(summary.getByRole('row', { name: 'Grace Hopper 3' })).toBeVisible();
   await expect(page.getByTestId('train-skipped')).toHaveCount(0);
   await expect(page.getByTestId('training-label').filter({ hasText: 'grace-hopper' })).toContainText('Trained');
   await checkAccessibility(page, 'training-summary');

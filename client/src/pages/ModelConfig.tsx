@@ -16,7 +16,9 @@ import { DETECTION_TEXT, formatWhen, RECOGNITION_TEXT, REMOTE_STATUS_TEXT } from
 import { Notice, type NoticeKind } from '../components/Notice';
 import { api, ApiFailure } from '../lib/api';
 import { A } from '@solidjs/router';
-import { refreshStatus } from '../lib/server-status';
+import { type PersonSummary, displayNameOf } from '../lib/people';
+import { refreshStatus, serverStatus } from '../lib/server-status';
+import { outOfDateText, untrainedPeople } from '../components/config/trained-words';
 
 const POLL_MS = 3000;
 
@@ -105,6 +107,9 @@ export default function ModelConfig() {
       active: m.active,
     }));
 
+  const isActive = (name: RecognitionModel) => available()?.recognition_models.find((m) => m.active)?.name === name;
+  const people = () => (serverStatus.labels()?.details ?? []) as PersonSummary[];
+
   /** Whether a recognizer is trained, when and on how many people (reactive: the page polls). */
   const trainedDetails = (name: RecognitionModel) => {
     const status = () => config()?.recognizers[name];
@@ -120,6 +125,18 @@ export default function ModelConfig() {
         >
           Trained{status()!.trained_at ? ` ${formatWhen(status()!.trained_at!)}` : ''} with {status()!.labels}{' '}
           {status()!.labels === 1 ? 'person' : 'people'}.
+          {/* The people list says which labels the active model knows: a person added since makes it out of date. */}
+          <Show when={isActive(name) && outOfDateText(untrainedPeople(people()).map(displayNameOf))}>
+            {(text) => (
+              <>
+                {' '}
+                <strong class="trained-stale" data-testid={`trained-${name}-stale`}>
+                  {text()}
+                </strong>{' '}
+                <TrainingLink />.
+              </>
+            )}
+          </Show>
         </Show>
       </span>
     );

@@ -7,16 +7,21 @@ const at = (d: number, h: number, m: number, y = 2025) => new Date(y, 4, d, h, m
 
 describe('Faces page words', () => {
   it('says how often and when, with the date only for another day', () => {
-    expect(seenText(10, at(3, 14, 2), now)).toBe('Seen 10 times, last at 14:02');
-    expect(seenText(1, at(3, 9, 5), now)).toBe('Seen once, at 09:05');
-    expect(seenText(3, at(1, 23, 59), now)).toBe('Seen 3 times, last on 1 May, 23:59');
-    expect(timeText(at(1, 7, 0, 2024), now)).toBe('1 May 2024, 07:00');
+    // Always with the date (#36: "last at 14:02" left the day to guess), in the viewer's language.
+    expect(seenText(10, at(3, 14, 2), now, 'en-GB')).toBe('Seen 10 times, last on 3 May, 14:02');
+    expect(seenText(1, at(3, 9, 5), now, 'en-GB')).toBe('Seen once, on 3 May, 09:05');
+    expect(seenText(3, at(1, 23, 59), now, 'en-GB')).toBe('Seen 3 times, last on 1 May, 23:59');
+    expect(timeText(at(1, 7, 0, 2024), now, 'en-GB')).toBe('1 May 2024, 07:00');
+    expect(timeText(at(3, 14, 2), now, 'en-US')).toBe('May 3, 02:02 PM');
+    expect(timeText(at(3, 14, 2), now, 'de-DE')).toBe('3. Mai, 14:02');
     expect(timeText('not a time', now)).toBe('not a time');
   });
 
   it('names the sources in words, each once', () => {
-    expect(sourcesText(['api'])).toBe('by an API client');
-    expect(sourcesText(['camera', 'api', 'camera', 'verify'])).toBe('by a camera, an API client and a sign-in check');
+    expect(sourcesText(['api'])).toBe('by another program');
+    expect(sourcesText(['camera', 'api', 'camera', 'verify'])).toBe('by a camera, another program and a sign-in check');
+    // Not "by a browser and a live page" (#36): what happened, in plain words.
+    expect(sourcesText(['browser', 'page'])).toBe('by a device that recognises faces itself and a photo on a Lookout page');
     expect(sourcesText([])).toBe('');
   });
 

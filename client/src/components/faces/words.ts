@@ -1,42 +1,36 @@
 /**
- * The Faces page's words: when a face was seen ("Seen 10 times, last at 14:02"), where, what was done with it, and
- * the time ranges its filter offers. Times on the 24-hour clock, local time; the date only when it is not today.
+ * The Faces page's words: when a face was seen ("Seen 10 times, last on 3 May, 14:02"), where, what was done with it,
+ * and the time ranges its filter offers. Times with their date, in the viewer's language and clock.
  */
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-const two = (n: number) => String(n).padStart(2, '0');
-
-function sameDay(a: Date, b: Date): boolean {
-  return a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
-}
-
-/** "14:02" today, "3 May, 14:02" another day of this year, "3 May 2024, 14:02" before. */
-export function timeText(iso: string, now = new Date()): string {
+/**
+ * The date and the time, in the viewer's language and clock ("3 May, 14:02"; "May 3, 2:02 PM"), the year only when it
+ * is not this one. Always with the date: a time alone ("14:02") left the reader guessing which day (#36).
+ */
+export function timeText(iso: string, now = new Date(), locale?: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const clock = `${two(d.getHours())}:${two(d.getMinutes())}`;
-  if (sameDay(d, now)) return clock;
-  const day = `${d.getDate()} ${MONTHS[d.getMonth()]}${d.getFullYear() === now.getFullYear() ? '' : ` ${d.getFullYear()}`}`;
-  return `${day}, ${clock}`;
+  return d.toLocaleString(locale, {
+    day: 'numeric',
+    month: 'short',
+    ...(d.getFullYear() === now.getFullYear() ? {} : { year: 'numeric' }),
+    hour: '2-digit',
+    minute: '2-digit',
+  });
 }
 
-/** "at 14:02" today, "on 3 May, 14:02" another day. */
-function atText(iso: string, now: Date): string {
-  const t = timeText(iso, now);
-  return /,/.test(t) ? `on ${t}` : `at ${t}`;
+/** "Seen 10 times, last on 3 May, 14:02"; "Seen once, on 3 May, 14:02". */
+export function seenText(count: number, lastSeen: string, now = new Date(), locale?: string): string {
+  const at = `on ${timeText(lastSeen, now, locale)}`;
+  if (count === 1) return `Seen once, ${at}`;
+  return `Seen ${count} times, last ${at}`;
 }
 
-/** "Seen 10 times, last at 14:02"; "Seen once, at 14:02". */
-export function seenText(count: number, lastSeen: string, now = new Date()): string {
-  if (count === 1) return `Seen once, ${atText(lastSeen, now)}`;
-  return `Seen ${count} times, last ${atText(lastSeen, now)}`;
-}
-
+/** Plain words: "by a browser and a live page" named the machinery, not what the person did (#36). */
 const SOURCE_WORDS: Record<string, string> = {
-  api: 'an API client',
-  page: 'a live page',
+  api: 'another program',
+  page: 'a photo on a Lookout page',
   camera: 'a camera',
-  browser: 'a browser',
+  browser: 'a device that recognises faces itself',
   verify: 'a sign-in check',
 };
 
@@ -45,7 +39,7 @@ export function sourceText(source: string): string {
   return SOURCE_WORDS[source] ?? source;
 }
 
-/** "by an API client and a camera". */
+/** "by another program and a camera". */
 export function sourcesText(sources: readonly string[]): string {
   const words = [...new Set(sources)].map(sourceText);
   if (words.length === 0) return '';

@@ -22,7 +22,7 @@ describe("a person's page words", () => {
 
   it('says where a face was seen and how near a found face is', () => {
     expect(whereText('camera', 'door')).toBe('a camera (door)');
-    expect(whereText('page', null)).toBe('a live page');
+    expect(whereText('page', null)).toBe('a photo on a Lookout page');
     expect(nearnessText(0.2, 0.6)).toBe('very close');
     expect(nearnessText(0.45, 0.6)).toBe('close');
     expect(nearnessText(0.59, 0.6)).toBe('near the limit');

@@ -8,7 +8,7 @@ import { sourceText } from '../faces/words';
 export const photosText = (n: number) => (n === 1 ? '1 photo' : `${n} photos`);
 export const sightingsText = (n: number) => (n === 1 ? '1 sighting' : `${n} sightings`);
 
-/** "a camera (door)", "a live page". */
+/** "a camera (door)", "a photo on a Lookout page". */
 export function whereText(source: string, camera: string | null): string {
   return camera ? `${sourceText(source)} (${camera})` : sourceText(source);
 }

@@ -8,6 +8,7 @@ import { createEffect, createMemo, createSignal, For, Match, on, onCleanup, Show
 import type { TrainResponse, TrainStatusResponse } from '../../../../shared/api/index';
 import { ApiImage } from '../../auth/ApiImage';
 import { api, ApiFailure } from '../../lib/api';
+import { displayNameOf } from '../../lib/people';
 import { refreshStatus, serverStatus } from '../../lib/server-status';
 import { Notice } from '../Notice';
 import { DeleteImageButton } from './DeleteImageButton';
@@ -286,7 +287,8 @@ function Summary(props: { result: TrainResponse; byOtherRun: boolean; onImageDel
           <For each={r().labels}>
             {(label) => (
               <tr>
-                <td class="training-label">{label}</td>
+                {/* The name people typed, not the stored label (#36: `albert-einstein`). */}
+                <td class="training-label">{displayNameOf(label)}</td>
                 <td>{r().faces_per_label[label] ?? 0}</td>
               </tr>
             )}

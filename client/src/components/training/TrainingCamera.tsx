@@ -153,7 +153,7 @@ function CameraPanel(props: TrainingCameraProps & { facing: Facing; onSwitch: ()
 
   return (
     <div class="training-camera" ref={wrap} data-testid="training-camera">
-      <CameraView camera={camera} label="Camera picture" mirrored={props.facing === 'user'}>
+      <CameraView camera={camera} label="Camera picture">
         <div class="training-flash" classList={{ on: flash() }} aria-hidden="true" />
         <Show when={full()}>
           <div class="training-stage-controls" data-testid="fullscreen-controls">
