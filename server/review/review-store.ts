@@ -250,10 +250,20 @@ export class ReviewStore {
   }
 
   /**
-   * Refuses what would put two people under one name: a group whose faces do not agree, assigned whole, and two
-   * faces of one picture.
+   * Refuses what would put two people under one name: a group whose faces do not agree, assigned whole, two faces
+   * of one picture, and a face a reviewer marked "not this person" (a correction) for this person.
    */
-  private async checkOnePerson(target: ReviewTarget, ids: readonly string[], max: number): Promise<void> {
+  private async checkOnePerson(target: ReviewTarget, ids: readonly string[], max: number, label: string): Promise<void> {
+    const [corrected] = await this.db.query<{ sighting_id: string }>(
+      'SELECT sighting_id FROM corrections WHERE label = $1 AND sighting_id = ANY($2::text[]) ORDER BY sighting_id LIMIT 1',
+      [label, ids],
+    );
+    if (corrected) {
+      throw new ApiError(
+        'not_this_person',
+        `sighting ${corrected.sighting_id} was marked as not ${label}: leave it out, or undo that correction first`,
+      );
+    }
     if (target.group_id !== undefined) {
       const c = (await this.coherence([target.group_id], max)).get(target.group_id);
       if (c && !c.coherent) {
@@ -375,6 +385,7 @@ export class ReviewStore {
         req,
         rows.map((r) => r.id),
         max,
+        person.label,
       );
     const taken = rows.filter((r) => r.assigned_label !== null);
     if (taken.length) {

@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   // #36 1: a group whose faces may be two people is not assigned whole; two faces of one picture are two people
   group_not_coherent: 409,
   same_picture: 409,
+  // #36 1: a face marked "not this person" is never assigned to that person
+  not_this_person: 409,
   // #35 9: a new label that looks like an existing person's
   label_confusable: 409,
 } as const;

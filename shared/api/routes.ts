@@ -589,11 +589,21 @@ const routeTable = {
       'A group (`group_id`) or single faces (`sighting_ids`) to an existing person (`label`) or a new one (`display_name`). Each crop is ' +
       'stored as a training image of the person; the models use them after the next training. Undo until then. A group whose faces ' +
       'do not agree is not assigned whole (409 `group_not_coherent`: name its faces of one person in `sighting_ids`), nor two faces ' +
-      'of one picture to one person (409 `same_picture`).',
+      'of one picture to one person (409 `same_picture`), nor a face marked "not this person" (`POST /api/corrections`) to that ' +
+      'person (409 `not_this_person`).',
     tags: ['Review'],
     request: { body: jsonBody(reviewAssignRequest, { group_id: 'g-3f2a9c1e', display_name: 'Marie Curie' }) },
     responses: ok(reviewAssignResponse, 'Assigned.'),
-    errors: ['invalid_label', 'label_confusable', 'label_not_found', 'not_found', 'already_assigned', 'group_not_coherent', 'same_picture'],
+    errors: [
+      'invalid_label',
+      'label_confusable',
+      'label_not_found',
+      'not_found',
+      'already_assigned',
+      'group_not_coherent',
+      'same_picture',
+      'not_this_person',
+    ],
   }),
   reviewDismiss: defineRoute({
     ...ENDPOINTS.reviewDismiss,

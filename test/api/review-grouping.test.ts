@@ -133,6 +133,15 @@ describe('grouping the unknown faces of 19 strangers, each seen twice', () => {
     const ok = await postJson(api('/review/assign'), { group_id: pair!.id, display_name: 'Stranger One' });
     expect(ok.status).toBe(200);
     expect(ok.body.added).toHaveLength(2);
+
+    // "Not this person": a face the reviewer marked as not Stranger One is never assigned to her.
+    const other = [...who.keys()].find((sid) => !members.get(pair!.id)!.includes(sid))!;
+    const corrected = await postJson(api('/corrections'), { sighting_id: other, label: ok.body.label });
+    expect(corrected.status).toBe(200);
+    const refused = await postJson(api('/review/assign'), { sighting_ids: [other], label: ok.body.label });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('not_this_person');
+    expect(refused.body.error.message).toContain(other);
   });
 
   it('flags a group whose faces do not agree (made before, or elsewhere) and never assigns it whole', async () => {
