@@ -42,7 +42,7 @@ const CROP_PATH = /^\d{4}-\d{2}-\d{2}\/[A-Za-z0-9_-]{1,100}\.jpg$/;
 const GROUPING_LOCK_KEY = 7_141_926;
 /**
  * Most faces grouping looks at in one pass (newest first; older ones keep their groups): the clustering compares
- * every two faces, about a second for 5,000 on one core.
+ * every two faces, about a second for 5,000 of 128 values on one core (about 1,800 of faceres' 1,024 in the same time).
  */
 const GROUPING_WINDOW = 5_000;
 /** Faces of a group compared for its coherence (the newest). */
@@ -165,7 +165,10 @@ export class ReviewStore {
         // The faces of one recognized picture are kept with one time, source, client and camera: two people.
         picture: pictureOf(r),
       }));
-      const placed = regroupFaces(items, groupingOptions(max));
+      // Every two faces are compared: longer descriptors, fewer faces (the same work as GROUPING_WINDOW 128-d ones).
+      const length = items.find((i) => i.descriptor)?.descriptor?.length ?? 128;
+      const window = Math.min(items.length, Math.floor(GROUPING_WINDOW * Math.sqrt(128 / Math.max(128, length))));
+      const placed = regroupFaces(items.slice(0, window), groupingOptions(max));
       if (placed.size === 0) return 0;
       const updated = await tx.query(
         `UPDATE sightings SET group_id = v.g FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS g) AS v
