@@ -238,3 +238,26 @@ test('each photo is checked when added: no face, two faces picked by keyboard, t
   expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE_VIEWPORT.width);
   await checkAccessibility(page, 'training-original-names');
 });
+
+test('photos checked but not saved are kept on the device: they come back after a reload, until removed (#36)', async ({ page }) => {
+  await openTraining(page);
+  await page.getByLabel('Person’s name').fill('Ada Kept');
+  await page
+    .getByLabel('Or add photos from files')
+    .setInputFiles([{ name: 'kept.jpg', mimeType: 'image/jpeg', buffer: fs.readFileSync(path.join(TESTDATA, 'faces/grace_hopper.jpg')) }]);
+  const thumbs = page.getByTestId('capture-thumb');
+  await expect(thumbs.getByTestId('capture-check')).toHaveText('Good photo');
+  // The browser closes (a reload here): the photo is still there, for the same person, checked again, not saved.
+  await page.reload();
+  await expect(thumbs).toHaveCount(1);
+  await expect(thumbs.getByTestId('capture-file')).toHaveText('kept.jpg');
+  await expect(thumbs.getByTestId('capture-person')).toHaveText('For Ada Kept');
+  await expect(thumbs.getByTestId('capture-check')).toHaveText('Good photo');
+  await expect(page.getByTestId('save-message')).toContainText('1 photo from before was kept on this device, not saved yet');
+  // Removed: gone for good.
+  await thumbs.getByRole('button', { name: 'Remove' }).click();
+  await expect(thumbs).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId('training-camera').getByRole('button', { name: 'Take photo' })).toBeEnabled();
+  await expect(thumbs).toHaveCount(0);
+});

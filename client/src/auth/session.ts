@@ -19,6 +19,7 @@ import {
   refresh,
   signOutUrl,
 } from './oidc';
+import { clearTray } from '../pwa/tray-store';
 
 export type AuthConfig = { mode: 'off' } | ({ mode: 'oidc' } & OidcConfig);
 
@@ -135,6 +136,8 @@ export async function signOut(): Promise<void> {
   const current = tokens();
   keep(null);
   await caches?.delete(TRAINED_CACHE).catch(() => false);
+  // The Training page's unsaved photos kept on this device (pwa/tray-store.ts) are faces too.
+  await clearTray().catch(() => undefined);
   if (cfg?.mode !== 'oidc') return;
   const url = await signOutUrl(cfg, current).catch(() => null);
   // End the IdP's session too, or the next sign-in would pass through without asking.

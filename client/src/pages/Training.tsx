@@ -4,7 +4,7 @@
  * can be removed first; each is checked when added (no face, several faces: pick one, too small, blurred), and
  * keeps the name it was taken under (another name typed later is for the next photos, never for these).
  */
-import { createEffect, createMemo, createSignal, For, on, Show } from 'solid-js';
+import { createEffect, createMemo, createSignal, For, on, onMount, Show } from 'solid-js';
 import { BrowserTraining } from '../components/training/BrowserTraining';
 import { CaptureTray } from '../components/training/CaptureTray';
 import { type CaptureItem, createCaptures, MAX_BATCH, type PersonName, shownCheck } from '../components/training/captures';
@@ -64,6 +64,16 @@ function storedVerdicts(detail: PersonSummary | undefined): (PhotoVerdict | null
 
 export default function Training() {
   const captures = createCaptures();
+  // Photos checked on an earlier visit but not saved were kept on this device (#36: closing the browser lost them).
+  onMount(() => {
+    void captures.restore().then((n) => {
+      if (n > 0)
+        setSaveMessage({
+          kind: 'warn',
+          text: `${n === 1 ? '1 photo' : `${n} photos`} from before ${n === 1 ? 'was' : 'were'} kept on this device, not saved yet: save or remove ${n === 1 ? 'it' : 'them'}.`,
+        });
+    });
+  });
   const [name, setName] = createSignal('');
   const [nameTried, setNameTried] = createSignal(false);
   const [fileError, setFileError] = createSignal('');

@@ -11,6 +11,7 @@ import { createStore, produce } from 'solid-js/store';
 import { ApiFailure } from '../../lib/api';
 import type { PhotoCheckResult, ShownFaceBox } from '../../lib/photo-check';
 import { checkTrainingPhoto, uploadTrainingImage } from '../../lib/uploads';
+import { type KeptPhoto, type TrayKeeper, trayStore } from '../../pwa/tray-store';
 
 export type CaptureStatus = 'new' | 'uploading' | 'stored' | 'queued' | 'failed';
 
@@ -25,6 +26,10 @@ export interface PersonName {
 
 export interface CaptureItem {
   id: number;
+  /** Its key in the tray's store on this device (pwa/tray-store.ts), where it is kept until saved or removed. */
+  key: string;
+  /** When it was added (ms since the epoch). */
+  created: number;
   blob: Blob;
   /** Object URL of the blob, for the thumbnail. */
   url: string;
@@ -99,6 +104,15 @@ export interface Captures {
   busy(): boolean;
   /** Resolves once no upload runs (at once when none does). */
   idle(): Promise<void>;
+  /** Brings back the photos kept on this device from an earlier visit (checked again); how many came back. */
+  restore(): Promise<number>;
+}
+
+/** A key for a photo kept on this device (random: two tabs add photos at once). */
+function newKey(): string {
+  return typeof crypto !== 'undefined' && 'randomUUID' in crypto
+    ? crypto.randomUUID()
+    : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 function cameraName(now: Date): string {
@@ -109,6 +123,7 @@ function cameraName(now: Date): string {
 export function createCaptures(
   check: (blob: Blob, face?: ShownFaceBox) => Promise<PhotoCheckResult> = checkTrainingPhoto,
   send: typeof uploadTrainingImage = uploadTrainingImage,
+  keeper: TrayKeeper = trayStore,
 ): Captures {
   const [items, setItems] = createStore<CaptureItem[]>([]);
   let nextId = 1;
@@ -118,12 +133,29 @@ export function createCaptures(
   // One check at a time: the server decodes each photo, and a folder of 20 must not be 20 requests at once.
   let checking: Promise<void> = Promise.resolve();
 
-  const patch = (id: number, change: Partial<CaptureItem>) =>
+  const isUnsent = (x: CaptureItem) => x.status === 'new' || x.status === 'failed';
+  // Kept on this device while unsent (a closed browser lost checked photos, #36); forgotten once saved, queued by the
+  // offline queue (which keeps it from then on) or removed.
+  const keep = (x: CaptureItem) => {
+    if (!isUnsent(x)) return void keeper.remove(x.key);
+    const photo: KeptPhoto = { key: x.key, blob: x.blob, source: x.source, originalName: x.originalName, created: x.created };
+    if (x.name) photo.name = x.name;
+    if (x.label) photo.label = x.label;
+    if (x.face) photo.face = { ...x.face };
+    if (x.keepAnyway) photo.keepAnyway = true;
+    void keeper.put(photo);
+  };
+  const keepWhere = (which: (x: CaptureItem) => boolean) => {
+    for (const x of items) if (which(x)) keep(x);
+  };
+  const patch = (id: number, change: Partial<CaptureItem>) => {
     setItems(
       (it) => it.id === id,
       produce((it) => Object.assign(it, change)),
     );
-  const isUnsent = (x: CaptureItem) => x.status === 'new' || x.status === 'failed';
+    const it = items.find((x) => x.id === id);
+    if (it && ('status' in change || 'face' in change || 'keepAnyway' in change || 'label' in change)) keep(it);
+  };
 
   const startCheck = (id: number, blob: Blob) => {
     const run = checking.then(async () => {
@@ -148,30 +180,56 @@ export function createCaptures(
     for (const it of items) URL.revokeObjectURL(it.url);
   });
 
-  return {
+  /** A photo into the tray (new, or kept from an earlier visit), checked, and kept on this device. */
+  const insert = (photo: KeptPhoto) => {
+    const id = nextId++;
+    setItems(items.length, {
+      id,
+      key: photo.key,
+      created: photo.created,
+      blob: photo.blob,
+      url: URL.createObjectURL(photo.blob),
+      source: photo.source,
+      originalName: photo.originalName,
+      status: 'new',
+      name: photo.name,
+      label: photo.label,
+      check: { state: 'checking' },
+      ...(photo.keepAnyway ? { keepAnyway: true } : {}),
+    });
+    startCheck(id, photo.blob);
+    const added = items.find((x) => x.id === id)!;
+    keep(added);
+    // A face picked before the page was closed: picked again (and its own check run again).
+    if (photo.face) api.pickFace(id, photo.face);
+  };
+
+  const api: Captures = {
     items,
     add(blob, source, originalName, person) {
       if (items.length >= MAX_BATCH) return false;
-      const id = nextId++;
-      setItems(items.length, {
-        id,
+      insert({
+        key: newKey(),
         blob,
-        url: URL.createObjectURL(blob),
         source,
         originalName: originalName || cameraName(new Date()),
-        status: 'new',
-        name: person?.name,
-        label: person?.label,
-        check: { state: 'checking' },
+        created: Date.now(),
+        ...(person ? { name: person.name, label: person.label } : {}),
       });
-      startCheck(id, blob);
       return true;
+    },
+    async restore() {
+      const kept = (await keeper.all()).filter((k) => !items.some((x) => x.key === k.key));
+      const room = Math.max(0, MAX_BATCH - items.length);
+      for (const k of kept.slice(0, room)) insert(k);
+      return Math.min(kept.length, room);
     },
     remove(id) {
       const it = items.find((x) => x.id === id);
       if (!it || it.status === 'uploading') return;
       URL.revokeObjectURL(it.url);
       checks.delete(id);
+      void keeper.remove(it.key);
       setItems((list) => list.filter((x) => x.id !== id));
     },
     clearStored() {
@@ -179,16 +237,22 @@ export function createCaptures(
       setItems((list) => list.filter((x) => x.status !== 'stored'));
     },
     adopt(person) {
+      const which = (x: CaptureItem) => isUnsent(x) && !x.label;
+      const ids = new Set(items.filter(which).map((x) => x.id));
       setItems(
-        (x) => isUnsent(x) && !x.label,
+        which,
         produce((x) => Object.assign(x, person)),
       );
+      keepWhere((x) => ids.has(x.id));
     },
     move(fromLabel, to) {
+      const which = (x: CaptureItem) => isUnsent(x) && x.label === fromLabel;
+      const ids = new Set(items.filter(which).map((x) => x.id));
       setItems(
-        (x) => isUnsent(x) && x.label === fromLabel,
+        which,
         produce((x) => Object.assign(x, to)),
       );
+      keepWhere((x) => ids.has(x.id));
     },
     pickFace(id, face) {
       patch(id, { face: { ...face }, pickCheck: undefined });
@@ -225,6 +289,7 @@ export function createCaptures(
       return run;
     },
   };
+  return api;
 
   async function uploadNow(fallback: PersonName | undefined, ids?: number[]): Promise<boolean> {
     const wanted = (x: CaptureItem) => isUnsent(x) && (!ids || ids.includes(x.id));
