@@ -25,7 +25,8 @@ export const ACTION_WORDS: Record<Entry['action'], string> = {
   review: 'Review',
   person_update: 'Person changed',
   settings_change: 'Settings changed',
-  anonymous_refused: 'Refused without a token (per address and minute)',
+  // Counted per address and minute (the row's "× N"); short, as the filter's option sets the select's width.
+  anonymous_refused: 'Refused, no token',
 };
 
 const OUTCOME_WORDS: Record<Entry['outcome'], string> = { ok: 'done', denied: 'denied', refused: 'refused', error: 'failed' };
