@@ -42,6 +42,18 @@ export function storableText(text: string): boolean {
   return !UNSTORABLE_TEXT.test(text);
 }
 
+/** A query's `limit`: a whole number from 1 to `max`, `fallback` when absent (the review and people listings). */
+export const limitOf = (max: number, fallback: number) => {
+  const message = `must be a whole number from 1 to ${max}`;
+  return z.coerce
+    .number({ error: message })
+    .int(message)
+    .min(1, message)
+    .max(max, message)
+    .default(fallback)
+    .meta({ description: `At most this many (default ${fallback}).`, example: fallback });
+};
+
 export const isoTime = z.string().meta({ description: 'ISO 8601 time.', example: '2024-05-01T12:00:00.000Z' });
 
 const CODES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];

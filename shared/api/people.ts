@@ -4,7 +4,7 @@
  * (`POST /api/person-actions/{id}/undo`) and in the audit log; and search by face (`POST /api/sightings/search`).
  */
 import { z } from 'zod';
-import { imageField, isoTime, storableText, UNSTORABLE_MESSAGE } from './common.js';
+import { imageField, isoTime, storableText, UNSTORABLE_MESSAGE, limitOf } from './common.js';
 import { STORED_FILENAME } from './faces.js';
 import { reviewSightingId } from './review.js';
 import { sightingSource } from './sightings.js';
@@ -24,17 +24,6 @@ const displayName = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .refine(storableText, UNSTORABLE_MESSAGE);
-
-const limitOf = (max: number, fallback: number) => {
-  const message = `must be a whole number from 1 to ${max}`;
-  return z.coerce
-    .number({ error: message })
-    .int(message)
-    .min(1, message)
-    .max(max, message)
-    .default(fallback)
-    .meta({ description: `At most this many (default ${fallback}).`, example: fallback });
-};
 
 export const personPageQuery = z.object({ sightings: limitOf(PERSON_SIGHTINGS_MAX, 50) });
 

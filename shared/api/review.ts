@@ -3,7 +3,7 @@
  * and the reviewer's actions (assign faces to a person as training images, dismiss, undo until the next training).
  */
 import { z } from 'zod';
-import { isoTime, storableText, UNSTORABLE_MESSAGE } from './common.js';
+import { isoTime, storableText, UNSTORABLE_MESSAGE, limitOf } from './common.js';
 import { photoCheck } from './enrollment.js';
 
 /** Most sightings one assign or dismiss may name. */
@@ -11,17 +11,6 @@ export const REVIEW_MAX_SIGHTINGS = 500;
 
 const ISO_MESSAGE = 'must be an ISO 8601 time such as 2024-05-01T12:00:00.000Z';
 const isoQuery = z.iso.datetime({ offset: true, error: ISO_MESSAGE });
-
-const limitOf = (max: number, fallback: number) => {
-  const message = `must be a whole number from 1 to ${max}`;
-  return z.coerce
-    .number({ error: message })
-    .int(message)
-    .min(1, message)
-    .max(max, message)
-    .default(fallback)
-    .meta({ description: `At most this many (default ${fallback}).`, example: fallback });
-};
 
 export const reviewSightingId = z
   .string({ error: "must be a sighting's id" })
