@@ -15,6 +15,7 @@ import { benchCascade } from './cascade.bench.js';
 import { benchChat } from './chat.bench.js';
 import { benchEmbedding } from './embedding.bench.js';
 import { benchEvents } from './events.bench.js';
+import { benchFootprint } from './footprint.bench.js';
 import { benchIdpToken } from './idp-token.bench.js';
 import { benchLbph } from './lbph.bench.js';
 import { benchLbphRobustness } from './lbph-robustness.bench.js';
@@ -64,6 +65,7 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['chat', async () => benchChat(repoRoot, await photo640())],
   ['events', () => benchEvents(repoRoot)],
   ['ppe', () => benchPpe(repoRoot)],
+  ['footprint', () => benchFootprint(repoRoot, testdata)],
   ['app', () => benchAppLoad(repoRoot)],
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
   ['scale', async () => (await import('./scale.bench.js')).benchScale(repoRoot)],
