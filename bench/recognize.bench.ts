@@ -27,6 +27,25 @@ const TRAINING_PHOTOS: Record<string, string> = {
   group5: 'faces/sample5.jpg',
 };
 
+/**
+ * Uploads the benchmark's labels (each photo, its mirror image and a brighter copy) to the server at `base` and
+ * trains it: the recognition benches (this one, sightings.bench.ts) measure the same trained model.
+ */
+export async function trainBenchLabels(base: string, testdata: string): Promise<void> {
+  for (const [label, rel] of Object.entries(TRAINING_PHOTOS)) {
+    const original = await fs.readFile(path.join(testdata, rel));
+    for (const variant of [sharp(original), sharp(original).flop(), sharp(original).modulate({ brightness: 1.1 })]) {
+      const form = new FormData();
+      form.set('label', label);
+      form.set('file', new Blob([new Uint8Array(await variant.jpeg().toBuffer())]), 'capture.jpg');
+      const res = await fetch(`${base}/api/images`, { method: 'POST', body: form });
+      if (!res.ok) throw new Error(`upload failed: ${await res.text()}`);
+    }
+  }
+  const trained = await fetch(`${base}/api/train`, { method: 'POST' });
+  if (!trained.ok) throw new Error(`training failed: ${await trained.text()}`);
+}
+
 /** `concurrency` clients posting back to back for `seconds`: requests per second and the median latency (ms). */
 async function load(url: string, body: string, concurrency: number, seconds: number): Promise<{ rate: number; p50: number }> {
   const latencies: number[] = [];
@@ -55,18 +74,7 @@ export async function benchRecognize(repoRoot: string, testdata: string, photo64
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    for (const [label, rel] of Object.entries(TRAINING_PHOTOS)) {
-      const original = await fs.readFile(path.join(testdata, rel));
-      for (const variant of [sharp(original), sharp(original).flop(), sharp(original).modulate({ brightness: 1.1 })]) {
-        const form = new FormData();
-        form.set('label', label);
-        form.set('file', new Blob([new Uint8Array(await variant.jpeg().toBuffer())]), 'capture.jpg');
-        const res = await fetch(`${base}/api/images`, { method: 'POST', body: form });
-        if (!res.ok) throw new Error(`upload failed: ${await res.text()}`);
-      }
-    }
-    const trained = await fetch(`${base}/api/train`, { method: 'POST' });
-    if (!trained.ok) throw new Error(`training failed: ${await trained.text()}`);
+    await trainBenchLabels(base, testdata);
 
     const body = JSON.stringify({ image: photo640.toString('base64') });
     await load(`${base}/api/recognize`, body, 4, 2); // warm-up: JIT, worker caches

@@ -11,19 +11,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import sharp from 'sharp';
 import { createService, type Service } from '../server/app.js';
 import { loadSettings } from '../server/config/settings.js';
 import { createLogger } from '../server/logger.js';
+import { trainBenchLabels } from './recognize.bench.js';
 import type { BenchRow } from './types.js';
 
-const TRAINING_PHOTOS: Record<string, string> = {
-  grace: 'faces/grace_hopper.jpg',
-  eileen: 'faces/astronaut.png',
-  lionel: 'faces/messi5.jpg',
-  group2: 'faces/sample2.jpg',
-  group5: 'faces/sample5.jpg',
-};
 const TURNS = 4;
 const TURN_S = 3;
 
@@ -42,18 +35,7 @@ async function start(repoRoot: string, testdata: string, env: Record<string, str
     const s = serve({ fetch: service.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  for (const [label, rel] of Object.entries(TRAINING_PHOTOS)) {
-    const original = await fs.readFile(path.join(testdata, rel));
-    for (const variant of [sharp(original), sharp(original).flop(), sharp(original).modulate({ brightness: 1.1 })]) {
-      const form = new FormData();
-      form.set('label', label);
-      form.set('file', new Blob([new Uint8Array(await variant.jpeg().toBuffer())]), 'capture.jpg');
-      const res = await fetch(`${base}/api/images`, { method: 'POST', body: form });
-      if (!res.ok) throw new Error(`upload failed: ${await res.text()}`);
-    }
-  }
-  const trained = await fetch(`${base}/api/train`, { method: 'POST' });
-  if (!trained.ok) throw new Error(`training failed: ${await trained.text()}`);
+  await trainBenchLabels(base, testdata);
   return { service, server, base, dataDir };
 }
 
