@@ -71,6 +71,21 @@ export function redactUrl(url: string): string {
   }
 }
 
+/**
+ * Whether `err` says the database server cannot be reached or went away (refused, reset, shut down, starting up), as
+ * opposed to a query it refused: the request answers 503 `storage_unavailable`, not 500 (#37: a PostgreSQL restart).
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE'].includes(code)) return true;
+    // SQLSTATE class 08 (connection exception), 57P01-03 (shut down by an administrator, a crash, starting up).
+    if (/^08...$/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|PostgreSQL did not answer/.test(err.message);
+}
+
 class LazyDatabase implements Database {
   private driver: Promise<Driver> | null = null;
   private closed = false;

@@ -29,8 +29,11 @@ export function healthRoutes(ctx: AppContext): Hono {
     const remoteStatus = ctx.remote.status;
     const objects = OBJECT_READINESS[ctx.objects.readiness];
     const ovms = ovmsStatus(remoteStatus);
+    // #37: with DATABASE_URL a replica whose copy cannot follow PostgreSQL is taken out of service.
+    const sharedState = ctx.shared.kind === 'local' ? 'local' : ctx.shared.inSync?.() === false ? 'unreachable' : 'in_sync';
     const body: ReadyResponse = {
-      status: ctx.workers > 0 ? 'ready' : 'not_ready',
+      status: ctx.workers > 0 && sharedState !== 'unreachable' ? 'ready' : 'not_ready',
+      shared_state: sharedState,
       local_detector: ctx.workers > 0 ? 'ok' : 'error',
       recognizer_trained: ctx.faces.trained,
       detection_method: ctx.faces.detectionMethod,

@@ -35,6 +35,13 @@ export const readyResponse = z
     remote_status: remoteStatus,
     object_detection_state: objectDetectionState,
     workers: z.number().int(),
+    shared_state: z
+      .enum(['local', 'in_sync', 'unreachable'])
+      .optional()
+      .meta({
+        description:
+          'Where photos, models and settings are kept (#37): `local` in DATA_DIR (the embedded default); with DATABASE_URL, `in_sync` while this replica\'s copy follows PostgreSQL, `unreachable` when its last check could not reach it (not ready: a write would be refused).',
+      }),
     ppe: z.enum(['ready', 'unreachable', 'not_configured', 'disabled']).meta({
       description: 'The PPE detector: `ready` when its /health answers; reported only, it never holds readiness back.',
     }),

@@ -7,6 +7,8 @@ import { resultsOrder } from './002-results-order.js';
 import { verifyRate } from './003-verify-rate.js';
 import { auditAnonymous } from './004-audit-anonymous.js';
 import { peoplePages } from './005-people-pages.js';
+import { reviewApart } from './006-review-apart.js';
+import { sharedFiles } from './007-shared-files.js';
 
 export interface Migration {
   version: number;
@@ -14,4 +16,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder, verifyRate, auditAnonymous, peoplePages];
+export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder, verifyRate, auditAnonymous, peoplePages, reviewApart, sharedFiles];
