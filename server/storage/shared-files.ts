@@ -45,6 +45,8 @@ export interface SharedFiles {
   removed(target: string): Promise<void>;
   /** After the file or folder `from` was renamed to `to` (both absolute, under DATA_DIR). */
   moved(from: string, to: string): Promise<void>;
+  /** Whether this process's copy follows the shared state now (readiness); absent: always (one process's files). */
+  inSync?(): boolean;
 }
 
 /** The shared state cannot be reached (a database that is away): the change was not made. Answered 503. */
