@@ -17,14 +17,16 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { normalizeLabel } from '../../shared/api/labels.js';
-import type {
-  ReviewAction,
-  ReviewActionKind,
-  ReviewAssignResponse,
-  ReviewDismissResponse,
-  ReviewGroupsResponse,
-  ReviewPeopleResponse,
-  ReviewUndoResponse,
+import {
+  REVIEW_MAX_APART_PAIRS,
+  type ReviewAction,
+  type ReviewActionKind,
+  type ReviewApartResponse,
+  type ReviewAssignResponse,
+  type ReviewDismissResponse,
+  type ReviewGroupsResponse,
+  type ReviewPeopleResponse,
+  type ReviewUndoResponse,
 } from '../../shared/api/review.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { FaceService } from '../engines/faces/face-service.js';
@@ -168,7 +170,13 @@ export class ReviewStore {
       // Every two faces are compared: longer descriptors, fewer faces (the same work as GROUPING_WINDOW 128-d ones).
       const length = items.find((i) => i.descriptor)?.descriptor?.length ?? 128;
       const window = Math.min(items.length, Math.floor(GROUPING_WINDOW * Math.sqrt(128 / Math.max(128, length))));
-      const placed = regroupFaces(items.slice(0, window), groupingOptions(max));
+      const grouped = items.slice(0, window);
+      // Pairs a reviewer told apart ("different people"): never one group.
+      const apart = await tx.query<{ a: string; b: string }>(
+        'SELECT DISTINCT a, b FROM review_apart WHERE a = ANY($1::text[]) AND b = ANY($1::text[])',
+        [grouped.map((i) => i.id)],
+      );
+      const placed = regroupFaces(grouped, { ...groupingOptions(max), apart: apart.map((p) => [p.a, p.b] as const) });
       if (placed.size === 0) return 0;
       const updated = await tx.query(
         `UPDATE sightings SET group_id = v.g FROM (SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS g) AS v
@@ -254,7 +262,8 @@ export class ReviewStore {
 
   /**
    * Refuses what would put two people under one name: a group whose faces do not agree, assigned whole, two faces
-   * of one picture, and a face a reviewer marked "not this person" (a correction) for this person.
+   * of one picture, a face a reviewer marked "not this person" (a correction) for this person, and two faces a
+   * reviewer marked as different people.
    */
   private async checkOnePerson(target: ReviewTarget, ids: readonly string[], max: number, label: string): Promise<void> {
     const [corrected] = await this.db.query<{ sighting_id: string }>(
@@ -265,6 +274,16 @@ export class ReviewStore {
       throw new ApiError(
         'not_this_person',
         `sighting ${corrected.sighting_id} was marked as not ${label}: leave it out, or undo that correction first`,
+      );
+    }
+    const [apart] = await this.db.query<{ a: string; b: string }>(
+      'SELECT a, b FROM review_apart WHERE a = ANY($1::text[]) AND b = ANY($1::text[]) ORDER BY a, b LIMIT 1',
+      [ids],
+    );
+    if (apart) {
+      throw new ApiError(
+        'different_people',
+        `sightings ${apart.a} and ${apart.b} were marked as different people: assign them apart, or undo that mark first`,
       );
     }
     if (target.group_id !== undefined) {
@@ -491,6 +510,60 @@ export class ReviewStore {
     return { action_id: actionId, dismissed };
   }
 
+  /**
+   * "These are different people": with `group_id`, each named face is not the same person as the group's other
+   * faces; without, every two named faces are two people. The pairs are kept (`review_apart`) with the action, and
+   * the named faces are grouped again (regroup keeps them apart). Only unknown faces in review are marked.
+   */
+  async apart(req: { sighting_ids: string[]; group_id?: string }, actor: string | null): Promise<ReviewApartResponse> {
+    const ids = [...new Set(req.sighting_ids)];
+    const rows = await this.targets({ sighting_ids: ids });
+    const out = await this.db.query<{ id: string }>(
+      `SELECT id FROM sightings WHERE id = ANY($1::text[]) AND NOT (${REVIEWABLE}) ORDER BY id`,
+      [ids],
+    );
+    if (out.length) {
+      throw new ApiError(
+        'not_in_review',
+        `sighting ${out[0].id} is not an unknown face in review (named, assigned or dismissed): only those are told apart`,
+      );
+    }
+    const pairs: [string, string][] = [];
+    const pair = (x: string, y: string) => pairs.push(x < y ? [x, y] : [y, x]);
+    if (req.group_id !== undefined) {
+      const named = new Set(rows.map((r) => r.id));
+      const others = (await this.targets({ group_id: req.group_id })).filter((r) => !named.has(r.id));
+      if (others.length === 0) throw new ApiError('not_found', `group ${req.group_id} has no other faces to tell these apart from`);
+      if (ids.length * others.length > REVIEW_MAX_APART_PAIRS) {
+        throw new ApiError('bad_request', `that is more than ${REVIEW_MAX_APART_PAIRS} pairs: name fewer faces`);
+      }
+      for (const id of ids) for (const o of others) pair(id, o.id);
+    } else {
+      if ((ids.length * (ids.length - 1)) / 2 > REVIEW_MAX_APART_PAIRS) {
+        throw new ApiError('bad_request', `that is more than ${REVIEW_MAX_APART_PAIRS} pairs: name fewer faces`);
+      }
+      for (let i = 0; i < ids.length; i++) for (let j = i + 1; j < ids.length; j++) pair(ids[i], ids[j]);
+    }
+    const actionId = `a-${randomUUID()}`;
+    await this.db.transaction(async (tx) => {
+      await insertAction(tx, {
+        id: actionId,
+        kind: 'apart',
+        actor,
+        label: null,
+        sighting_ids: ids,
+        detail: { group_id: req.group_id ?? null },
+      });
+      await tx.query(
+        'INSERT INTO review_apart (action_id, a, b) SELECT $1, unnest($2::text[]), unnest($3::text[]) ON CONFLICT DO NOTHING',
+        [actionId, pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+      );
+      // Grouped again at the next look (regroup), apart from the faces they were told apart from.
+      await tx.query(`UPDATE sightings SET group_id = NULL WHERE id = ANY($1::text[]) AND ${REVIEWABLE}`, [ids]);
+    });
+    return { action_id: actionId, pairs: pairs.length, sighting_ids: ids };
+  }
+
   /** Why an action cannot be undone now, or null when it can. */
   private notUndoable(row: ActionRow): ReviewAction['not_undoable_because'] {
     if (row.undone_at) return 'undone';
@@ -537,6 +610,15 @@ export class ReviewStore {
       if (row.kind === 'dismiss') {
         return (
           await tx.query('UPDATE sightings SET dismissed_at = NULL WHERE id = ANY($1::text[]) AND dismissed_at IS NOT NULL RETURNING id', [
+            row.sighting_ids,
+          ])
+        ).length;
+      }
+      if (row.kind === 'apart') {
+        await tx.query('DELETE FROM review_apart WHERE action_id = $1', [actionId]);
+        // Grouped again, now free to join the faces they were told apart from.
+        return (
+          await tx.query(`UPDATE sightings SET group_id = NULL WHERE id = ANY($1::text[]) AND ${REVIEWABLE} RETURNING id`, [
             row.sighting_ids,
           ])
         ).length;

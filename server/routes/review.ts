@@ -58,6 +58,9 @@ export function reviewRoutes(ctx: AppContext): Hono {
 
   mountRoute(app, 'reviewDismiss', async (c, { body }) => store.dismiss(targetOf(body), actorOf(c)));
 
+  // #36 1 "these are different people": kept as pairs the grouping never puts together.
+  mountRoute(app, 'reviewApart', async (c, { body }) => store.apart(body, actorOf(c)));
+
   mountRoute(app, 'reviewActions', async (_c, { query }) => ({ actions: await store.actions(query.limit) }));
 
   mountRoute(app, 'reviewUndo', async (_c, { params }) => store.undo(params.id));

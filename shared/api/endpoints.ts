@@ -56,6 +56,7 @@ export const ENDPOINTS = {
   reviewDismiss: { method: 'post', path: '/review/dismiss' },
   reviewActions: { method: 'get', path: '/review/actions' },
   reviewUndo: { method: 'post', path: '/review/actions/{id}/undo' },
+  reviewApart: { method: 'post', path: '/review/apart' },
   chat: { method: 'post', path: '/chat' },
   chatStatus: { method: 'get', path: '/chat/status' },
   processorStatus: { method: 'get', path: '/processor/status' },

@@ -57,6 +57,9 @@ export const ERROR_CODES = {
   same_picture: 409,
   // #36 1: a face marked "not this person" is never assigned to that person
   not_this_person: 409,
+  // #36 1: two faces a reviewer marked as different people are never assigned to one person; only faces in review are marked
+  different_people: 409,
+  not_in_review: 409,
   // #35 9: a new label that looks like an existing person's
   label_confusable: 409,
 } as const;

@@ -219,7 +219,47 @@ export const reviewDismissResponse = z
   .meta({ id: 'ReviewDismissResponse' });
 export type ReviewDismissResponse = z.infer<typeof reviewDismissResponse>;
 
-export const REVIEW_ACTION_KINDS = ['assign', 'dismiss', 'correct'] as const;
+/** Most pairs one "different people" mark may keep (faces named x the group's other faces, or every two named). */
+export const REVIEW_MAX_APART_PAIRS = 20_000;
+
+/** `POST /api/review/apart`: "these are different people". */
+export const reviewApartRequest = z
+  .object({
+    sighting_ids: z
+      .array(reviewSightingId, { error: "must be a list of sightings' ids" })
+      .min(1, 'must name at least one sighting')
+      .max(REVIEW_MAX_SIGHTINGS, `must name at most ${REVIEW_MAX_SIGHTINGS} sightings`)
+      .meta({
+        description:
+          'Unknown faces in review. With `group_id`: each is not the same person as the other faces of that group (it leaves the ' +
+          'group). Without: every two of them are different people (at least two).',
+      }),
+    group_id: reviewGroupId.optional().meta({ description: 'The group the faces are told apart from.' }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.group_id === undefined && new Set(v.sighting_ids).size < 2) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sighting_ids'],
+        message: 'name two faces or more to tell apart, or one face and the group_id it is not part of',
+      });
+    }
+  })
+  .meta({ id: 'ReviewApartRequest' });
+
+export const reviewApartResponse = z
+  .object({
+    action_id: z.string().meta({ description: 'Undo with `POST /api/review/actions/{action_id}/undo`.' }),
+    pairs: z
+      .number()
+      .int()
+      .meta({ description: 'Pairs of faces kept as two people (never grouped together, never assigned to one person).' }),
+    sighting_ids: z.array(z.string()).meta({ description: 'The faces named; they are grouped again, apart from the others.' }),
+  })
+  .meta({ id: 'ReviewApartResponse', example: { action_id: 'a-7c2e9f10', pairs: 4, sighting_ids: ['3f2a9c1e'] } });
+export type ReviewApartResponse = z.infer<typeof reviewApartResponse>;
+
+export const REVIEW_ACTION_KINDS = ['assign', 'dismiss', 'correct', 'apart'] as const;
 export type ReviewActionKind = (typeof REVIEW_ACTION_KINDS)[number];
 
 export const reviewActionParams = z.object({
@@ -238,7 +278,10 @@ export const reviewUndoResponse = z
     kind: z.enum(REVIEW_ACTION_KINDS),
     undone_at: isoTime,
     images_removed: z.number().int().meta({ description: 'Training images removed (an assign).' }),
-    sightings: z.number().int().meta({ description: 'Sightings back in review (an assign or a dismiss).' }),
+    sightings: z
+      .number()
+      .int()
+      .meta({ description: 'Sightings back in review (an assign or a dismiss), or grouped again (a "different people" mark).' }),
   })
   .meta({ id: 'ReviewUndoResponse' });
 export type ReviewUndoResponse = z.infer<typeof reviewUndoResponse>;

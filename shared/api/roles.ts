@@ -110,6 +110,7 @@ export const ROUTE_ACCESS = {
   reviewDismiss: ADMIN,
   reviewActions: ADMIN,
   reviewUndo: ADMIN,
+  reviewApart: ADMIN,
   // #26 corrections: a face's features kept as "not this person" (biometric data of the face corrected).
   createCorrection: ADMIN,
   corrections: ADMIN,

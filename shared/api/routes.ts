@@ -72,6 +72,8 @@ import {
   reviewActionsQuery,
   reviewActionsResponse,
   reviewAssignRequest,
+  reviewApartRequest,
+  reviewApartResponse,
   reviewAssignResponse,
   reviewDismissRequest,
   reviewDismissResponse,
@@ -590,7 +592,7 @@ const routeTable = {
       'stored as a training image of the person; the models use them after the next training. Undo until then. A group whose faces ' +
       'do not agree is not assigned whole (409 `group_not_coherent`: name its faces of one person in `sighting_ids`), nor two faces ' +
       'of one picture to one person (409 `same_picture`), nor a face marked "not this person" (`POST /api/corrections`) to that ' +
-      'person (409 `not_this_person`).',
+      'person (409 `not_this_person`), nor two faces marked as different people (`POST /api/review/apart`: 409 `different_people`).',
     tags: ['Review'],
     request: { body: jsonBody(reviewAssignRequest, { group_id: 'g-3f2a9c1e', display_name: 'Marie Curie' }) },
     responses: ok(reviewAssignResponse, 'Assigned.'),
@@ -603,6 +605,7 @@ const routeTable = {
       'group_not_coherent',
       'same_picture',
       'not_this_person',
+      'different_people',
     ],
   }),
   reviewDismiss: defineRoute({
@@ -626,11 +629,26 @@ const routeTable = {
     summary: 'Undo an assign, a dismiss or a correction',
     description:
       'An assign: its training images are removed and its faces are back in review, unless a training ran since (409 `already_trained`: ' +
-      'delete the images instead) or runs now. A dismiss: its faces are back. A correction: it is removed.',
+      'delete the images instead) or runs now. A dismiss: its faces are back. A correction: it is removed. A "different people" ' +
+      'mark: its pairs are forgotten and its faces grouped again.',
     tags: ['Review'],
     request: { params: reviewActionParams, body: { required: false, description: 'Empty or `{}`.', content: json(reviewUndoRequest, {}) } },
     responses: ok(reviewUndoResponse, 'Undone.'),
     errors: ['bad_request', 'not_found', 'already_undone', 'already_trained', 'training_in_progress'],
+  }),
+  reviewApart: defineRoute({
+    ...ENDPOINTS.reviewApart,
+    summary: 'These are different people: faces the grouping keeps apart',
+    description:
+      'A face of a group that is not the same person as the others (`sighting_ids` and `group_id`: it leaves the group), or two faces ' +
+      'or more that are different people (`sighting_ids`). The pairs are kept: the grouping never puts two of them in one group again ' +
+      '(also when it clusters again as faces arrive), and they are never assigned to one person (409 `different_people`). Only ' +
+      'unknown faces in review (not named, dismissed nor assigned: 409 `not_in_review`). A review action (kind `apart`) with its ' +
+      'actor, undone by `POST /api/review/actions/{id}/undo` (the faces are grouped as before).',
+    tags: ['Review'],
+    request: { body: jsonBody(reviewApartRequest, { sighting_ids: ['3f2a9c1e'], group_id: 'g-0b7d4e21' }) },
+    responses: ok(reviewApartResponse, 'Kept apart.'),
+    errors: ['bad_request', 'not_found', 'not_in_review'],
   }),
   // #26 corrections
   createCorrection: defineRoute({

@@ -67,6 +67,7 @@ export const RUNS: Record<FuzzRoute | 'undocumented', number> = {
   reviewAssign: 250,
   reviewDismiss: 150,
   reviewUndo: 150,
+  reviewApart: 150,
   // #26 audit
   auditLog: 150,
   updatePerson: 150,

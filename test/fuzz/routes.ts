@@ -584,6 +584,7 @@ export const GENERATORS = {
       ),
   reviewAssign: () => jsonPost('reviewAssign', 'POST', '/api/review/assign', reviewBody(true)),
   reviewDismiss: () => jsonPost('reviewDismiss', 'POST', '/api/review/dismiss', reviewBody(false)),
+  reviewApart: () => jsonPost('reviewApart', 'POST', '/api/review/apart', reviewBody(false)),
   reviewUndo: () =>
     fc
       .tuple(

@@ -29,6 +29,9 @@ export const facesApi = {
   cropUrl: (id: string) => `/api/sightings/${encodeURIComponent(id)}/crop`,
   assign: (target: Target, person: Person) => call('reviewAssign', { body: { ...target, ...person } }),
   dismiss: (target: Target) => call('reviewDismiss', { body: target }),
+  /** "Different people": the faces are not the same person as the group's others (or as each other, without a group). */
+  apart: (sighting_ids: string[], group_id?: string) =>
+    call('reviewApart', { body: group_id ? { sighting_ids, group_id } : { sighting_ids } }),
   /** "Not this person": the sighting's face must not be given `label` (default: the name it was given) again. */
   correct: (sighting_id: string, label?: string) => call('createCorrection', { body: label ? { sighting_id, label } : { sighting_id } }),
   undo: (id: string) => call('reviewUndo', { params: { id } }),

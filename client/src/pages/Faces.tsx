@@ -106,6 +106,18 @@ export default function Faces() {
       };
     });
 
+  const apart = (sightingIds: string[], groupId: string) =>
+    run(async () => {
+      const r = await facesApi.apart(sightingIds, groupId);
+      const n = r.sighting_ids.length;
+      return {
+        kind: 'ok',
+        title: 'Split off',
+        text: `${n === 1 ? 'This face is' : `These ${n} faces are`} not grouped with the others again.`,
+        undo: { id: r.action_id, text: actionText({ kind: 'apart', count: n }) },
+      };
+    });
+
   const correct = (s: Sighting, name: string) =>
     run(async () => {
       const r = await facesApi.correct(s.id, s.label ?? undefined);
@@ -211,7 +223,15 @@ export default function Faces() {
               <ul class="faces-groups">
                 <For each={g().groups}>
                   {(group, i) => (
-                    <GroupCard group={group} index={i()} people={people()} busy={busy()} onAssign={assign} onDismiss={dismiss} />
+                    <GroupCard
+                      group={group}
+                      index={i()}
+                      people={people()}
+                      busy={busy()}
+                      onAssign={assign}
+                      onDismiss={dismiss}
+                      onApart={apart}
+                    />
                   )}
                 </For>
               </ul>

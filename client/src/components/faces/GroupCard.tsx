@@ -2,7 +2,8 @@
  * One group of unknown faces alike enough to be one person: how often and when it was seen, a strip of its newest
  * crops, and what to do with it. Ticking crops narrows an action to those faces; with none ticked it is the group.
  * A group whose faces do not agree (`coherent: false`) is flagged and never assigned whole: the reviewer ticks the
- * faces of one person first.
+ * faces of one person first. Ticked faces that are someone else are split off ("Not the same person"): the grouping
+ * never puts them with the others again.
  */
 import { createMemo, createSignal, For, Show } from 'solid-js';
 import { ApiImage } from '../../auth/ApiImage';
@@ -17,6 +18,7 @@ export function GroupCard(props: {
   busy: boolean;
   onAssign: (target: Target, count: number, person: Person, words: string) => void;
   onDismiss: (target: Target, count: number) => void;
+  onApart: (sightingIds: string[], groupId: string) => void;
 }) {
   const [picked, setPicked] = createSignal<ReadonlySet<string>>(new Set());
   const id = () => `group-${props.index}`;
@@ -82,6 +84,18 @@ export function GroupCard(props: {
         >
           Dismiss{picked().size > 0 ? ` ${facesText(picked().size)}` : ''}
         </button>
+        <Show when={picked().size > 0 && picked().size < props.group.count}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={props.busy}
+            onClick={() => props.onApart([...picked()], props.group.id)}
+            aria-label={`Not the same person as the others: split off ${what()}`}
+            data-testid="faces-apart"
+          >
+            Not the same person
+          </button>
+        </Show>
       </div>
     </li>
   );
