@@ -8,7 +8,6 @@ import { verifyRate } from './003-verify-rate.js';
 import { auditAnonymous } from './004-audit-anonymous.js';
 import { peoplePages } from './005-people-pages.js';
 import { reviewApart } from './006-review-apart.js';
-import { reviewApart } from './006-review-apart.js';
 import { sharedFiles } from './007-shared-files.js';
 
 export interface Migration {
