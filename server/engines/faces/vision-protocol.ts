@@ -14,6 +14,11 @@ import type { PhotoCheck } from '../../../shared/recognition/photo-check.js';
 import type { CascadeParams, FaceSample, Recognition, Trained } from '../../../shared/recognition/pipeline.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 
+/** Moves the pixel buffer to the worker instead of copying it (only buffers this process allocated whole). */
+export function transferable(gray: GrayImage): ArrayBuffer[] {
+  return gray.data.byteOffset === 0 && gray.data.byteLength === gray.data.buffer.byteLength ? [gray.data.buffer as ArrayBuffer] : [];
+}
+
 export interface VisionWorkerData {
   cascadeXml: string;
   cascade: CascadeParams;
