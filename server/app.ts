@@ -75,6 +75,7 @@ import { FeatureStore, featureVersionsOf } from './storage/feature-store.js';
 import { ModelStore } from './storage/model-store.js';
 import { makeDataDirPrivate } from './storage/private-modes.js';
 import { ResultStore } from './storage/result-store.js';
+import { LocalFiles, type SharedFiles, StateUnavailableError } from './storage/shared-files.js';
 // #26 sightings
 import { RecognitionActivity } from './sightings/recognition-activity.js';
 import { SightingRecorder } from './sightings/sighting-recorder.js';
@@ -139,7 +140,16 @@ function mountStatic(app: Hono, appDir: string): void {
   }
 }
 
-export async function createService(settings: Settings, log: Logger): Promise<Service> {
+/** What a caller may give the service besides its settings. */
+export interface ServiceOptions {
+  /**
+   * #37: where the file stores' state is shared (server/storage/shared-files.ts); the embedded default, DATA_DIR's
+   * own files, when absent.
+   */
+  shared?: SharedFiles;
+}
+
+export async function createService(settings: Settings, log: Logger, opts: ServiceOptions = {}): Promise<Service> {
   let cascadeXml: string;
   try {
     cascadeXml = await fs.readFile(settings.cascadeFile, 'utf8');
@@ -150,9 +160,16 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   const profileCascadeXml = await readProfileCascade(settings);
   // #35 12: biometric files readable by this user only; what older versions made is made private once.
   await makeDataDirPrivate(settings.dataDir, log);
+  // #37: one seam for every file store: each tells it what it changed, and takes its cross-process locks from it.
+  const shared = opts.shared ?? new LocalFiles(settings.dataDir);
   // #27: each image's training features beside it (DATA_DIR/features mirrors DATA_DIR/images), reused by training.
-  const images = new ImageStore(path.join(settings.dataDir, 'images'), log, new FeatureStore(path.join(settings.dataDir, 'features'), log));
-  const models = new ModelStore(path.join(settings.dataDir, 'models'));
+  const images = new ImageStore(
+    path.join(settings.dataDir, 'images'),
+    log,
+    new FeatureStore(path.join(settings.dataDir, 'features'), log, shared),
+    shared,
+  );
+  const models = new ModelStore(path.join(settings.dataDir, 'models'), { shared });
   // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
   const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
   // The results history is in the database; the files of earlier versions in DATA_DIR/results are imported once.
@@ -167,6 +184,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   // Choices made through the API (recognizer, detection method, thresholds), kept in DATA_DIR: they win over the settings.
   const runtime = new RuntimeStore({
     dataDir: settings.dataDir,
+    shared,
     defaultRule: (recognizer, descriptor) => settingsRule(settings, recognizer, descriptor),
     descriptorModel: () => descriptorModel(),
     log,
@@ -364,6 +382,7 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     dir: path.join(settings.dataDir, 'sightings'),
     retentionDays: settings.sightingsRetentionDays,
     max: settings.sightingsMax,
+    shared,
   });
   const sightingRecorder = new SightingRecorder({
     store: sightings,
@@ -378,12 +397,13 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
   if (settings.sightingsEnabled) sightingRecorder.start();
   // #26 corrections: "not this person" templates, installed in the recognizers at start when any were ever made (a
   // database that does not answer now is logged; the watch below tries again).
-  const corrections = new CorrectionStore({ db, dataDir: settings.dataDir, faces, images, log });
+  const corrections = new CorrectionStore({ db, dataDir: settings.dataDir, faces, images, log, shared });
   await corrections.start().catch((err) => log.error(`the corrections could not be loaded (tried again shortly): ${String(err)}`));
   // #26 review: assign / dismiss / undo of the faces seen (an assign's undo holds until the next training).
   const review = createReviewStore({ db, dataDir: settings.dataDir, images, faces, corrections, log });
   const ctx: AppContext = {
     settings,
+    shared,
     faces,
     remote,
     objects,
@@ -496,6 +516,14 @@ export async function createService(settings: Settings, log: Logger): Promise<Se
     }
     if (err instanceof ServerBusyError) c.header('retry-after', String(err.retryAfterSeconds));
     if (err instanceof ApiError) return sendError(c, err);
+    // #37: the shared state (PostgreSQL) is away: the change was not made (the store undid its step where it could).
+    if (err instanceof StateUnavailableError) {
+      log.warn(`${c.req.method} ${c.req.path}: the shared state cannot be reached: ${err.message}`, { request_id: c.get('requestId') });
+      return sendError(
+        c,
+        new ApiError('storage_unavailable', 'the shared storage cannot be reached; the change was not made, try again shortly'),
+      );
+    }
     log.error(`${c.req.method} ${c.req.path} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, {
       request_id: c.get('requestId'),
     });

@@ -32,9 +32,11 @@ import { DEFAULT_DESCRIPTOR_MODEL, type LimitBound, limitBound, ruleWithOverride
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, writeFileAtomic } from '../storage/atomic.js';
-import { FileLock, LockBusyError } from '../storage/file-lock.js';
+import { type HeldLock, LockBusyError } from '../storage/file-lock.js';
 import { readFileAndStatNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
+import { type ClusterLock, LocalFiles, type SharedFiles } from '../storage/shared-files.js';
+import { wroteOrUndo } from '../storage/shared-writes.js';
 
 export const RUNTIME_DIR = 'settings';
 export const RUNTIME_FILE = 'runtime.json';
@@ -105,6 +107,8 @@ export interface RuntimeStoreOptions {
   /** The embedding recognizer's descriptor model now (its overrides are kept per model). */
   descriptorModel(): string;
   log: Logger;
+  /** #37: told of every file written or set aside here, and the source of the lock every replica shares (DATA_DIR's own files when not given). */
+  shared?: SharedFiles;
   /** How long a change waits for another replica's change to finish (default 10 s). */
   lockTimeoutMs?: number;
   now?: () => Date;
@@ -198,7 +202,8 @@ export function applyThresholdPatch(
 export class RuntimeStore {
   readonly dir: string;
   readonly file: string;
-  private readonly lock: FileLock;
+  private readonly lock: ClusterLock;
+  private readonly shared: SharedFiles;
   private state: RuntimeFile = EMPTY;
   /** Stat signature of the file as last read or written (`-` when there is none). */
   private signature = '';
@@ -211,7 +216,8 @@ export class RuntimeStore {
   constructor(private readonly opts: RuntimeStoreOptions) {
     this.dir = path.join(opts.dataDir, RUNTIME_DIR);
     this.file = path.join(this.dir, RUNTIME_FILE);
-    this.lock = new FileLock(path.join(this.dir, RUNTIME_LOCK_FILE), { staleMs: 10_000 });
+    this.shared = opts.shared ?? new LocalFiles(opts.dataDir);
+    this.lock = this.shared.lock(path.join(this.dir, RUNTIME_LOCK_FILE), { staleMs: 10_000 });
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -360,7 +366,7 @@ export class RuntimeStore {
 
   /** Read-modify-write of the file under the shared lock; memory follows what was written. */
   private async change(edit: (file: RuntimeFile) => RuntimeFile): Promise<void> {
-    let lock: Awaited<ReturnType<FileLock['acquireWithin']>>;
+    let lock: HeldLock;
     try {
       lock = await this.lock.acquireWithin(this.opts.lockTimeoutMs ?? 10_000);
     } catch (err) {
@@ -372,7 +378,10 @@ export class RuntimeStore {
       // What another replica saved counts: the edit applies to the file as it is now.
       await this.reload(true);
       const next: RuntimeFile = { ...edit(this.state), format: FORMAT, version: VERSION, updated_at: this.now().toISOString() };
+      const before = await fs.readFile(this.file).catch(() => null);
       await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`);
+      // A change that cannot be shared is not made (503): the file as it was, and memory unchanged.
+      await wroteOrUndo(this.shared, this.file, () => (before ? writeFileAtomic(this.file, before) : fs.rm(this.file, { force: true })));
       this.install(next, await this.stat());
     } finally {
       await lock.release();
@@ -381,7 +390,7 @@ export class RuntimeStore {
 
   /** Reload holding the lock (a corrupt file is only set aside by one who holds it); without it when busy. */
   private async reloadLocked(): Promise<void> {
-    let lock: Awaited<ReturnType<FileLock['acquire']>> | null = null;
+    let lock: HeldLock | null = null;
     try {
       lock = await this.lock.acquire();
     } catch (err) {
@@ -434,9 +443,14 @@ export class RuntimeStore {
       return this.install(EMPTY, this.signature);
     }
     const aside = `${this.file}.corrupt-${this.now().toISOString().replace(/[:.]/g, '-')}`;
-    await fs.rename(this.file, aside).catch((err) => {
-      if (errCode(err) !== 'ENOENT') throw err;
-    });
+    const moved = await fs.rename(this.file, aside).then(
+      () => true,
+      (err) => {
+        if (errCode(err) !== 'ENOENT') throw err;
+        return false;
+      },
+    );
+    if (moved) await this.shared.moved(this.file, aside);
     this.opts.log.warn(
       `${RUNTIME_FILE} could not be read (${why}); set aside as ${path.basename(aside)}: the recognizer, detection method and thresholds start from the settings' defaults`,
     );

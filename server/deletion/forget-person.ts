@@ -49,7 +49,14 @@ async function forgetSightings(ctx: AppContext, label: string): Promise<number> 
     [label],
   );
   const dir = path.join(ctx.settings.dataDir, 'sightings');
-  await Promise.all(rows.filter((r) => CROP_PATH.test(r.crop)).map((r) => fs.rm(path.join(dir, r.crop), { force: true })));
+  await Promise.all(
+    rows
+      .filter((r) => CROP_PATH.test(r.crop))
+      .map(async (r) => {
+        await fs.rm(path.join(dir, r.crop), { force: true });
+        await ctx.shared.removed(path.join(dir, r.crop));
+      }),
+  );
   return rows.length;
 }
 

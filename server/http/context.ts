@@ -13,6 +13,7 @@ import type { RemoteEngine } from '../engines/remote/remote-engine.js';
 import type { Logger } from '../logger.js';
 import type { PpeService } from '../ppe/ppe-service.js';
 import type { ImageStore } from '../storage/image-store.js';
+import type { SharedFiles } from '../storage/shared-files.js';
 import type { ResultStore } from '../storage/result-store.js';
 // #26 deletion
 import type { ModelStore } from '../storage/model-store.js';
@@ -36,6 +37,8 @@ export interface AppContext {
   ppe: PpeService;
   processorStatus: ProcessorStatus;
   images: ImageStore;
+  /** #37: where the file stores' state is shared (server/storage/shared-files.ts): told of every change, and the cluster locks. */
+  shared: SharedFiles;
   /** Decodes within the pixel budget (server/imaging/pixel-budget.ts): every route that decodes goes through it. */
   decoder: ImageDecoder;
   results: ResultStore;

@@ -19,7 +19,6 @@ import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { labelSkeleton } from './confusables.js';
 import type { ImageStore } from '../storage/image-store.js';
-import { FileLock } from '../storage/file-lock.js';
 
 /** The lock file every replica's person actions share (a dot name: never a label folder). */
 const ACTIONS_LOCK_FILE = '.person-actions.lock';
@@ -84,9 +83,9 @@ export class PersonActions {
     return this.opts.db;
   }
 
-  /** One action at a time, on every replica sharing the data folder. */
+  /** One action at a time, on every replica sharing the state (#37: the lock of the images' SharedFiles seam). */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    return new FileLock(path.join(this.opts.images.root, ACTIONS_LOCK_FILE)).run(work, 60_000);
+    return this.opts.images.shared.lock(path.join(this.opts.images.root, ACTIONS_LOCK_FILE)).run(work, 60_000);
   }
 
   private async row(label: string): Promise<PersonRow | null> {

@@ -24,6 +24,7 @@ import type { Logger } from '../logger.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import type { ImageStore } from '../storage/image-store.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
+import { LocalFiles, type SharedFiles } from '../storage/shared-files.js';
 import { PeriodicCheck } from '../periodic-check.js';
 
 /** A crop's path relative to DATA_DIR/sightings, as the sightings store writes it (checked before any file is read). */
@@ -40,6 +41,8 @@ export interface CorrectionStoreOptions {
   faces: FaceService;
   images: ImageStore;
   log: Logger;
+  /** #37: told when the version file is written (DATA_DIR's own files when not given). */
+  shared?: SharedFiles;
 }
 
 export interface AddCorrection {
@@ -210,6 +213,7 @@ export class CorrectionStore {
   /** Installs the corrections here and tells the other replicas (a new version file). */
   private async changed(): Promise<void> {
     await writeFileAtomic(this.versionFile, `${new Date().toISOString()} ${randomUUID()}\n`);
+    await (this.opts.shared ?? new LocalFiles(this.opts.dataDir)).wrote(this.versionFile);
     await this.reload();
   }
 

@@ -10,7 +10,7 @@ export function trainRoutes(ctx: AppContext): Hono {
   mountRoute(app, 'train', async () => {
     const trained = await ctx.faces.train();
     // #29: the Models page says when the active detection method is not the one the models were trained with.
-    await recordTrainedDetection(ctx.settings.dataDir, trained).catch((err) =>
+    await recordTrainedDetection(ctx.settings.dataDir, trained, ctx.shared).catch((err) =>
       ctx.log.warn(`keeping the training's detection method failed: ${String(err)}`),
     );
     return trained;

@@ -14,6 +14,8 @@ import { ApiError } from '../http/errors.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
+import type { SharedFiles } from '../storage/shared-files.js';
+import { localFilesAbove, wroteNew } from '../storage/shared-writes.js';
 
 export interface SightingBox {
   x: number;
@@ -118,6 +120,8 @@ export interface SightingStoreOptions {
   retentionDays: number;
   /** SIGHTINGS_MAX. */
   max: number;
+  /** #37: told of every crop written or removed (the embedded default of the folder above `dir` when not given). */
+  shared?: SharedFiles;
 }
 
 /** Float32 little-endian bytes (the database's bytea), and back. */
@@ -176,9 +180,11 @@ function toSighting(r: Row): Sighting {
 
 export class SightingStore {
   readonly dir: string;
+  readonly shared: SharedFiles;
 
   constructor(private readonly opts: SightingStoreOptions) {
     this.dir = opts.dir;
+    this.shared = opts.shared ?? localFilesAbove(opts.dir);
   }
 
   get db(): Database {
@@ -194,6 +200,8 @@ export class SightingStore {
     const rel = `${day}/${id}.jpg`;
     await privateDir(path.join(this.dir, day));
     await writeFileAtomic(path.join(this.dir, rel), s.crop);
+    // A crop that cannot be shared is not kept, and neither is its sighting.
+    await wroteNew(this.shared, path.join(this.dir, rel));
     let rows: Row[];
     try {
       rows = await this.db.query<Row>(
@@ -224,6 +232,7 @@ export class SightingStore {
       );
     } catch (err) {
       await fs.rm(path.join(this.dir, rel), { force: true });
+      await this.shared.removed(path.join(this.dir, rel)).catch(() => {});
       throw err;
     }
     // Stored meanwhile by another request with the same id: its row names this same file, which stays.
@@ -368,7 +377,9 @@ export class SightingStore {
     const rows = await this.db.query<{ crop: string }>(`DELETE FROM sightings WHERE ${condition} RETURNING crop`, params);
     await Promise.all(
       rows.map(async (r) => {
-        if (CROP_PATH.test(r.crop)) await fs.rm(path.join(this.dir, r.crop), { force: true });
+        if (!CROP_PATH.test(r.crop)) return;
+        await fs.rm(path.join(this.dir, r.crop), { force: true });
+        await this.shared.removed(path.join(this.dir, r.crop));
       }),
     );
     return rows.length;
@@ -386,7 +397,10 @@ export class SightingStore {
     for (const day of days) {
       if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || day >= cutoffDay) continue;
       const [{ n }] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sightings WHERE crop LIKE $1`, [`${day}/%`]);
-      if (n === 0) await fs.rm(path.join(this.dir, day), { recursive: true, force: true });
+      if (n === 0) {
+        await fs.rm(path.join(this.dir, day), { recursive: true, force: true });
+        await this.shared.removed(path.join(this.dir, day));
+      }
     }
   }
 }

@@ -23,6 +23,8 @@ import { FACE_ALIGNMENT } from '../../shared/vision/eye-alignment.js';
 import { FACE_SIZE } from '../../shared/vision/face-region.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
+import type { SharedFiles } from './shared-files.js';
+import { localFilesAbove, removeEmptyFolder, wroteNew } from './shared-writes.js';
 import { privateDir } from './private-modes.js';
 
 /** What a training image's features are made with now; a stored part made with another version is recomputed. */
@@ -235,9 +237,11 @@ function errCode(err: unknown): string | undefined {
 }
 
 export class FeatureStore {
+  /** `shared` (#37): told of every file written or removed here (the embedded default of the folder above `root` when not given). */
   constructor(
     readonly root: string,
     private readonly log?: Logger,
+    readonly shared: SharedFiles = localFilesAbove(root),
   ) {}
 
   private file(label: string, filename: string): string {
@@ -265,17 +269,21 @@ export class FeatureStore {
   async write(label: string, filename: string, features: ImageFeatures): Promise<void> {
     await privateDir(path.join(this.root, label));
     await writeFileAtomic(this.file(label, filename), encodeFeatures(features));
+    // Features not shared are not kept: a later training computes them again.
+    await wroteNew(this.shared, this.file(label, filename));
   }
 
   /** Removes one image's features (nothing to do when there are none). */
   async remove(label: string, filename: string): Promise<void> {
     await fs.rm(this.file(label, filename), { force: true });
-    await fs.rmdir(path.join(this.root, label)).catch(() => {});
+    await this.shared.removed(this.file(label, filename));
+    await removeEmptyFolder(this.shared, path.join(this.root, label));
   }
 
   /** Removes a person's features. */
   async removeLabel(label: string): Promise<void> {
     await fs.rm(path.join(this.root, label), { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+    await this.shared.removed(path.join(this.root, label));
   }
 
   /**
@@ -306,9 +314,10 @@ export class FeatureStore {
         const image = name.endsWith(FEATURE_EXT) ? name.slice(0, -FEATURE_EXT.length) : null;
         if (image !== null && images.has(`${label}/${image}`)) continue;
         await fs.rm(path.join(dir, name), { force: true, recursive: true });
+        await this.shared.removed(path.join(dir, name));
         removed++;
       }
-      await fs.rmdir(dir).catch(() => {});
+      await removeEmptyFolder(this.shared, dir);
     }
     return removed;
   }

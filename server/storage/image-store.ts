@@ -28,10 +28,11 @@ import type { Logger } from '../logger.js';
 import { labelSkeleton } from '../people/confusables.js';
 import { TEMP_PREFIX, removeStaleTemps, writeFileAtomicExclusive } from './atomic.js';
 import type { FeatureStore, ImageFeatures } from './feature-store.js';
-import { FileLock } from './file-lock.js';
 import { KeyedLock } from './keyed-lock.js';
 import { isRealDirectory, readFileNoFollow } from './no-follow.js';
 import { privateDir } from './private-modes.js';
+import type { SharedFiles } from './shared-files.js';
+import { localFilesAbove, wroteNew } from './shared-writes.js';
 
 /** Label folders being deleted are renamed to this prefix first (never a valid label: it starts with a dot). */
 const DELETED_PREFIX = '.deleted-';
@@ -80,12 +81,14 @@ export class ImageStore {
 
   /**
    * `features`: the training features kept per image (feature-store.ts), removed here with their image or person,
-   * under the label's lock.
+   * under the label's lock. `shared` (#37): told of every file written, removed or moved here, and the source of the
+   * locks every replica shares (the embedded default of the folder above `root` when not given).
    */
   constructor(
     readonly root: string,
     private readonly log?: Logger,
     readonly features: FeatureStore | null = null,
+    readonly shared: SharedFiles = localFilesAbove(root),
   ) {}
 
   async init(): Promise<void> {
@@ -109,11 +112,14 @@ export class ImageStore {
           const filename = `${Date.now()}-${randomUUID().slice(0, 8)}.${ext}`;
           try {
             await writeFileAtomicExclusive(path.join(dir, filename), bytes);
-            return filename;
           } catch (err) {
             // Another upload (here or on another replica) took this name in the same millisecond: a new one.
             if (errCode(err) !== 'EEXIST') throw err;
+            continue;
           }
+          // Not shared (503): not stored either, so what is acknowledged is what every replica has.
+          await wroteNew(this.shared, path.join(dir, filename));
+          return filename;
         }
       }),
     );
@@ -146,6 +152,7 @@ export class ImageStore {
           if (errCode(err) === 'EEXIST') return { filename, duplicate: true };
           throw err;
         }
+        await wroteNew(this.shared, path.join(dir, filename));
         return { filename, duplicate: false };
       }),
     );
@@ -159,7 +166,7 @@ export class ImageStore {
   private async labelFolderOf(label: string): Promise<void> {
     const dir = path.join(this.root, label);
     if (await isRealDirectory(dir)) return;
-    await new FileLock(path.join(this.root, NEW_LABEL_LOCK_FILE)).run(async () => {
+    await this.shared.lock(path.join(this.root, NEW_LABEL_LOCK_FILE)).run(async () => {
       if (!(await isRealDirectory(dir))) {
         const skeleton = labelSkeleton(label);
         const twin = (await this.labelDirs()).find((other) => other !== label && labelSkeleton(other) === skeleton);
@@ -264,6 +271,14 @@ export class ImageStore {
         if (errCode(err) === 'ENOENT') return 0;
         throw err;
       }
+      // The label is gone under its name from here on (the aside folder is nobody's): told now, so a crash before
+      // the folder is removed cannot keep it in the shared state; when it cannot be told, the label comes back.
+      try {
+        await this.shared.removed(path.join(this.root, label));
+      } catch (err) {
+        await fs.rename(path.join(this.root, aside), path.join(this.root, label)).catch(() => {});
+        throw err;
+      }
       const images = await this.list(aside);
       // An upload on another replica may still link a file into the renamed folder: retried until empty.
       await fs.rm(path.join(this.root, aside), { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
@@ -288,11 +303,13 @@ export class ImageStore {
         if (errCode(err) === 'ENOENT') return null;
         throw err;
       }
+      await this.shared.removed(file);
       await this.features?.remove(label, filename);
       const left = (await this.list(label))?.length ?? 0;
       if (left === 0) {
         try {
           await fs.rmdir(path.join(this.root, label));
+          await this.shared.removed(path.join(this.root, label));
         } catch (err) {
           // Not empty after all (a temporary file of an upload on another replica): the folder stays, harmless.
           if (errCode(err) !== 'ENOTEMPTY' && errCode(err) !== 'EEXIST' && errCode(err) !== 'ENOENT') throw err;
@@ -325,11 +342,13 @@ export class ImageStore {
               try {
                 await fs.link(path.join(this.root, from, filename), path.join(this.root, to, target));
                 copied.set(filename, target);
-                break;
               } catch (err) {
                 if (errCode(err) === 'ENOENT') break;
                 if (errCode(err) !== 'EEXIST') throw err;
+                continue;
               }
+              await this.shared.wrote(path.join(this.root, to, target));
+              break;
             }
             const target = copied.get(filename);
             const features = target ? await this.features?.read(from, filename).catch(() => null) : null;
@@ -337,7 +356,13 @@ export class ImageStore {
           }
         } catch (err) {
           // Nothing of a failed copy stays under `to`.
-          for (const target of copied.values()) await fs.unlink(path.join(this.root, to, target)).catch(() => null);
+          for (const target of copied.values()) {
+            const copy = path.join(this.root, to, target);
+            await fs.unlink(copy).then(
+              () => this.shared.removed(copy),
+              () => null,
+            );
+          }
           throw err;
         }
         return copied;
@@ -428,7 +453,7 @@ export class ImageStore {
     }
     if (legacy.length === 0) return;
     // One replica merges; another starting at the same time waits, then finds nothing left to do.
-    await new FileLock(path.join(this.root, MIGRATION_LOCK_FILE)).run(async () => {
+    await this.shared.lock(path.join(this.root, MIGRATION_LOCK_FILE)).run(async () => {
       for (const { name, label } of legacy) await this.lock.run(label, () => this.mergeFolder(name, label));
     }, 120_000);
   }
@@ -447,17 +472,21 @@ export class ImageStore {
         try {
           // link + unlink: never replaces an image the label already has.
           await fs.link(path.join(from, entry.name), path.join(to, target));
-          await fs.unlink(path.join(from, entry.name));
-          moved++;
-          break;
         } catch (err) {
           if (errCode(err) !== 'EEXIST') throw err;
+          continue;
         }
+        await this.shared.wrote(path.join(to, target));
+        await fs.unlink(path.join(from, entry.name));
+        await this.shared.removed(path.join(from, entry.name));
+        moved++;
+        break;
       }
     }
     await removeStaleTemps(from);
     try {
       await fs.rmdir(from);
+      await this.shared.removed(from);
     } catch (err) {
       // Something that is not an image (a sub-folder, a link, a hidden file) stays where it is.
       if (errCode(err) !== 'ENOTEMPTY' && errCode(err) !== 'EEXIST') throw err;

@@ -36,6 +36,8 @@ import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
 import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
 import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
 import { PRIVATE_FILE_MODE, privateDir } from './private-modes.js';
+import type { ClusterLock, SharedFiles } from './shared-files.js';
+import { localFilesAbove } from './shared-writes.js';
 import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
 
 const openFd = promisify(fsCallback.open);
@@ -305,14 +307,20 @@ async function readSource(file: string): Promise<{ model: LbphModel; labelIds: L
 }
 
 export class ModelStore {
-  /** The cross-process training lock: one training at a time over every replica sharing this directory. */
-  readonly trainingLock: FileLock;
+  /** The cross-process training lock: one training at a time over every replica sharing the state (#37: the seam's). */
+  readonly trainingLock: ClusterLock;
+  /** #37: told of every model file written or removed here. */
+  readonly shared: SharedFiles;
 
+  /** `shared`: the embedded default of the folder above `dir` when not given. */
   constructor(
     readonly dir: string,
-    opts: { lockStaleMs?: number } = {},
+    opts: { lockStaleMs?: number; shared?: SharedFiles } = {},
   ) {
-    this.trainingLock = new FileLock(path.join(dir, TRAINING_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 60_000 });
+    this.shared = opts.shared ?? localFilesAbove(dir);
+    this.trainingLock = this.shared.lock(path.join(dir, TRAINING_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 60_000 });
+    // A file lock, not the seam's: it guards this DATA_DIR's own placing of training.yml beside training.lbph (each
+    // replica writes its copy from the same bytes), never a change of the shared state that another process could race.
     this.placeLock = new FileLock(path.join(dir, PLACE_LOCK_FILE), { staleMs: opts.lockStaleMs ?? 60_000 });
   }
 
@@ -400,7 +408,9 @@ export class ModelStore {
     const pickle = encodeLabelMapPickle(labelIds);
     const id = { size: 0, sha256: '' };
     await this.placing(() => writeFileAtomic(path.join(this.dir, LBPH_SOURCE_FILE), sourcePieces(model, labelIds, id), opts));
+    await this.shared.wrote(path.join(this.dir, LBPH_SOURCE_FILE));
     await writeFileAtomic(path.join(this.dir, LABELS_FILE), pickle, opts);
+    await this.shared.wrote(path.join(this.dir, LABELS_FILE));
     return { source: id, pickle };
   }
 
@@ -470,8 +480,10 @@ export class ModelStore {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
           throw err;
         }
+        await this.shared.wrote(path.join(this.dir, TRAINING_FILE));
         const written: SourceNote = { source: source.sha256, size: file.size, sha256: file.sha256, ino };
         await writeFileAtomic(path.join(this.dir, TRAINING_SOURCE_NOTE), JSON.stringify(written));
+        await this.shared.wrote(path.join(this.dir, TRAINING_SOURCE_NOTE));
         return true;
       },
       async () => opts.cancelled?.() === true || !(await this.isSource(source)),
@@ -518,6 +530,7 @@ export class ModelStore {
   async saveEmbedding(model: EmbeddingModel, labelIds: Record<string, number>, trainedAt: string): Promise<Uint8Array> {
     const bytes = new TextEncoder().encode(encodeEmbeddingsFile(model, labelIds, trainedAt));
     await writeFileAtomic(path.join(this.dir, EMBEDDINGS_FILE), bytes);
+    await this.shared.wrote(path.join(this.dir, EMBEDDINGS_FILE));
     return bytes;
   }
 
@@ -538,9 +551,7 @@ export class ModelStore {
         if (out.model.labels.length === 0) {
           // Nobody left: no model (a training makes the next one), rather than a model that knows no one.
           await this.placing(async () => {
-            for (const name of [LBPH_SOURCE_FILE, TRAINING_SOURCE_NOTE, TRAINING_FILE, LABELS_FILE]) {
-              await fs.rm(path.join(this.dir, name), { force: true });
-            }
+            for (const name of [LBPH_SOURCE_FILE, TRAINING_SOURCE_NOTE, TRAINING_FILE, LABELS_FILE]) await this.remove(name);
           });
         } else {
           // Like a training (#27): training.lbph is the model from here on, and training.yml is written from it after
@@ -549,7 +560,7 @@ export class ModelStore {
           const { source } = await this.saveSource(out.model, out.labelIds, { mtime: new Date(lbph.trainedAt) });
           await this.placing(async () => {
             if (!(await this.isSource(source))) return; // a newer model was saved meanwhile: its YAML is its own
-            for (const name of [TRAINING_SOURCE_NOTE, TRAINING_FILE]) await fs.rm(path.join(this.dir, name), { force: true });
+            for (const name of [TRAINING_SOURCE_NOTE, TRAINING_FILE]) await this.remove(name);
           });
         }
       }
@@ -559,11 +570,17 @@ export class ModelStore {
       const out = embeddingWithout(embedding.model, embedding.labelIds, label);
       removed.embedding = out.removed;
       if (out.removed > 0 || Object.keys(out.labelIds).length < Object.keys(embedding.labelIds).length) {
-        if (out.model.labels.length === 0) await fs.rm(path.join(this.dir, EMBEDDINGS_FILE), { force: true });
+        if (out.model.labels.length === 0) await this.remove(EMBEDDINGS_FILE);
         else await this.saveEmbedding(out.model, out.labelIds, embedding.trainedAt);
       }
     }
     return removed;
+  }
+
+  /** Removes one model file (nothing to do when there is none) and tells the seam. */
+  private async remove(name: string): Promise<void> {
+    await fs.rm(path.join(this.dir, name), { force: true });
+    await this.shared.removed(path.join(this.dir, name));
   }
 
   /** The saved embedding model, or null when none was trained; throws with a clear message when unusable. */

@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   // #35: the verification counters (the database) cannot be read: denied, never let through
   rate_limit_unavailable: 503,
   server_busy: 503,
+  // #37: the shared state (PostgreSQL, with replicas) cannot be reached: the change was not made; try again
+  storage_unavailable: 503,
   detector_unavailable: 503,
   ppe_disabled: 503,
   ppe_not_configured: 503,

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
-import { createService, type Service } from '../../server/app.js';
+import { createService, type Service, type ServiceOptions } from '../../server/app.js';
 import { loadSettings } from '../../server/config/settings.js';
 import { createLogger } from '../../server/logger.js';
 import { checkedFetch, contractProblems } from './contract.js';
@@ -26,10 +26,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+/** `options`: what createService takes besides the settings (#37: the SharedFiles seam). */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  dataDir?: string,
+  options: ServiceOptions = {},
+): Promise<TestServer> {
   const dir = dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-test-')));
   const settings = loadSettings({ DATA_DIR: dir, WORKERS: '2', LOG_LEVEL: 'silent', ...env }, REPO_ROOT);
-  const service = await createService(settings, createLogger(settings.logLevel));
+  const service = await createService(settings, createLogger(settings.logLevel), options);
   const checked = checkedFetch(service.app.fetch);
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: checked.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));

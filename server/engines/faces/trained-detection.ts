@@ -14,6 +14,7 @@ import type { DetectionMethod } from '../../../shared/api/index.js';
 import { DETECTION_METHODS } from '../../../shared/api/index.js';
 import { writeFileAtomic } from '../../storage/atomic.js';
 import { readFileNoFollow } from '../../storage/no-follow.js';
+import { LocalFiles, type SharedFiles } from '../../storage/shared-files.js';
 
 const FILE = path.join('settings', 'trained-detection.json');
 const FORMAT = 'lookout-trained-detection';
@@ -24,10 +25,18 @@ export interface TrainedDetection {
   trained_at: string;
 }
 
-/** Records the method of a training that finished (its answer's `detection_method` and `trained_at`). */
-export async function recordTrainedDetection(dataDir: string, trained: TrainedDetection): Promise<void> {
+/**
+ * Records the method of a training that finished (its answer's `detection_method` and `trained_at`); `shared` (#37)
+ * is told (DATA_DIR's own files when not given).
+ */
+export async function recordTrainedDetection(
+  dataDir: string,
+  trained: TrainedDetection,
+  shared: SharedFiles = new LocalFiles(dataDir),
+): Promise<void> {
   const body = { format: FORMAT, version: 1, detection_method: trained.detection_method, trained_at: trained.trained_at };
   await writeFileAtomic(path.join(dataDir, FILE), `${JSON.stringify(body)}\n`);
+  await shared.wrote(path.join(dataDir, FILE));
 }
 
 /** The last training's record, or null when there is none or it cannot be read (then nothing is claimed). */
