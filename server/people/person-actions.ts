@@ -19,6 +19,7 @@ import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { labelSkeleton } from './confusables.js';
 import type { ImageStore } from '../storage/image-store.js';
+import { type RenamedInResults, renamePersonInResults, restorePersonInResults } from '../storage/result-store.js';
 
 /** The lock file every replica's person actions share (a dot name: never a label folder). */
 const ACTIONS_LOCK_FILE = '.person-actions.lock';
@@ -51,6 +52,8 @@ interface MoveDetail {
   /** Sightings assigned as one of the photos: id -> the photo's old name. */
   assigned: Record<string, string>;
   corrections: string[];
+  /** Stored recognition results whose faces named the label, now the other (merge; absent in actions before #36). */
+  results?: RenamedInResults;
   /** The merged person's row, removed (merge). */
   person?: { display_name: string; kiosk: boolean; cover: string | null; created_at: string } | null;
   /** Whether the move created the other person. */
@@ -257,6 +260,7 @@ export class PersonActions {
           const corrections = (
             await tx.query<{ id: string }>('UPDATE corrections SET label = $2 WHERE label = $1 RETURNING id', [label, into])
           ).map((r) => r.id);
+          const results = await renamePersonInResults(tx, label, into);
           await tx.query('DELETE FROM people WHERE label = $1', [label]);
           await tx.query(`INSERT INTO people (label, display_name) VALUES ($1, $2) ON CONFLICT (label) DO NOTHING`, [
             into,
@@ -265,6 +269,7 @@ export class PersonActions {
           return {
             recognised,
             corrections,
+            results,
             person: row ? { display_name: row.display_name, kiosk: row.kiosk, cover: row.cover, created_at: iso(row.created_at) } : null,
             files,
           };
@@ -273,7 +278,7 @@ export class PersonActions {
       );
       if (detail.corrections.length) await this.opts.correctionsMoved?.();
       this.opts.log.info(
-        `person ${label} merged into ${into}: ${Object.keys(detail.files).length} photos, ${detail.recognised.length} sightings, ${detail.corrections.length} corrections (action ${detail.id}); train again`,
+        `person ${label} merged into ${into}: ${Object.keys(detail.files).length} photos, ${detail.recognised.length} sightings, ${detail.corrections.length} corrections, ${Object.keys(detail.results ?? {}).length} results (action ${detail.id}); train again`,
       );
       return {
         action_id: detail.id,
@@ -284,6 +289,7 @@ export class PersonActions {
           photos: Object.keys(detail.files).length,
           sightings: detail.recognised.length + Object.keys(detail.assigned).length,
           corrections: detail.corrections.length,
+          results: Object.keys(detail.results ?? {}).length,
         },
         files: detail.files,
         // The models still name the merged label (or lack the survivor's new photos) until the next training.
@@ -444,6 +450,7 @@ export class PersonActions {
               await tx.query('UPDATE sightings SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [d.recognised, row.label, other]);
             if (d.corrections.length)
               await tx.query('UPDATE corrections SET label = $2 WHERE id = ANY($1::text[])', [d.corrections, row.label]);
+            if (d.results) await restorePersonInResults(tx, d.results, row.label, other);
             if (d.person)
               await tx.query(
                 `INSERT INTO people (label, display_name, kiosk, cover, created_at) VALUES ($1, $2, $3, $4, $5)

@@ -316,6 +316,76 @@ async function insert(tx: Queryable, rows: Row[]): Promise<number> {
   return stored.length;
 }
 
+/** Where a merge renamed a person in the stored results: per record id, the faces (indexes) named them, and those whose nearest person (`candidate`) they were. */
+export type RenamedInResults = Record<string, { label: number[]; candidate: number[] }>;
+
+type StoredFace = NonNullable<ResultRecord['faces']>[number];
+
+/** Renames `from` to `to` on the faces of one record (where `at` says, or wherever named `from`); where it did. */
+function renameFaces(record: ResultRecord, from: string, to: string, at?: { label: number[]; candidate: number[] }) {
+  const done = { label: [] as number[], candidate: [] as number[] };
+  const faces: StoredFace[] = (record.faces ?? []).map((face, i) => {
+    let next = face;
+    if ((at ? at.label.includes(i) : true) && face.label.toLowerCase() === from) {
+      next = { ...next, label: to };
+      done.label.push(i);
+    }
+    if ((at ? at.candidate.includes(i) : true) && face.candidate && face.candidate.label.toLowerCase() === from) {
+      next = { ...next, candidate: { ...face.candidate, label: to } };
+      done.candidate.push(i);
+    }
+    return next;
+  });
+  return { record: { ...record, faces }, done };
+}
+
+/**
+ * #36 2: a merge of `from` into `to` renames them in the stored recognition results too (the faces named them, and
+ * the unknown faces whose nearest person they were), so the results history names the one who stays. In the
+ * merge's transaction, under the results lock. Answers where it renamed, for `restorePersonInResults` (its undo).
+ */
+export async function renamePersonInResults(tx: Queryable, from: string, to: string): Promise<RenamedInResults> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
+  const rows = await tx.query<{ id: string; record: ResultRecord }>(
+    `SELECT id, record FROM results WHERE kind = 'recognition' AND ($1 = ANY(labels)
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(record->'faces', '[]'::jsonb)) f WHERE lower(f->'candidate'->>'label') = $1))`,
+    [from],
+  );
+  const renamed: RenamedInResults = {};
+  for (const row of rows) {
+    const { record, done } = renameFaces(row.record, from, to);
+    if (done.label.length + done.candidate.length === 0) continue;
+    await storeRecord(tx, row.id, record);
+    renamed[row.id] = done;
+  }
+  return renamed;
+}
+
+/** Undoes `renamePersonInResults`: the faces it renamed `to` are named `from` again (records dropped since: skipped). */
+export async function restorePersonInResults(tx: Queryable, renamed: RenamedInResults, from: string, to: string): Promise<number> {
+  const ids = Object.keys(renamed);
+  if (ids.length === 0) return 0;
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
+  const rows = await tx.query<{ id: string; record: ResultRecord }>('SELECT id, record FROM results WHERE id = ANY($1::text[])', [ids]);
+  let restored = 0;
+  for (const row of rows) {
+    const { record, done } = renameFaces(row.record, to, from, renamed[row.id]);
+    if (done.label.length + done.candidate.length === 0) continue;
+    await storeRecord(tx, row.id, record);
+    restored++;
+  }
+  return restored;
+}
+
+/** A record written back with the labels its queries filter on. */
+async function storeRecord(tx: Queryable, id: string, record: ResultRecord): Promise<void> {
+  await tx.query('UPDATE results SET record = $2::jsonb, labels = $3::text[] WHERE id = $1', [
+    id,
+    JSON.stringify(record),
+    rowOf(record).labels,
+  ]);
+}
+
 /** A file's text without following a symbolic link (refused: ELOOP); null when it is gone. */
 async function readNoFollow(file: string): Promise<string | null> {
   let handle: fs.FileHandle;

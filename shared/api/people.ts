@@ -95,7 +95,15 @@ export const personActionResponse = z
     label: z.string().meta({ description: 'The person it was done on (after a merge or a move: the one who has the photos now).' }),
     display_name: z.string(),
     moved: z
-      .object({ photos: z.number().int(), sightings: z.number().int(), corrections: z.number().int() })
+      .object({
+        photos: z.number().int(),
+        sightings: z.number().int(),
+        corrections: z.number().int(),
+        results: z.number().int().optional().meta({
+          description:
+            'Merge: stored recognition results (`GET /api/results`) whose faces named the merged person (or had them as `candidate`), now naming `label`; its undo names them back.',
+        }),
+      })
       .optional()
       .meta({ description: 'Merge and move: what went over to `label`.' }),
     files: z

@@ -249,6 +249,53 @@ describe('merge and move photos', () => {
     expect((await get('/people/g-hopper')).body.photos).toHaveLength(2);
   });
 
+  it("relabels the merged person's stored recognition results (POST /api/results), and undo restores them", async () => {
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const face = (label: string, x: number, extra: object = {}) => ({ x, y: 1, w: 50, h: 50, label, confidence: 70, ...extra });
+    const results = [
+      {
+        id: 'r-merge-1',
+        kind: 'recognition',
+        captured_at: at,
+        source: 'kiosk-1',
+        engine: 'browser',
+        faces: [face('g-hopper', 1), face('unknown', 60)],
+      },
+      { id: 'r-merge-2', kind: 'recognition', captured_at: at, source: 'kiosk-1', engine: 'browser', faces: [face('grace-hopper', 1)] },
+      // An unknown face whose nearest person was the one merged.
+      {
+        id: 'r-merge-3',
+        kind: 'recognition',
+        captured_at: at,
+        source: 'kiosk-1',
+        engine: 'browser',
+        faces: [face('unknown', 1, { candidate: { label: 'g-hopper', confidence: 40, distance: 0.7 } })],
+      },
+    ];
+    const stored = await post('/results', { results });
+    expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+    const byId = async (label: string) =>
+      new Map(((await get(`/results?label=${label}&limit=1000`)).body.results as any[]).map((r) => [r.id, r]));
+    const all = async () => new Map(((await get('/results?limit=1000')).body.results as any[]).map((r) => [r.id, r]));
+
+    const res = await post('/people/g-hopper/merge', { into: 'grace-hopper' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await byId('g-hopper')).size).toBe(0);
+    const merged = await byId('grace-hopper');
+    expect(merged.get('r-merge-1').faces.map((f: any) => f.label)).toEqual(['grace-hopper', 'unknown']);
+    expect(merged.get('r-merge-2').faces.map((f: any) => f.label)).toEqual(['grace-hopper']);
+    expect((await all()).get('r-merge-3').faces[0]).toMatchObject({ label: 'unknown', candidate: { label: 'grace-hopper' } });
+
+    const undo = await post(`/person-actions/${res.body.action_id}/undo`, {});
+    expect(undo.status, JSON.stringify(undo.body)).toBe(200);
+    const back = await byId('g-hopper');
+    expect([...back.keys()]).toEqual(['r-merge-1']);
+    expect(back.get('r-merge-1').faces.map((f: any) => f.label)).toEqual(['g-hopper', 'unknown']);
+    expect((await byId('grace-hopper')).has('r-merge-1')).toBe(false);
+    expect((await byId('grace-hopper')).get('r-merge-2').faces[0].label).toBe('grace-hopper');
+    expect((await all()).get('r-merge-3').faces[0]).toMatchObject({ label: 'unknown', candidate: { label: 'g-hopper' } });
+  });
+
   it('moves chosen photos to a new person; undo moves them back and the new person goes', async () => {
     const dup = ((await get('/people/g-hopper')).body.photos as any[]).map((p) => p.filename);
     const noName = await post('/people/g-hopper/photos/move', { filenames: [dup[0]], to: 'someone-else' });
