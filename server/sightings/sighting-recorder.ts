@@ -33,22 +33,17 @@
  * - The purge (retention days and count cap) runs at start and every hour.
  */
 import sharp from 'sharp';
-import type { FaceResult } from '../../shared/api/common.js';
 import type { SightingSource } from '../../shared/api/sightings.js';
 import type { Rect, RgbImage } from '../../shared/image/types.js';
-import { embeddingFeatureDistance } from '../../shared/recognition/corrections.js';
 import type { Logger } from '../logger.js';
 import { RecognitionActivity } from './recognition-activity.js';
 import type { NewSighting, SightingBox, SightingStore } from './sighting-store.js';
+import { type FacePixels, copyFace, CROP_MARGIN, CROP_MAX_SIDE, toJpeg } from './sighting-crop.js';
+import { type FaceDecision, matchTrack, type Track, type Tracked } from './sighting-tracks.js';
 
-/** Each side of the face box is widened by this share of its size. */
-export const CROP_MARGIN = 0.4;
-/** The crop's longest side, at most. */
-export const CROP_MAX_SIDE = 160;
-/** The copy of a crop's pixels kept until it is stored: longest side at most this (the descriptor wants the face at 150 px or more). */
-export const COPY_MAX_SIDE = 2 * CROP_MAX_SIDE;
-/** A face box overlapping a track's last box by at least this (intersection over union) continues the track. */
-export const TRACK_IOU = 0.3;
+export { COPY_MAX_SIDE, CROP_MARGIN, CROP_MAX_SIDE, copyFace, cropRegion, type FacePixels } from './sighting-crop.js';
+export { decisionOf, descriptorDistance, type FaceDecision, iou, TRACK_IOU } from './sighting-tracks.js';
+
 /** Jobs waiting at most, and their images' bytes at most; past either the oldest are dropped (counted) rather than held in memory. */
 export const QUEUE_MAX = 256;
 const QUEUE_MAX_BYTES = 64 * 1024 * 1024;
@@ -57,22 +52,6 @@ export const MAX_WAIT_MS = 1_000;
 /** At shutdown the queue runs at once for at most this long; what is left is dropped (counted and logged). */
 const DRAIN_MS = 5_000;
 const PURGE_INTERVAL_MS = 3_600_000;
-
-/** The decision about one face, as a sighting keeps it. */
-export type FaceDecision = Pick<NewSighting, 'box' | 'label' | 'candidate' | 'distance' | 'confidence' | 'certainty' | 'reason'>;
-
-/** A recognition's face as a sighting's decision: `unknown` is no label. */
-export function decisionOf(face: FaceResult): FaceDecision {
-  return {
-    box: { x: face.x, y: face.y, w: face.w, h: face.h },
-    label: face.label === 'unknown' ? null : face.label,
-    candidate: face.candidate?.label ?? null,
-    distance: face.distance ?? face.candidate?.distance ?? null,
-    confidence: face.confidence,
-    certainty: face.certainty ?? null,
-    reason: face.reason ?? null,
-  };
-}
 
 /** Descriptors of the given faces of an image, in order (null where none could be made). */
 export type Describe = (rgb: RgbImage, boxes: Rect[]) => Promise<(Float32Array | null | undefined)[]>;
@@ -95,16 +74,6 @@ interface Common {
 export interface ImageRecognition extends Common {
   image: RgbImage;
   faces: Tracked[];
-}
-
-/** A face's crop pixels, copied out of its decoded image (copyFace). */
-export interface FacePixels {
-  /** The crop region, at most COPY_MAX_SIDE a side (3 channels). */
-  rgb: RgbImage;
-  /** The face box within `rgb`. */
-  box: SightingBox;
-  /** The stored JPEG's size: the crop region's at most CROP_MAX_SIDE a side. */
-  jpeg: { width: number; height: number };
 }
 
 /** Faces whose crop pixels were copied while their image was decoded (POST /api/verify's first frame). */
@@ -164,18 +133,6 @@ interface QueuedJob {
   dropped?: () => void;
 }
 
-interface Track {
-  label: string | null;
-  box: SightingBox;
-  /** The last descriptor of its face, when it had one. */
-  descriptor: Float32Array | null;
-  keptAt: number;
-  seenAt: number;
-}
-
-/** A face as the tracks see it: its decision and, when the embedding worker described it, its descriptor. */
-type Tracked = FaceDecision & { descriptor?: Float32Array | null };
-
 /** A camera frame waiting for its descriptors: its faces' copies (and their bytes, held until it is decided). */
 interface WaitingFrame {
   r: CopiedRecognition;
@@ -186,123 +143,6 @@ interface WaitingFrame {
 const trackKey = (r: Common) => JSON.stringify([r.source, r.client, r.camera]);
 
 const copiedBytes = (r: CopiedRecognition) => r.faces.reduce((n, f) => n + f.pixels.rgb.data.byteLength, 0);
-
-/**
- * The track a face continues, among `free` (those of its label no other face of the frame took): with a descriptor,
- * the track whose last descriptor is nearest within `max` (one farther away is someone else, wherever they stand);
- * otherwise, or against tracks without a comparable descriptor, a named face continues its label's track and an
- * unknown face the one whose last box it overlaps most (IoU >= TRACK_IOU).
- */
-function matchTrack(free: Track[], face: Tracked, descriptor: Float32Array | null, max: number | null): Track | undefined {
-  let others = free;
-  if (descriptor && max !== null) {
-    let best: Track | undefined;
-    let bestDistance = Number.POSITIVE_INFINITY;
-    for (const t of free) {
-      if (!t.descriptor) continue;
-      const d = descriptorDistance(descriptor, t.descriptor);
-      if (d <= max && d < bestDistance) {
-        best = t;
-        bestDistance = d;
-      }
-    }
-    if (best) return best;
-    others = free.filter((t) => !t.descriptor || t.descriptor.length !== descriptor.length);
-  }
-  if (face.label !== null) return others[0];
-  return others
-    .map((t) => ({ t, overlap: iou(t.box, face.box) }))
-    .filter((m) => m.overlap >= TRACK_IOU)
-    .sort((a, b) => b.overlap - a.overlap)[0]?.t;
-}
-
-/** The distance between two descriptors; infinite between different descriptor models (lengths). */
-export function descriptorDistance(a: Float32Array, b: Float32Array): number {
-  return a.length === b.length ? embeddingFeatureDistance(a, b) : Number.POSITIVE_INFINITY;
-}
-
-export function iou(a: SightingBox, b: SightingBox): number {
-  const x1 = Math.max(a.x, b.x);
-  const y1 = Math.max(a.y, b.y);
-  const x2 = Math.min(a.x + a.w, b.x + b.w);
-  const y2 = Math.min(a.y + a.h, b.y + b.h);
-  const inter = Math.max(0, x2 - x1) * Math.max(0, y2 - y1);
-  const union = a.w * a.h + b.w * b.h - inter;
-  return union > 0 ? inter / union : 0;
-}
-
-/** The face box widened by CROP_MARGIN each side, within the image; null when nothing of it is inside. */
-export function cropRegion(
-  box: SightingBox,
-  width: number,
-  height: number,
-): { left: number; top: number; width: number; height: number } | null {
-  const left = Math.max(0, Math.floor(box.x - box.w * CROP_MARGIN));
-  const top = Math.max(0, Math.floor(box.y - box.h * CROP_MARGIN));
-  const right = Math.min(width, Math.ceil(box.x + box.w * (1 + CROP_MARGIN)));
-  const bottom = Math.min(height, Math.ceil(box.y + box.h * (1 + CROP_MARGIN)));
-  if (right - left < 1 || bottom - top < 1) return null;
-  return { left, top, width: right - left, height: bottom - top };
-}
-
-/** A width and height within `max` a side, the aspect kept (never enlarged). */
-function fitInside(width: number, height: number, max: number): { width: number; height: number } {
-  const scale = Math.min(1, max / Math.max(width, height));
-  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
-}
-
-/**
- * Copies a face's crop region (cropRegion) out of a decoded image, at most COPY_MAX_SIDE a side: each pixel of the
- * copy the mean of up to 4 x 4 samples of its area. Synchronous and small (at most 300 KB, whatever the image), so
- * it is made while the request still holds the image, and the image is never needed again. Null when nothing of
- * the box is inside the image.
- */
-export function copyFace(image: RgbImage, box: SightingBox): FacePixels | null {
-  const ch = image.channels;
-  if (!(image.width > 0 && image.height > 0) || image.data.length < image.width * image.height * ch) {
-    throw new Error(`the decoded image's pixels do not match its size (${image.width}x${image.height}x${ch})`);
-  }
-  const region = cropRegion(box, image.width, image.height);
-  if (!region) return null;
-  const { width, height } = fitInside(region.width, region.height, COPY_MAX_SIDE);
-  const sx = region.width / width;
-  const sy = region.height / height;
-  const taps = Math.min(4, Math.ceil(Math.max(sx, sy)));
-  const n = taps * taps;
-  const src = image.data;
-  const out = new Uint8Array(width * height * 3);
-  for (let y = 0, o = 0; y < height; y++) {
-    for (let x = 0; x < width; x++, o += 3) {
-      let r = 0;
-      let g = 0;
-      let b = 0;
-      for (let ty = 0; ty < taps; ty++) {
-        const py = region.top + Math.min(region.height - 1, Math.floor((y + (ty + 0.5) / taps) * sy));
-        for (let tx = 0; tx < taps; tx++) {
-          const px = region.left + Math.min(region.width - 1, Math.floor((x + (tx + 0.5) / taps) * sx));
-          const i = (py * image.width + px) * ch;
-          r += src[i];
-          g += src[i + 1];
-          b += src[i + 2];
-        }
-      }
-      out[o] = Math.round(r / n);
-      out[o + 1] = Math.round(g / n);
-      out[o + 2] = Math.round(b / n);
-    }
-  }
-  return {
-    rgb: { width, height, channels: 3, data: out },
-    box: { x: (box.x - region.left) / sx, y: (box.y - region.top) / sy, w: box.w / sx, h: box.h / sy },
-    jpeg: fitInside(region.width, region.height, CROP_MAX_SIDE),
-  };
-}
-
-const toJpeg = (pixels: FacePixels) =>
-  sharp(pixels.rgb.data, { raw: { width: pixels.rgb.width, height: pixels.rgb.height, channels: 3 } })
-    .resize({ ...pixels.jpeg, fit: 'fill' })
-    .jpeg({ quality: 85 })
-    .toBuffer();
 
 export class SightingRecorder {
   private readonly tracks = new Map<string, Track[]>();
