@@ -148,6 +148,23 @@ test('a dismissed group goes, and comes back with Undo; ticking faces acts on th
   await expect(group(page).getByRole('heading', { level: 3 })).toHaveText(/^Seen 3 times/);
 });
 
+test('a ticked face that is someone else is split off ("Not the same person") and kept apart; Undo puts it back', async ({ page }) => {
+  await openFaces(page);
+  await expect(group(page)).toHaveCount(1);
+  await group(page).getByRole('checkbox', { name: 'Face 1' }).check();
+  await group(page)
+    .getByRole('button', { name: /^Not the same person as the others: split off 1 face ticked/ })
+    .click();
+  await expect(outcome(page)).toContainText('This face is not grouped with the others again.');
+  await expect(group(page)).toHaveCount(2);
+  await expect(group(page).first().getByRole('heading', { level: 3 })).toHaveText(/^Seen 2 times/);
+  await checkAccessibility(page, 'faces-apart');
+  await outcome(page).getByRole('button', { name: /^Undo/ }).click();
+  await expect(outcome(page)).toContainText('Split 1 face off as someone else: undone.');
+  await expect(group(page)).toHaveCount(1);
+  await expect(group(page).getByRole('heading', { level: 3 })).toHaveText(/^Seen 3 times/);
+});
+
 test('a group whose faces may be two people is flagged and is not assigned whole: its faces of one person are ticked first', async ({
   page,
 }) => {

@@ -106,6 +106,16 @@ test("a person's page from the Training page: photos, sightings, rename with Und
   await expect(results.first()).toContainText(/\d:\d\d( [AP]M)?, another program/);
   await expect(page.getByTestId('person-search')).not.toContainText('unknown');
   await checkAccessibility(page, 'person-search');
+
+  // Search with a photo of one's own (its largest face): her sightings again, ranked, with time and where.
+  await page
+    .getByLabel('Find the face in a photo')
+    .setInputFiles({ name: 'her-photo.jpg', mimeType: 'image/jpeg', buffer: testImage(GRACE) });
+  await expect(page.getByTestId('person-search')).toContainText(/of the face in the photo her-photo\.jpg, nearest first/);
+  await expect(page.getByTestId('person-search')).toBeFocused();
+  await expect(results.first()).toContainText(/\d:\d\d( [AP]M)?, another program/);
+  await expect(page.getByTestId('person-search')).not.toContainText('unknown');
+  await checkAccessibility(page, 'person-search-photo');
 });
 
 test('moves chosen photos to a new person, and Undo moves them back', async ({ page }) => {

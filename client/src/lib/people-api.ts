@@ -10,8 +10,8 @@ export type PersonPhoto = PersonPageResponse['photos'][number];
 export type PersonSighting = PersonPageResponse['sightings'][number];
 export type FoundSighting = FaceSearchResponse['results'][number];
 
-/** The face a search starts from: a sighting, or a stored photo of a person. */
-export type SearchFace = { sighting_id: string } | { label: string; filename: string };
+/** The face a search starts from: a sighting, a stored photo of a person, or an image (a data URL: its largest face). */
+export type SearchFace = { sighting_id: string } | { label: string; filename: string } | { image: string };
 
 export const peopleApi = {
   page: (label: string) => call('personPage', { params: { label }, query: { sightings: 100 } }, { cache: 'no-store' }),

@@ -1,8 +1,8 @@
 /**
  * #36 2: a person's page (/people/:label): their cover, every photo and the newest sightings; rename (the display
  * name, the label stays), choose the cover, merge into another person, move chosen photos to another person, each
- * with Undo in the message that follows; and search by face from a sighting or a photo (the sightings of that face,
- * nearest first, with time and where).
+ * with Undo in the message that follows; and search by face from a sighting, a photo or a photo of the user's own
+ * (chosen or dropped: its largest face), answering the sightings of that face, nearest first, with time and where.
  */
 import { A, useNavigate, useParams } from '@solidjs/router';
 import { createEffect, createMemo, createResource, createSignal, For, Show } from 'solid-js';
@@ -21,12 +21,15 @@ import {
   whereText,
 } from '../components/people/person-words';
 import { ApiFailure } from '../lib/api';
+import { canvasToDataUrl, fileToCanvas, fitWithin } from '../lib/images';
 import { type FaceSearchResponse, peopleApi, personPath, type SearchFace } from '../lib/people-api';
 import { type PersonSummary, shownName } from '../lib/people';
 import { refreshStatus, serverStatus } from '../lib/server-status';
 
 const message = (err: unknown) => (err instanceof ApiFailure || err instanceof Error ? err.message : String(err));
 const NEW_PERSON = '__new__';
+/** A photo searched with is sent at most this many pixels on its longest side (its faces stay large enough). */
+const SEARCH_PHOTO_SIDE = 1600;
 
 interface Outcome {
   kind: NoticeKind;
@@ -172,6 +175,19 @@ export default function Person() {
       setSearchError(message(err));
     }
     queueMicrotask(() => searchBox?.focus());
+  };
+
+  /** Search with a photo of the user's own (chosen or dropped): its largest face. */
+  const findInPhoto = async (file: File | undefined) => {
+    if (!file) return;
+    try {
+      const canvas = fitWithin(await fileToCanvas(file), SEARCH_PHOTO_SIDE);
+      await findFace({ image: canvasToDataUrl(canvas) }, `the photo ${file.name}`);
+    } catch (err) {
+      setSearch(null);
+      setSearchError(message(err));
+      queueMicrotask(() => searchBox?.focus());
+    }
   };
 
   const toggle = (filename: string, on: boolean) => {
@@ -346,14 +362,46 @@ export default function Person() {
               </Show>
             </section>
 
-            <section class="card" aria-labelledby="person-search-title" ref={searchBox} tabindex="-1" data-testid="person-search">
+            <section
+              class="card"
+              aria-labelledby="person-search-title"
+              ref={searchBox}
+              tabindex="-1"
+              data-testid="person-search"
+              onDragOver={(e) => e.preventDefault()}
+              onDrop={(e) => {
+                e.preventDefault();
+                void findInPhoto(e.dataTransfer?.files[0]);
+              }}
+            >
               <h2 id="person-search-title">Search by face</h2>
+              <div class="field person-search-photo">
+                <label for="person-search-photo">Find the face in a photo</label>
+                <input
+                  id="person-search-photo"
+                  type="file"
+                  accept="image/*"
+                  aria-describedby="person-search-photo-hint"
+                  onChange={(e) => {
+                    const input = e.currentTarget;
+                    void findInPhoto(input.files?.[0]).finally(() => {
+                      input.value = '';
+                    });
+                  }}
+                />
+                <p id="person-search-photo-hint" class="muted">
+                  Or drop a photo here. Its largest face is looked for in what Lookout saw.
+                </p>
+              </div>
               <Show when={searchError()}>
                 <Notice kind="error" title="Cannot search">
                   {searchError()}
                 </Notice>
               </Show>
-              <Show when={search()} fallback={<p class="muted">Choose "Find this face" on a photo or a sighting.</p>}>
+              <Show
+                when={search()}
+                fallback={<p class="muted">Choose "Find this face" on a photo or a sighting, or a photo of your own.</p>}
+              >
                 {(found) => (
                   <>
                     <p role="status">

@@ -29,7 +29,7 @@ describe('Faces page words', () => {
     expect(actionText({ kind: 'assign', name: 'Ada Lovelace', count: 3 })).toBe('Assigned 3 faces to Ada Lovelace');
     expect(actionText({ kind: 'dismiss', count: 1 })).toBe('Dismissed 1 face');
     expect(actionText({ kind: 'correct', name: 'grace-hopper', count: 1 })).toBe('Marked a face as not grace-hopper');
-    expect(actionText({ kind: 'apart', count: 1 })).toBe('Split 1 face off: not the same person');
+    expect(actionText({ kind: 'apart', count: 1 })).toBe('Split 1 face off as someone else');
   });
 
   it("says when assigned faces' photo checks found problems, and nothing when all are good", () => {

@@ -57,7 +57,7 @@ export function actionText(a: { kind: string; count: number; name?: string | nul
   if (a.kind === 'assign') return `Assigned ${facesText(a.count)} to ${who}`;
   if (a.kind === 'dismiss') return `Dismissed ${facesText(a.count)}`;
   if (a.kind === 'correct') return `Marked ${a.count === 1 ? 'a face' : facesText(a.count)} as not ${who}`;
-  if (a.kind === 'apart') return `Split ${facesText(a.count)} off: not the same person`;
+  if (a.kind === 'apart') return `Split ${facesText(a.count)} off as someone else`;
   return `${a.kind} (${facesText(a.count)})`;
 }
 
