@@ -27,6 +27,7 @@ import { benchRankingScale } from './ranking-scale.bench.js';
 import { benchReplicas } from './replicas.bench.js';
 import { benchSecondFactor } from './second-factor.bench.js';
 import { benchSightings } from './sightings.bench.js';
+import { benchStorage } from './storage.bench.js';
 import { benchRemote } from './remote.bench.js';
 import type { BenchRow } from './types.js';
 
@@ -54,7 +55,8 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['lbph-robustness', () => benchLbphRobustness()],
   ['recognize', async () => benchRecognize(repoRoot, testdata, await photo640())],
   ['sightings', async () => benchSightings(repoRoot, testdata, await photo640())],
-  ['replicas', () => benchReplicas(repoRoot, testdata)],
+  ['replicas', async () => benchReplicas(repoRoot, testdata, await photo640())],
+  ['storage', () => benchStorage()],
   ['embedding', () => benchEmbedding()],
   ['open-set', () => benchOpenSet(repoRoot)],
   ['ranking', () => benchRankingScale(repoRoot)],

@@ -65,6 +65,14 @@ export class StateUnavailableError extends Error {
  */
 export const SHARED_ROOTS: readonly string[] = ['images', 'features', 'models', 'settings', 'sightings', 'corrections.version'];
 
+/**
+ * Files each process writes for itself from shared ones: training.yml (OpenCV's form of training.lbph, about 1.2 GB
+ * at 10,000 faces: written from training.lbph by each replica that loads it, off the request path) and its note
+ * (which records the local file's inode). Shared, a replica would take the copy's other inode for an OpenCV model
+ * put in place by hand, and every training would push the YAML through the database (about 29 MB/s measured).
+ */
+const DERIVED = new Set(['models/training.yml', 'models/training.yml.source']);
+
 /** `file` relative to `dataDir` with '/' separators when it is shared state; null otherwise. */
 export function sharedPath(dataDir: string, file: string): string | null {
   const rel = path.relative(dataDir, file);
@@ -72,7 +80,8 @@ export function sharedPath(dataDir: string, file: string): string | null {
   const parts = rel.split(path.sep);
   if (!SHARED_ROOTS.includes(parts[0])) return null;
   if (parts.some((p) => p.startsWith('.'))) return null;
-  return parts.join('/');
+  const shared = parts.join('/');
+  return DERIVED.has(shared) ? null : shared;
 }
 
 /** The embedded default: one process, DATA_DIR is the state, nothing to tell anyone. */
