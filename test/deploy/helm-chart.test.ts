@@ -443,9 +443,17 @@ function readYaml(file: string): Obj {
 const chartMeta = readYaml(path.join(CHART, 'Chart.yaml'));
 const defaults = readYaml(path.join(CHART, 'values.yaml'));
 const templateFiles = readdirSync(path.join(CHART, 'templates')).sort();
-const exampleFiles = readdirSync(path.join(CHART, 'examples'))
+/** A Kubernetes manifest among the examples (e.g. the CloudNativePG Cluster), applied with kubectl: not values. */
+const isManifest = (file: string) =>
+  YAML.parseAllDocuments(readFileSync(path.join(CHART, 'examples', file), 'utf8')).some((d) => {
+    const js = d.toJS();
+    return isMap(js) && 'apiVersion' in js && 'kind' in js;
+  });
+const exampleYamls = readdirSync(path.join(CHART, 'examples'))
   .filter((f) => f.endsWith('.yaml'))
   .sort();
+const exampleFiles = exampleYamls.filter((f) => !isManifest(f));
+const manifestFiles = exampleYamls.filter(isManifest);
 
 interface Rendered {
   values: Obj;
@@ -619,6 +627,13 @@ describe('values.schema.json', () => {
     ['a fractional sightings maximum', { sightings: { max: 10.5 } }, '/sightings/max'],
     ['a negative sightings interval', { sightings: { intervalSeconds: -1 } }, '/sightings/intervalSeconds'],
     ['a fractional audit retention', { audit: { retentionDays: 1.5 } }, '/audit/retentionDays'],
+    ['a cache size limit that is not a quantity', { persistence: { cacheSizeLimit: 'lots' } }, '/persistence/cacheSizeLimit'],
+    [
+      'a disruption budget that lets no pod go (a drain would wait forever)',
+      { podDisruptionBudget: { maxUnavailable: 0 } },
+      '/podDisruptionBudget/maxUnavailable',
+    ],
+    ['a disruption budget in words', { podDisruptionBudget: { maxUnavailable: 'one' } }, '/podDisruptionBudget/maxUnavailable'],
   ];
   it.each(bad)('refuses %s', (_what, override, where) => {
     const errors = errorsOf(mergeValues(defaults, override));
@@ -659,6 +674,40 @@ describe('values.schema.json', () => {
       expect(SETTINGS.persistenceSize.schema.safeParse(size).success, size).toBe(true);
     }
     expect(errorsOf(mergeValues(defaults, { persistence: { size: '10K' } })).length).toBeGreaterThan(0); // not k8s
+  });
+});
+
+describe('the CloudNativePG example (an operator-managed PostgreSQL for several replicas)', () => {
+  const readme = readFileSync(path.join(CHART, 'README.md'), 'utf8');
+
+  it('creates a Cluster whose app Secret (key uri) the values read DATABASE_URL from', () => {
+    expect(manifestFiles).toEqual(['cloudnativepg-cluster.yaml']);
+    const docs = YAML.parseAllDocuments(readFileSync(path.join(CHART, 'examples', 'cloudnativepg-cluster.yaml'), 'utf8')).map((d) =>
+      d.toJS(),
+    );
+    const cluster = docs.find((d) => d?.kind === 'Cluster');
+    expect(cluster.apiVersion).toBe('postgresql.cnpg.io/v1');
+    expect(cluster.spec.instances).toBeGreaterThanOrEqual(3);
+    expect(cluster.spec.bootstrap.initdb).toMatchObject({ database: 'lookout', owner: 'lookout' });
+    const values = readYaml(path.join(CHART, 'examples', 'cloudnativepg.yaml'));
+    // CloudNativePG writes the owner's credentials to <cluster>-app; its key `uri` is a postgresql:// URL.
+    expect(values.database).toEqual({ existingSecret: `${cluster.metadata.name}-app`, existingSecretKey: 'uri' });
+    expect(values.replicaCount).toBeGreaterThan(1);
+  });
+
+  it('is explained in the README, with the move of an existing volume and what stays per pod', () => {
+    const section = readme.slice(readme.indexOf('## More than one replica'));
+    expect(readme).toContain('## More than one replica');
+    for (const needed of [
+      'examples/cloudnativepg.yaml',
+      'examples/cloudnativepg-cluster.yaml',
+      'npm run data:to-postgres',
+      'emptyDir',
+      'PPE_DATASET_DIR',
+      '/api/ready',
+    ])
+      expect(section, needed).toContain(needed);
+    expect(section.slice(0, section.indexOf('\n## ', 3))).not.toMatch(/ReadWriteMany volume (is|are) needed/);
   });
 });
 
@@ -751,9 +800,22 @@ describe.each(renders)('rendered with %s', (name, r) => {
     expect(api.spec.selector.matchLabels).toEqual(service.spec.selector);
   });
 
-  it('gives /data a PVC of persistence.size (ReadWriteMany when replicaCount > 1), or an emptyDir', () => {
+  it('gives /data an emptyDir with a database (a cache), else a ReadWriteOnce PVC of persistence.size or an emptyDir', () => {
     const data = api.spec.template.spec.volumes.find((x: Obj) => x.name === 'data');
     expect(apiContainer.volumeMounts).toContainEqual({ name: 'data', mountPath: '/data' });
+    // The chart never asks for a volume the API pods share (#37): PostgreSQL is what they share.
+    const apiClaims = r.docs.filter(
+      (d) => d.kind === 'PersistentVolumeClaim' && d.metadata.labels['app.kubernetes.io/component'] === 'api',
+    );
+    for (const pvc of apiClaims) expect(pvc.spec.accessModes, pvc.metadata.name).not.toContain('ReadWriteMany');
+    if (v.database.url || v.database.existingSecret) {
+      expect(data).toEqual({ name: 'data', emptyDir: v.persistence.cacheSizeLimit ? { sizeLimit: v.persistence.cacheSizeLimit } : {} });
+      expect(apiClaims).toEqual([]);
+      expect(api.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+      expect(apiEnv).toMatchObject({ PERSISTENCE_ENABLED: 'true', DATA_DIR: '/data' }); // the server keeps its copy in the emptyDir
+      return;
+    }
+    expect(v.replicaCount).toBeLessThanOrEqual(1);
     if (!v.persistence.enabled) {
       expect(data).toEqual({ name: 'data', emptyDir: {} });
       return;
@@ -761,8 +823,19 @@ describe.each(renders)('rendered with %s', (name, r) => {
     expect(data.persistentVolumeClaim.claimName).toBe(full('data'));
     const pvc = get(r, 'PersistentVolumeClaim', full('data'));
     expect(pvc.spec.resources.requests.storage).toBe(v.persistence.size);
-    expect(pvc.spec.accessModes).toEqual([v.replicaCount > 1 ? 'ReadWriteMany' : v.persistence.accessMode]);
+    expect(pvc.spec.accessModes).toEqual([v.persistence.accessMode]);
+    expect(api.spec.strategy).toEqual({ type: 'Recreate' });
     expect(apiEnv).toMatchObject({ PERSISTENCE_ENABLED: 'true', PERSISTENCE_SIZE: v.persistence.size });
+  });
+
+  it('guards the API with a PodDisruptionBudget (maxUnavailable) when it runs more than one replica', () => {
+    const pdb = find(r, 'PodDisruptionBudget', full('api'));
+    if (!(v.podDisruptionBudget.enabled && v.replicaCount > 1)) {
+      expect(pdb).toBeUndefined();
+      return;
+    }
+    expect(pdb!.apiVersion).toBe('policy/v1');
+    expect(pdb!.spec).toEqual({ maxUnavailable: v.podDisruptionBudget.maxUnavailable, selector: api.spec.selector });
   });
 
   it('maps the spec values to their variables', () => {
@@ -967,8 +1040,9 @@ describe.each(renders)('rendered with %s', (name, r) => {
       expect(get(r, 'PersistentVolumeClaim', full('data')).spec.accessModes).toEqual(['ReadWriteOnce']);
     }
     if (name === 'cluster.yaml') {
-      expect(get(r, 'PersistentVolumeClaim', full('data')).spec.accessModes).toEqual(['ReadWriteMany']);
-      expect(api.spec.strategy).toBeUndefined();
+      expect(find(r, 'PersistentVolumeClaim', full('data'))).toBeUndefined(); // three replicas, each its own emptyDir
+      expect(api.spec.strategy.type).toBe('RollingUpdate');
+      expect(get(r, 'PodDisruptionBudget', full('api')).spec.maxUnavailable).toBe(1);
       expect(
         r.docs
           .filter((d) => d.kind === 'Deployment')
@@ -980,6 +1054,13 @@ describe.each(renders)('rendered with %s', (name, r) => {
       expect(fromSecret.DATABASE_URL).toEqual({ name: 'vision-pg-app', key: 'uri' }); // CloudNativePG's app Secret
       expect(find(r, 'Secret', full('database'))).toBeUndefined();
       expect(apiEnv.SIGHTINGS_SOURCES).toBe('api,camera,verify');
+    }
+    if (name === 'cloudnativepg.yaml') {
+      // Three replicas on an operator-managed PostgreSQL: its app Secret, key uri; no volume beyond the emptyDirs.
+      expect(api.spec.replicas).toBe(3);
+      expect(fromSecret.DATABASE_URL).toEqual({ name: v.database.existingSecret, key: 'uri' });
+      expect(r.docs.filter((d) => d.kind === 'PersistentVolumeClaim')).toEqual([]);
+      expect(find(r, 'PodDisruptionBudget', full('api'))).toBeTruthy();
     }
     if (name === 'model-serving.yaml') {
       const ms = v.modelServing;
@@ -1082,21 +1163,76 @@ describe('switches rendered beyond the examples', () => {
 
   it('refuses replicaCount > 1 without a database, in words (the schema refuses it too)', () => {
     for (const replicaCount of [2, 3])
-      expect(() => renderChart({ replicaCount })).toThrow(
-        /api-deployment\.yaml: execution error: replicaCount > 1 needs a PostgreSQL server: set database\.url or database\.existingSecret/,
-      );
+      for (const persistence of [{}, { enabled: false }])
+        expect(() => renderChart({ replicaCount, persistence })).toThrow(
+          /api-deployment\.yaml: execution error: replicaCount > 1 needs a PostgreSQL server: set database\.url or database\.existingSecret/,
+        );
     for (const database of [{ url: 'postgres://u:p@pg/lookout' }, { existingSecret: 'pg-app' }]) {
       const r = renderChart({ replicaCount: 2, database });
       const api = get(r, 'Deployment', full('api'));
       expect(api.spec.replicas).toBe(2);
-      expect(api.spec.strategy).toBeUndefined();
-      expect(get(r, 'PersistentVolumeClaim', full('data')).spec.accessModes).toEqual(['ReadWriteMany']);
+      expect(api.spec.strategy.type).toBe('RollingUpdate');
+      expect(find(r, 'PersistentVolumeClaim', full('data'))).toBeUndefined();
     }
     // One replica keeps the embedded database; Recreate lets the old pod close it before the new one opens it.
     const one = renderChart();
     const api = get(one, 'Deployment', full('api'));
     expect(api.spec.strategy).toEqual({ type: 'Recreate' });
     expect(containerEnv(one, container(api, 'api')).env.DATABASE_URL).toBeUndefined();
+  });
+
+  it('runs three replicas on a database with no ReadWriteMany claim and no API volume at all (#37)', () => {
+    for (const database of [{ url: 'postgres://u:p@pg/lookout' }, { existingSecret: 'pg-app', existingSecretKey: 'uri' }]) {
+      // Even with the values that used to ask for a shared volume: persistence.* is for the embedded database.
+      const r = renderChart({ replicaCount: 3, database, persistence: { accessMode: 'ReadWriteMany', storageClass: 'nfs-client' } });
+      expect(r.docs.filter((d) => d.kind === 'PersistentVolumeClaim')).toEqual([]);
+      expect(JSON.stringify(r.docs)).not.toContain('ReadWriteMany');
+      const api = get(r, 'Deployment', full('api'));
+      expect(api.spec.replicas).toBe(3);
+      expect(api.spec.template.spec.volumes.find((x: Obj) => x.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
+      expect(api.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+      // Readiness follows the database: /api/ready answers 503 (shared_state unreachable) when the copy cannot follow it.
+      expect(container(api, 'api').readinessProbe.httpGet).toEqual({ path: '/api/ready', port: 'http' });
+    }
+    // An existing claim is not mounted either: the replicas' copies are made whole from PostgreSQL.
+    const claim = renderChart({ replicaCount: 3, database: { existingSecret: 'pg-app' }, persistence: { existingClaim: 'old-data' } });
+    expect(JSON.stringify(claim.docs)).not.toContain('old-data');
+  });
+
+  it('bounds the cache with persistence.cacheSizeLimit, and one replica on a database uses the emptyDir too', () => {
+    const r = renderChart({ database: { existingSecret: 'pg-app' }, persistence: { cacheSizeLimit: '20Gi' } });
+    const api = get(r, 'Deployment', full('api'));
+    expect(api.spec.replicas).toBe(1);
+    expect(api.spec.template.spec.volumes.find((x: Obj) => x.name === 'data')).toEqual({ name: 'data', emptyDir: { sizeLimit: '20Gi' } });
+    expect(r.docs.filter((d) => d.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(find(r, 'PodDisruptionBudget', full('api'))).toBeUndefined(); // one replica: nothing to keep up during a drain
+    // Switched off, persistence still gives a cache in /data (not a temporary folder in the container's layer).
+    const off = renderChart({ database: { existingSecret: 'pg-app' }, persistence: { enabled: false } });
+    expect(containerEnv(off, container(get(off, 'Deployment', full('api')), 'api')).env.PERSISTENCE_ENABLED).toBe('true');
+  });
+
+  it('keeps the embedded database on one ReadWriteOnce claim that Helm keeps when it is no longer rendered', () => {
+    const r = renderChart();
+    const pvc = get(r, 'PersistentVolumeClaim', full('data'));
+    expect(pvc.spec.accessModes).toEqual(['ReadWriteOnce']);
+    // Switching to a database (or uninstalling) leaves the data for `npm run data:to-postgres`, not deleted by Helm.
+    expect(pvc.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+  });
+
+  it('renders the PodDisruptionBudget only with more than one replica, unless podDisruptionBudget.enabled is false', () => {
+    const database = { existingSecret: 'pg-app' };
+    const pdbOf = (values: Obj) => find(renderChart({ database, ...values }), 'PodDisruptionBudget', full('api'));
+    expect(pdbOf({ replicaCount: 1 })).toBeUndefined();
+    expect(pdbOf({ replicaCount: 0 })).toBeUndefined();
+    expect(pdbOf({ replicaCount: 2 })!.spec).toEqual({
+      maxUnavailable: 1,
+      selector: {
+        matchLabels: { 'app.kubernetes.io/name': 'lookout', 'app.kubernetes.io/instance': RELEASE, 'app.kubernetes.io/component': 'api' },
+      },
+    });
+    expect(pdbOf({ replicaCount: 3, podDisruptionBudget: { maxUnavailable: '50%' } })!.spec.maxUnavailable).toBe('50%');
+    expect(pdbOf({ replicaCount: 3, podDisruptionBudget: { enabled: false } })).toBeUndefined();
+    expect(find(renderChart(), 'PodDisruptionBudget', full('api'))).toBeUndefined(); // the defaults: one replica
   });
 
   it('renders the sightings and audit values into <release>-config, as the server parses them', () => {
