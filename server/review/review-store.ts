@@ -171,7 +171,12 @@ export class ReviewStore {
       const length = items.find((i) => i.descriptor)?.descriptor?.length ?? 128;
       const window = Math.min(items.length, Math.floor(GROUPING_WINDOW * Math.sqrt(128 / Math.max(128, length))));
       const grouped = items.slice(0, window);
-      // Pairs a reviewer told apart ("different people"): never one group.
+      // Pairs a reviewer told apart ("different people"): never one group. Pairs of a sighting deleted since (purged
+      // or deleted by hand) go: there is nothing left to keep apart.
+      await tx.query(
+        `DELETE FROM review_apart p WHERE NOT EXISTS (SELECT 1 FROM sightings s WHERE s.id = p.a)
+           OR NOT EXISTS (SELECT 1 FROM sightings s WHERE s.id = p.b)`,
+      );
       const apart = await tx.query<{ a: string; b: string }>(
         'SELECT DISTINCT a, b FROM review_apart WHERE a = ANY($1::text[]) AND b = ANY($1::text[])',
         [grouped.map((i) => i.id)],

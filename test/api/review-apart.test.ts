@@ -16,11 +16,11 @@ let server: TestServer;
 let admin: string;
 let user: string;
 
-async function call(p: string, token: string, json?: unknown) {
+async function call(p: string, token: string, json?: unknown, method?: string) {
   const headers = new Headers({ authorization: `Bearer ${token}` });
   if (json !== undefined) headers.set('content-type', 'application/json');
   const res = await fetch(`${server.url}/api${p}`, {
-    method: json === undefined ? 'GET' : 'POST',
+    method: method ?? (json === undefined ? 'GET' : 'POST'),
     headers,
     body: json === undefined ? undefined : JSON.stringify(json),
   });
@@ -179,6 +179,19 @@ describe('these two are different people', () => {
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('already_undone');
     const rows = await server.service.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM review_apart');
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('forgets the pairs of a face deleted since, at the next grouping', async () => {
+    const [x, y] = [await addFace(limit), await addFace(limit)];
+    expect((await post('/review/apart', { sighting_ids: [x, y] })).status).toBe(200);
+    const del = await call(`/sightings/${x}`, admin, undefined, 'DELETE');
+    expect(del.status, JSON.stringify(del.body)).toBe(200);
+    await addFace(limit);
+    await groupOf();
+    const rows = await server.service.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM review_apart WHERE a = $1 OR b = $1', [
+      x,
+    ]);
     expect(rows[0].n).toBe(0);
   });
 });
