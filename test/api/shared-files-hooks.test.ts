@@ -228,4 +228,22 @@ describe('every change of the shared files goes through the SharedFiles seam', (
     expect((await getJson(`${server.url}/api/images/ada`)).body.images).toEqual([]);
     await expectMirrored(server, shared, 'a failed upload');
   }, 60_000);
+
+  it('a settings change that cannot be shared answers 503 storage_unavailable and is undone', async () => {
+    const file = path.join(server.dataDir, 'settings', 'runtime.json');
+    expect((await call(server, 'PUT', '/models/thresholds', { recognizer: 'lbph', max: 60 })).status).toBe(200);
+    const before = await fs.readFile(file, 'utf8');
+    const thresholdsBefore = (await getJson(`${server.url}/api/models/thresholds`)).body;
+    shared.failWrites = true;
+    try {
+      const res = await call(server, 'PUT', '/models/thresholds', { recognizer: 'lbph', max: 55 });
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('storage_unavailable');
+    } finally {
+      shared.failWrites = false;
+    }
+    expect(await fs.readFile(file, 'utf8')).toBe(before);
+    expect((await getJson(`${server.url}/api/models/thresholds`)).body).toEqual(thresholdsBefore);
+    await expectMirrored(server, shared, 'a failed settings change');
+  }, 60_000);
 });
