@@ -36,7 +36,7 @@ import { type HeldLock, LockBusyError } from '../storage/file-lock.js';
 import { readFileAndStatNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
 import { type ClusterLock, LocalFiles, type SharedFiles } from '../storage/shared-files.js';
-import { wroteOrUndo } from '../storage/shared-writes.js';
+import { wroteOrUndo } from '../storage/store-hooks.js';
 
 export const RUNTIME_DIR = 'settings';
 export const RUNTIME_FILE = 'runtime.json';

@@ -15,7 +15,7 @@ import { writeFileAtomic } from '../storage/atomic.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
 import type { SharedFiles } from '../storage/shared-files.js';
-import { localFilesAbove, wroteNew } from '../storage/shared-writes.js';
+import { localFilesAbove, wroteNew } from '../storage/store-hooks.js';
 
 export interface SightingBox {
   x: number;

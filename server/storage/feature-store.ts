@@ -24,7 +24,7 @@ import { FACE_SIZE } from '../../shared/vision/face-region.js';
 import type { Logger } from '../logger.js';
 import { removeStaleTemps, TEMP_PREFIX, writeFileAtomic } from './atomic.js';
 import type { SharedFiles } from './shared-files.js';
-import { localFilesAbove, removeEmptyFolder, wroteNew } from './shared-writes.js';
+import { localFilesAbove, removeEmptyFolder, wroteNew } from './store-hooks.js';
 import { privateDir } from './private-modes.js';
 
 /** What a training image's features are made with now; a stored part made with another version is recomputed. */

@@ -32,7 +32,7 @@ import { KeyedLock } from './keyed-lock.js';
 import { isRealDirectory, readFileNoFollow } from './no-follow.js';
 import { privateDir } from './private-modes.js';
 import type { SharedFiles } from './shared-files.js';
-import { localFilesAbove, wroteNew } from './shared-writes.js';
+import { localFilesAbove, wroteNew } from './store-hooks.js';
 
 /** Label folders being deleted are renamed to this prefix first (never a valid label: it starts with a dot). */
 const DELETED_PREFIX = '.deleted-';

@@ -37,7 +37,7 @@ import { FileLock, type HeldLock, LockBusyError } from './file-lock.js';
 import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
 import { PRIVATE_FILE_MODE, privateDir } from './private-modes.js';
 import type { ClusterLock, SharedFiles } from './shared-files.js';
-import { localFilesAbove } from './shared-writes.js';
+import { localFilesAbove } from './store-hooks.js';
 import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
 
 const openFd = promisify(fsCallback.open);
