@@ -11,7 +11,7 @@ import { RECOGNITION_MODELS } from '../shared/api/index.js';
 import { RuntimeStore } from './config/runtime-store.js';
 import type { Settings } from './config/settings.js';
 import { ChatService } from './chat/chat-service.js';
-import { createDatabase, redactUrl } from './db/database.js';
+import { createDatabase, isDatabaseUnreachable, redactUrl } from './db/database.js';
 import { ChatStatus } from './chat/chat-status.js';
 import { readFeatureCascades, readProfileCascade } from './chat/feature-cascades.js';
 import { LlmClient } from './chat/llm-client.js';
@@ -74,6 +74,7 @@ import { ImageStore } from './storage/image-store.js';
 import { FeatureStore, featureVersionsOf } from './storage/feature-store.js';
 import { ModelStore } from './storage/model-store.js';
 import { makeDataDirPrivate } from './storage/private-modes.js';
+import { PgSharedFiles } from './storage/replication/pg-shared-files.js';
 import { ResultStore } from './storage/result-store.js';
 import { LocalFiles, type SharedFiles, StateUnavailableError } from './storage/shared-files.js';
 // #26 sightings
@@ -160,8 +161,15 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
   const profileCascadeXml = await readProfileCascade(settings);
   // #35 12: biometric files readable by this user only; what older versions made is made private once.
   await makeDataDirPrivate(settings.dataDir, log);
+  // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
+  const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
   // #37: one seam for every file store: each tells it what it changed, and takes its cross-process locks from it.
-  const shared = opts.shared ?? new LocalFiles(settings.dataDir);
+  // With DATABASE_URL the state is PostgreSQL's and DATA_DIR a copy, made whole here before any store reads it.
+  const shared =
+    opts.shared ??
+    (settings.databaseUrl
+      ? await PgSharedFiles.open({ db, url: settings.databaseUrl, dataDir: settings.dataDir, log })
+      : new LocalFiles(settings.dataDir));
   // #27: each image's training features beside it (DATA_DIR/features mirrors DATA_DIR/images), reused by training.
   const images = new ImageStore(
     path.join(settings.dataDir, 'images'),
@@ -170,8 +178,6 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
     shared,
   );
   const models = new ModelStore(path.join(settings.dataDir, 'models'), { shared });
-  // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
-  const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
   // The results history is in the database; the files of earlier versions in DATA_DIR/results are imported once.
   const results = new ResultStore({ db, dir: path.join(settings.dataDir, 'results'), max: settings.resultsMax, log });
   log.info(
@@ -517,8 +523,8 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
     if (err instanceof ServerBusyError) c.header('retry-after', String(err.retryAfterSeconds));
     if (err instanceof ApiError) return sendError(c, err);
     // #37: the shared state (PostgreSQL) is away: the change was not made (the store undid its step where it could).
-    if (err instanceof StateUnavailableError) {
-      log.warn(`${c.req.method} ${c.req.path}: the shared state cannot be reached: ${err.message}`, { request_id: c.get('requestId') });
+    if (err instanceof StateUnavailableError || isDatabaseUnreachable(err)) {
+      log.warn(`${c.req.method} ${c.req.path}: the shared state cannot be reached: ${(err as Error).message}`, { request_id: c.get('requestId') });
       return sendError(
         c,
         new ApiError('storage_unavailable', 'the shared storage cannot be reached; the change was not made, try again shortly'),
@@ -555,6 +561,7 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
       // #26 sightings: the timer stopped and the sightings still being stored written, before their workers and database go.
       await sightingRecorder.stop();
       await Promise.all([pool.close(), embedding?.close(), objects.close()]);
+      if (!opts.shared && shared instanceof PgSharedFiles) await shared.close();
       await db.close();
     },
   };
