@@ -31,7 +31,7 @@ export const STORAGE_SETTINGS = {
         .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL'),
     ]),
     default: '',
-    doc: 'PostgreSQL for the rows (sightings, review, corrections, results, audit log, people): `postgres://user:password@host:5432/lookout`. Empty: the embedded database (PGlite) in `DATA_DIR/db`, one process only; replicas on one DATA_DIR share a PostgreSQL server. Never logged.',
+    doc: 'PostgreSQL for all shared state: the rows (sightings, review, corrections, results, audit log, people) and the files (photos, features, models, settings, crops; `DATA_DIR` is then each replica's copy and may start empty): `postgres://user:password@host:5432/lookout`. Move an existing `DATA_DIR` in with `npm run data:to-postgres`. Empty: the embedded database (PGlite) in `DATA_DIR/db` and files in `DATA_DIR`, one process only. Never logged.',
   },
   resultsMax: {
     env: 'RESULTS_MAX',
