@@ -31,7 +31,7 @@ export const STORAGE_SETTINGS = {
         .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL'),
     ]),
     default: '',
-    doc: 'PostgreSQL for all shared state: the rows (sightings, review, corrections, results, audit log, people) and the files (photos, features, models, settings, crops; `DATA_DIR` is then each replica's copy and may start empty): `postgres://user:password@host:5432/lookout`. Move an existing `DATA_DIR` in with `npm run data:to-postgres`. Empty: the embedded database (PGlite) in `DATA_DIR/db` and files in `DATA_DIR`, one process only. Never logged.',
+    doc: 'PostgreSQL for all shared state: the rows (sightings, review, corrections, results, audit log, people) and the files (photos, features, models, settings, crops; `DATA_DIR` is then a copy in each replica and may start empty): `postgres://user:password@host:5432/lookout`. Move an existing `DATA_DIR` in with `npm run data:to-postgres`. Empty: the embedded database (PGlite) in `DATA_DIR/db` and files in `DATA_DIR`, one process only. Never logged.',
   },
   resultsMax: {
     env: 'RESULTS_MAX',
