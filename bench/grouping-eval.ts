@@ -22,6 +22,14 @@ export interface PairScore {
   fn: number;
   precision: number;
   recall: number;
+  /**
+   * Recall per person: the mean, over the people with two faces or more, of the share of their pairs in one group
+   * (every person counts once; pairwise recall counts pairs, so a person seen n times weighs n(n-1)/2).
+   */
+  personRecall: number;
+  /** Its sum and count, for pooling. */
+  personShares: number;
+  peopleTwice: number;
 }
 
 /**
@@ -35,6 +43,7 @@ export function pairScore(person: readonly string[], group: readonly string[]): 
   let tp = 0;
   let fp = 0;
   let fn = 0;
+  const own = new Map<string, { pairs: number; together: number }>();
   for (let i = 0; i < person.length; i++) {
     for (let j = i + 1; j < person.length; j++) {
       const same = person[i] === person[j];
@@ -43,8 +52,15 @@ export function pairScore(person: readonly string[], group: readonly string[]): 
       if (same && together) tp++;
       else if (together) fp++;
       else if (same) fn++;
+      if (same) {
+        const o = own.get(person[i]) ?? { pairs: 0, together: 0 };
+        o.pairs++;
+        if (together) o.together++;
+        own.set(person[i], o);
+      }
     }
   }
+  const personShares = [...own.values()].reduce((s, o) => s + o.together / o.pairs, 0);
   return {
     faces: person.length,
     people: new Set(person).size,
@@ -54,12 +70,16 @@ export function pairScore(person: readonly string[], group: readonly string[]): 
     fn,
     precision: tp + fp ? tp / (tp + fp) : 1,
     recall: tp + fn ? tp / (tp + fn) : 1,
+    personRecall: own.size ? personShares / own.size : 1,
+    personShares,
+    peopleTwice: own.size,
   };
 }
 
 /** Sums of several scores (held-out halves): figures over all their pairs. */
 export function pooled(scores: readonly PairScore[]): PairScore {
-  const sum = (k: 'faces' | 'people' | 'groups' | 'tp' | 'fp' | 'fn') => scores.reduce((s, x) => s + x[k], 0);
+  const sum = (k: 'faces' | 'people' | 'groups' | 'tp' | 'fp' | 'fn' | 'personShares' | 'peopleTwice') =>
+    scores.reduce((s, x) => s + x[k], 0);
   const tp = sum('tp');
   const fp = sum('fp');
   const fn = sum('fn');
@@ -72,6 +92,9 @@ export function pooled(scores: readonly PairScore[]): PairScore {
     fn,
     precision: tp + fp ? tp / (tp + fp) : 1,
     recall: tp + fn ? tp / (tp + fn) : 1,
+    personRecall: sum('peopleTwice') ? sum('personShares') / sum('peopleTwice') : 1,
+    personShares: sum('personShares'),
+    peopleTwice: sum('peopleTwice'),
   };
 }
 

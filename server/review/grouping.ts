@@ -41,10 +41,12 @@ export interface GroupingOptions {
 }
 
 /**
- * The limits as shares of the recognition limit of the descriptor in use (the embedding rule's `max`), fitted out of
- * sample by bench/grouping.bench.ts (bench/RESULTS.md): no two faces of a group more than 1.3 times the limit apart
- * (a camera's views of one person spread wider than two photos), a group's nearest faces within 0.85 of it, and its
- * faces within the limit on average.
+ * The limits as shares of the recognition limit of the descriptor in use (the embedding rule's `max`), measured out
+ * of sample by bench/grouping.bench.ts (bench/RESULTS.md): a group's nearest faces within 0.85 of it (fitted on half
+ * the people), its faces within the limit itself on average (set a priori: people seen two to four times cannot
+ * tell a bound of 1 from 1.1, and a tighter one splits a person seen many times on a camera), and no two faces of
+ * a group more than 1.3 times the limit apart (a camera's views of one person spread wider than two photos; under
+ * the average bound, no cap from 1.3 up, nor none, changes a group there).
  */
 export const MAX_SHARE = 1.3;
 export const LINK_SHARE = 1;
