@@ -117,6 +117,51 @@ class MergeHeap {
   }
 }
 
+/** Pairs of faces with their distance, in growing typed arrays. */
+class PairList {
+  i = new Int32Array(1024);
+  j = new Int32Array(1024);
+  d = new Float64Array(1024);
+  size = 0;
+  push(i: number, j: number, d: number): void {
+    if (this.size === this.i.length) {
+      const grow = <T extends Int32Array | Float64Array>(from: T, to: T): T => {
+        to.set(from);
+        return to;
+      };
+      this.i = grow(this.i, new Int32Array(this.size * 2));
+      this.j = grow(this.j, new Int32Array(this.size * 2));
+      this.d = grow(this.d, new Float64Array(this.size * 2));
+    }
+    this.i[this.size] = i;
+    this.j[this.size] = j;
+    this.d[this.size] = d;
+    this.size++;
+  }
+}
+
+class UnionFind {
+  private readonly parent: Int32Array;
+  constructor(n: number) {
+    this.parent = Int32Array.from({ length: n }, (_, i) => i);
+  }
+  find(x: number): number {
+    let root = x;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[x] !== root) {
+      const next = this.parent[x];
+      this.parent[x] = root;
+      x = next;
+    }
+    return root;
+  }
+  union(a: number, b: number): void {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[Math.max(ra, rb)] = Math.min(ra, rb);
+  }
+}
+
 /**
  * Constrained average-linkage clustering of faces of one descriptor length (given oldest first): the clusters, as
  * lists of indexes into `faces`, each oldest first.
@@ -142,6 +187,7 @@ export function clusterDescriptors(
   const ok = (mean: number, min: number) => mean <= options.link && (near === undefined || min <= near);
   const key = (mean: number, min: number) => (near !== undefined ? min : mean);
   const heap = new MergeHeap();
+  const pairs = new PairList();
   for (let i = 0; i < n; i++) {
     const a = faces[i];
     for (let j = i + 1; j < n; j++) {
@@ -150,10 +196,23 @@ export function clusterDescriptors(
       if (d > options.max) continue;
       if (a.picture != null && a.picture === b.picture) continue;
       if (apart.size && apart.has(`${i},${j}`)) continue;
-      neighbours[i].set(j, [d, d]);
-      neighbours[j].set(i, [d, d]);
-      if (ok(d, d)) heap.push([d, i, j, 0, 0]);
+      pairs.push(i, j, d);
     }
+  }
+  // Two groups merge only through a pair within `near` (or, without it, within `max`), so faces never joined by a
+  // chain of such pairs never share a group: pairs between them are left out of the graph (the same groups, and in
+  // a crowd most pairs within `max` are of two such people, which made the graph, not the distances, the cost).
+  const joined = new UnionFind(n);
+  const chain = near ?? options.max;
+  for (let k = 0; k < pairs.size; k++) if (pairs.d[k] <= chain) joined.union(pairs.i[k], pairs.j[k]);
+  for (let k = 0; k < pairs.size; k++) {
+    const i = pairs.i[k];
+    const j = pairs.j[k];
+    if (joined.find(i) !== joined.find(j)) continue;
+    const d = pairs.d[k];
+    neighbours[i].set(j, [d, d]);
+    neighbours[j].set(i, [d, d]);
+    if (ok(d, d)) heap.push([d, i, j, 0, 0]);
   }
   const members: (number[] | null)[] = Array.from({ length: n }, (_, i) => [i]);
   const version = new Int32Array(n);
