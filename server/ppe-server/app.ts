@@ -11,8 +11,8 @@
  * The pre- and post-processing are the object detector's (shared/objects/yolo.ts: Ultralytics letterbox,
  * pad 114; YOLOv8 `[1, 4 + nc, N]` decode; per-class NMS), with the class count taken from the class names:
  * the `names` ONNX metadata property Ultralytics writes (a Python dict literal, `{0: 'Hardhat', ...}`), or
- * names given by the operator. Like the model server, it listens at once and loads in the background; until
- * the model is in, inference and readiness answer 503.
+ * names given by the operator (class-names.ts, onnx-metadata.ts). Like the model server, it listens at once and
+ * loads in the background; until the model is in, inference and readiness answer 503.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -28,6 +28,11 @@ import { ApiError } from '../http/errors.js';
 import { allowedHostsFor, protectService, refuseAsV2 } from '../http/security.js';
 import { decodeImage } from '../imaging/decode.js';
 import { createLogger, type Logger } from '../logger.js';
+import { parseUltralyticsNames } from './class-names.js';
+import { readOnnxMetadata } from './onnx-metadata.js';
+
+export { ClassNamesError, parseClassNameList, parseUltralyticsNames } from './class-names.js';
+export { readOnnxMetadata } from './onnx-metadata.js';
 
 export const DEFAULT_PPE_MODEL_NAME = 'yolo-ppe';
 export const DEFAULT_PPE_CONFIDENCE = 0.25;
@@ -118,184 +123,6 @@ export interface PpeServer {
   /** Settles when loading ends: true when the model is AVAILABLE, false when loading failed. */
   loaded: Promise<boolean>;
   close(): Promise<void>;
-}
-
-// ---- class names -------------------------------------------------------------------------------------
-
-/** Thrown for a `names` value that is not a Python dict (or list) literal of class names. */
-export class ClassNamesError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ClassNamesError';
-  }
-}
-
-/** Python's simple escapes (`\n`, `\t`, ...) to the characters they stand for. */
-const SIMPLE_ESCAPES: Record<string, string> = {
-  '\\': '\\',
-  "'": "'",
-  '"': '"',
-  n: '\n',
-  t: '\t',
-  r: '\r',
-  a: '\x07',
-  b: '\b',
-  f: '\f',
-  v: '\v',
-};
-
-/**
- * The class names of an Ultralytics export's `names` metadata: `str()` of a Python dict from class index to
- * name, e.g. `{0: 'Hardhat', 1: 'Mask', 2: "NO-Hardhat"}` (repr quotes with `'`, or with `"` when the name
- * holds a `'`, and escapes with `\`). A list literal `['Hardhat', 'Mask']` and JSON (`{"0": "Hardhat"}`) are
- * accepted too. The indices must be 0 to n - 1, each once; the result is in index order.
- */
-export function parseUltralyticsNames(text: string): string[] {
-  let pos = 0;
-  const fail = (what: string): never => {
-    throw new ClassNamesError(`class names: expected ${what} at character ${pos + 1} of ${JSON.stringify(text.slice(0, 200))}`);
-  };
-  const skipSpace = () => {
-    while (pos < text.length && /\s/.test(text[pos])) pos++;
-  };
-  const eat = (ch: string): boolean => {
-    skipSpace();
-    if (text[pos] !== ch) return false;
-    pos++;
-    return true;
-  };
-  const str = (): string => {
-    skipSpace();
-    const quote = text[pos];
-    if (quote !== "'" && quote !== '"') fail('a quoted name');
-    pos++;
-    let out = '';
-    for (;;) {
-      if (pos >= text.length) fail(`the closing ${quote}`);
-      const ch = text[pos++];
-      if (ch === quote) return out;
-      if (ch === '\n') fail(`the closing ${quote}`);
-      if (ch !== '\\') {
-        out += ch;
-        continue;
-      }
-      const e = text[pos++];
-      if (e === undefined) fail('an escape');
-      if (e in SIMPLE_ESCAPES) out += SIMPLE_ESCAPES[e];
-      else if (e === '\n')
-        continue; // line continuation
-      else if (e === 'x' || e === 'u' || e === 'U') {
-        const len = e === 'x' ? 2 : e === 'u' ? 4 : 8;
-        const hex = text.slice(pos, pos + len);
-        if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(hex)) fail(`${len} hex digits after \\${e}`);
-        const code = Number.parseInt(hex, 16);
-        if (code > 0x10ffff) fail('a code point up to 10FFFF');
-        out += String.fromCodePoint(code);
-        pos += len;
-      } else if (e >= '0' && e <= '7') {
-        const digits = /^[0-7]{1,3}/.exec(text.slice(pos - 1))![0];
-        out += String.fromCodePoint(Number.parseInt(digits, 8));
-        pos += digits.length - 1;
-      } else out += `\\${e}`; // Python keeps unknown escapes as they are
-    }
-  };
-  const key = (): number => {
-    skipSpace();
-    const quote = text[pos] === "'" || text[pos] === '"';
-    const raw = quote ? str() : (/^\d+/.exec(text.slice(pos))?.[0] ?? fail('a class index'));
-    if (!quote) pos += raw.length;
-    if (!/^\d+$/.test(raw)) fail('a class index (a whole number)');
-    return Number(raw);
-  };
-
-  const byIndex = new Map<number, string>();
-  skipSpace();
-  const list = text[pos] === '[';
-  if (!eat(list ? '[' : '{')) fail('"{" (a dict of class index to name) or "["');
-  const close = list ? ']' : '}';
-  while (!eat(close)) {
-    const index = list ? byIndex.size : key();
-    if (!list && !eat(':')) fail('":"');
-    const name = str();
-    if (byIndex.has(index)) throw new ClassNamesError(`class names: index ${index} appears twice`);
-    byIndex.set(index, name);
-    if (eat(',')) continue;
-    if (!eat(close)) fail(`"," or "${close}"`);
-    break;
-  }
-  skipSpace();
-  if (pos < text.length) fail('the end');
-  if (byIndex.size === 0) throw new ClassNamesError('class names: the list is empty');
-  const names: string[] = [];
-  for (let i = 0; i < byIndex.size; i++) {
-    const name = byIndex.get(i);
-    if (name === undefined) throw new ClassNamesError(`class names: indices must be 0 to ${byIndex.size - 1}; ${i} is missing`);
-    names.push(name);
-  }
-  return names;
-}
-
-/** `PPE_CLASS_NAMES`: comma-separated names in class order, blanks around each trimmed; none may be empty. */
-export function parseClassNameList(text: string): string[] {
-  const names = text.split(',').map((n) => n.trim());
-  if (names.some((n) => n === '')) throw new ClassNamesError('class names: a comma-separated list of non-empty names is needed');
-  return names;
-}
-
-// ---- ONNX metadata ----------------------------------------------------------------------------------
-
-/**
- * ModelProto.metadata_props of a serialized ONNX model (onnx.proto: field 14, StringStringEntryProto with
- * key 1 and value 2): onnxruntime's JavaScript API does not expose them. Only the top level of the model is
- * walked; the graph is skipped by its length.
- */
-export function readOnnxMetadata(model: Uint8Array): Record<string, string> {
-  const decoder = new TextDecoder('utf-8', { fatal: false });
-  const read = (bytes: Uint8Array, each: (field: number, value: Uint8Array | null) => void) => {
-    let pos = 0;
-    const varint = (): number => {
-      let value = 0;
-      let factor = 1;
-      for (let i = 0; i < 10; i++) {
-        if (pos >= bytes.length) throw new YoloModelError('the ONNX model is truncated');
-        const byte = bytes[pos++];
-        value += (byte & 0x7f) * factor;
-        factor *= 128;
-        if ((byte & 0x80) === 0) return value;
-      }
-      throw new YoloModelError('the ONNX model is not a valid protobuf message');
-    };
-    while (pos < bytes.length) {
-      const tag = varint();
-      const field = Math.floor(tag / 8);
-      const wire = tag % 8;
-      if (wire === 0) {
-        varint();
-        each(field, null);
-      } else if (wire === 1 || wire === 5) {
-        pos += wire === 1 ? 8 : 4;
-        each(field, null);
-      } else if (wire === 2) {
-        const len = varint();
-        if (pos + len > bytes.length) throw new YoloModelError('the ONNX model is truncated');
-        each(field, bytes.subarray(pos, pos + len));
-        pos += len;
-      } else throw new YoloModelError('the ONNX model is not a valid protobuf message');
-    }
-    if (pos > bytes.length) throw new YoloModelError('the ONNX model is truncated');
-  };
-  const props: Record<string, string> = {};
-  read(model, (field, value) => {
-    if (field !== 14 || !value) return;
-    let key = '';
-    let text = '';
-    read(value, (f, v) => {
-      if (f === 1 && v) key = decoder.decode(v);
-      else if (f === 2 && v) text = decoder.decode(v);
-    });
-    props[key] = text;
-  });
-  return props;
 }
 
 // ---- the server -------------------------------------------------------------------------------------
