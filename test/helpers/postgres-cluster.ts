@@ -14,6 +14,12 @@ import path from 'node:path';
 export interface PostgresCluster {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
   url: string;
+  /** The server's process ids (postmaster and its backends), for a CPU share read from /proc. */
+  pids(): number[];
+  /** Stops the server (fast shutdown: clients disconnected), keeping its data; `resume` starts it again. */
+  pause(): Promise<void>;
+  /** Starts a paused server again, on the same port with the same data; resolves once it answers queries. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -62,8 +68,44 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   });
   const port = await freePort();
   const args = ['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'max_connections=200'];
-  const child: ChildProcess = spawn(path.join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...ids });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const launch = (): ChildProcess => spawn(path.join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...ids });
+  let child = launch();
+  await answering(url, port, child);
+  const halt = async () => {
+    // SIGINT: PostgreSQL's fast shutdown (clients disconnected); SIGQUIT if it has not gone within 5 s.
+    const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
+    child.kill('SIGINT');
+    const late = setTimeout(() => child.kill('SIGQUIT'), 5_000);
+    await exited;
+    clearTimeout(late);
+  };
+  return {
+    url,
+    pids() {
+      const ids = [child.pid!];
+      try {
+        const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' });
+        ids.push(...children.split('\n').filter(Boolean).map(Number));
+      } catch {
+        // no children listed
+      }
+      return ids;
+    },
+    pause: halt,
+    async resume() {
+      child = launch();
+      await answering(url, port, child);
+    },
+    async stop() {
+      await halt();
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resolves once the server at `url` answers a query (accepting TCP is not yet accepting queries). */
+async function answering(url: string, port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {
@@ -92,16 +134,4 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return {
-    url,
-    async stop() {
-      // SIGINT: PostgreSQL's fast shutdown (clients disconnected); SIGQUIT if it has not gone within 5 s.
-      const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
-      child.kill('SIGINT');
-      const late = setTimeout(() => child.kill('SIGQUIT'), 5_000);
-      await exited;
-      clearTimeout(late);
-      await fs.rm(dir, { recursive: true, force: true });
-    },
-  };
 }

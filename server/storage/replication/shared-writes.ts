@@ -30,7 +30,13 @@ export class SharedWrites {
 
   /** Stores the file at `file` as the shared path `rel` (streamed); its new version. */
   async putFile(rel: string, file: string): Promise<bigint> {
-    const blob = await this.blobs.put(createReadStream(file, { highWaterMark: 1 << 20 }));
+    // Opened only once put reads it: a stream opened before a put that fails at once (the database away) raised
+    // ENOENT with no listener when the store then undid its file, and the process died (test/api/replicas.test.ts).
+    const blob = await this.blobs.put(
+      (async function* () {
+        yield* createReadStream(file, { highWaterMark: 1 << 20 });
+      })(),
+    );
     try {
       return await this.commit(async (tx, v) => {
         const old = await tx.query<{ blob_id: string | null }>('SELECT blob_id FROM shared_files WHERE path = $1 FOR UPDATE', [rel]);
