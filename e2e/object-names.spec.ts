@@ -13,7 +13,8 @@ test.beforeAll(async () => {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const s = (await (await fetch(`${lookout.url}/api/objects/status`)).json()) as { state: string; reason?: string };
-    if (s.state === 'ready') break;
+    // #38 2: `not_loaded` loads on the first request, which waits for it.
+    if (s.state === 'ready' || s.state === 'not_loaded') break;
     if (s.state !== 'loading' || Date.now() > deadline) throw new Error(`object detector ${s.state}: ${s.reason ?? ''}`);
     await new Promise((r) => setTimeout(r, 250));
   }

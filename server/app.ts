@@ -22,7 +22,7 @@ import { FaceService } from './engines/faces/face-service.js';
 import { ObjectService } from './engines/objects/object-service.js';
 import { RemoteEngine } from './engines/remote/remote-engine.js';
 import { ProcessorStatus } from './events/processor-status.js';
-import type { EmbeddingOps } from './engines/faces/embedding-protocol.js';
+import { EmbeddingHost } from './engines/faces/embedding-host.js';
 import type { VisionOps } from './engines/faces/vision-protocol.js';
 import { WorkerPool } from './engines/workers/worker-pool.js';
 import type { AppContext } from './http/context.js';
@@ -225,12 +225,12 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
   // Fail at start, not at the first request, when a worker cannot load the cascade.
   await pool.broadcast('setModel', null);
   const cohortDir = path.join(settings.appDir, 'public/models/cohort');
+  // #38 2: the embedding worker starts on the first job that needs its nets and goes after ENGINE_IDLE_RELEASE_S.
   const embedding = settings.embeddingEnabled
-    ? new WorkerPool<EmbeddingOps>({
-        name: 'embedding',
-        script: 'faces/embedding-worker',
+    ? new EmbeddingHost({
         data: { modelDir: path.join(settings.appDir, 'public/models/face-api'), descriptor: settings.embeddingDescriptor, cohortDir },
-        size: 1,
+        idleReleaseMs: settings.engineIdleReleaseS * 1000,
+        log,
       })
     : null;
   // The same cohort file the worker reads, for 1:1 verification's per-person limit (a problem is logged by the worker's status).
@@ -300,6 +300,7 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
     workers: settings.objectWorkers,
     confidence: settings.objectConfidence,
     nmsIou: settings.objectNmsIou,
+    idleReleaseMs: settings.engineIdleReleaseS * 1000,
     decoder,
     log,
   });
@@ -413,6 +414,7 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
     faces,
     remote,
     objects,
+    embedding,
     chat,
     chatStatus,
     ppe,

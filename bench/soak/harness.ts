@@ -116,10 +116,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   try {
     const getJson = async (p: string) => (await fetch(`${base}${p}`)).json() as Promise<Record<string, unknown>>;
     await waitFor('the server to answer /api/health', async () => (await fetch(`${base}/api/health`)).ok, 60_000, child, output);
-    // The engines load in the background: the clock starts once everything the traffic uses is ready.
+    // The clock starts once everything the traffic uses answers (#38 2: the object detector loads on its first
+    // request, within the warm-up).
     await waitFor(
-      'the object detector to load',
-      async () => (await getJson('/api/objects/status')).state === 'ready',
+      'the object detector to answer',
+      async () => (await getJson('/api/objects/status')).available === true,
       180_000,
       child,
       output,

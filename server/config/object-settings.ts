@@ -7,7 +7,7 @@ export const OBJECT_SETTINGS = {
     env: 'OBJECT_DETECTION_ENABLED',
     schema: boolean,
     default: 'true',
-    doc: 'Loads the object detector at start (in the background); `false` leaves /api/objects/detect answering 503.',
+    doc: 'Object detection on; the detector loads on the first request that needs it (ENGINE_IDLE_RELEASE_S); `false` leaves /api/objects/detect answering 503.',
   },
   objectModel: {
     env: 'OBJECT_MODEL',
@@ -35,5 +35,11 @@ export const OBJECT_SETTINGS = {
     schema: integer(1, 16),
     default: '1',
     doc: 'Worker threads running the object detector.',
+  },
+  engineIdleReleaseS: {
+    env: 'ENGINE_IDLE_RELEASE_S',
+    schema: number(0, 86_400),
+    default: '300',
+    doc: 'Seconds without a request after which the object detector and the embedding worker are let go (their memory freed); they load again on the next request that needs them, which waits for the load. `0`: keep them once loaded. Both load on first use, never at start.',
   },
 } as const satisfies Record<string, SettingSpec>;

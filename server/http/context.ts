@@ -8,6 +8,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { FaceService } from '../engines/faces/face-service.js';
 import type { ImageDecoder } from '../imaging/decode.js';
 import type { ObjectService } from '../engines/objects/object-service.js';
+import type { EmbeddingHost } from '../engines/faces/embedding-host.js';
 import type { ProcessorStatus } from '../events/processor-status.js';
 import type { RemoteEngine } from '../engines/remote/remote-engine.js';
 import type { Logger } from '../logger.js';
@@ -32,6 +33,8 @@ export interface AppContext {
   faces: FaceService;
   remote: RemoteEngine;
   objects: ObjectService;
+  /** #38 2: the embedding worker, started on first use (null when EMBEDDING_ENABLED=false); /api/ready reports its state. */
+  embedding?: EmbeddingHost | null;
   chat: ChatService;
   chatStatus: ChatStatus;
   ppe: PpeService;

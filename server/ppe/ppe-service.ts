@@ -360,9 +360,10 @@ export class PpeService {
   /** The object detector's persons on the frame; none (and the reason logged) when it cannot tell. */
   private async objectPersons(id: string, rgb: RgbImage, facts: RequestFacts): Promise<DetectedObject[]> {
     const objects = this.opts.objects;
-    if (objects.readiness !== 'ready') {
+    // #38 2: a detector not loaded yet (or let go) loads for this frame; one switched off or broken cannot answer.
+    if (!objects.status().available) {
       const why = objects.status().reason ?? `the object detector is ${objects.readiness}`;
-      this.note(`ppe: the detector found no person class and the object detector is not ready (${why}): no persons`, `persons:${why}`);
+      this.note(`ppe: the detector found no person class and the object detector is not available (${why}): no persons`, `persons:${why}`);
       return [];
     }
     try {

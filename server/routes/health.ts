@@ -9,9 +9,13 @@ import type { ObjectDetectorState } from '../engines/objects/object-service.js';
 const OBJECT_READINESS: Record<ObjectDetectorState, ReadyResponse['object_detection_state']> = {
   ready: 'ready',
   loading: 'loading',
+  not_loaded: 'not_loaded',
   error: 'error',
   disabled: 'unavailable',
 };
+
+/** #38 2: an engine loaded on first use answers its requests (they wait for the load) until a load fails. */
+const ANSWERS: readonly ReadyResponse['object_detection_state'][] = ['ready', 'loading', 'not_loaded'];
 
 export function healthRoutes(ctx: AppContext): Hono {
   const app = new Hono();
@@ -24,7 +28,8 @@ export function healthRoutes(ctx: AppContext): Hono {
   }));
 
   // Ready once the local detector runs in the workers (it is loaded before the server listens). The remote
-  // engine, the object detector and the PPE detector are reported beside it; none holds readiness back.
+  // engine, the object detector, the embedding worker and the PPE detector are reported beside it; none holds
+  // readiness back (#38 2: the last two load on the first request that needs them).
   mountRoute(app, 'ready', (c) => {
     const remoteStatus = ctx.remote.status;
     const objects = OBJECT_READINESS[ctx.objects.readiness];
@@ -40,12 +45,13 @@ export function healthRoutes(ctx: AppContext): Hono {
       recognition_model: ctx.faces.recognitionModel,
       remote_status: remoteStatus,
       object_detection_state: objects,
+      embedding_state: ctx.embedding ? ctx.embedding.state : 'unavailable',
       workers: ctx.workers,
       ppe: ctx.ppe.readiness(),
       // The original service's fields, for its dashboard and scripts (docs/migrating.md, "Moving from the original service").
       model_loaded: ctx.faces.trained,
       ai_model: ctx.faces.recognitionModel,
-      object_detection: objects === 'ready',
+      object_detection: ANSWERS.includes(objects),
       ovms_enabled: remoteStatus !== 'disabled',
       ...(ovms ? { ovms_status: ovms } : {}),
       chat_enabled: ctx.chatStatus.status().enabled,

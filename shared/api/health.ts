@@ -20,10 +20,20 @@ export const remoteStatus = z
   .meta({ id: 'RemoteStatus', description: 'State of the remote detection server.' });
 export type RemoteStatus = z.infer<typeof remoteStatus>;
 
-export const objectDetectionState = z
-  .enum(['ready', 'loading', 'unavailable', 'error'])
-  .meta({ id: 'ObjectDetectionState', description: 'The object detector: loaded, loading, switched off, or failed to load.' });
+export const objectDetectionState = z.enum(['ready', 'loading', 'not_loaded', 'unavailable', 'error']).meta({
+  id: 'ObjectDetectionState',
+  description:
+    'The object detector: loaded, loading, `not_loaded` (it loads on the next request, which waits for it: not used since the start, or let go after ENGINE_IDLE_RELEASE_S), switched off, or failed to load.',
+});
 export type ObjectDetectionState = z.infer<typeof objectDetectionState>;
+
+/** #38 2: the embedding worker, loaded on first use like the object detector. */
+export const embeddingState = z.enum(['ready', 'loading', 'not_loaded', 'unavailable', 'error']).meta({
+  id: 'EmbeddingState',
+  description:
+    "The embedding worker (the `embedding` recognizer's nets, also the sightings' and trainings' descriptors): loaded, loading, `not_loaded` (it loads on the next request that needs it, which waits for it), switched off (EMBEDDING_ENABLED=false), or failed to load.",
+});
+export type EmbeddingState = z.infer<typeof embeddingState>;
 
 export const readyResponse = z
   .object({
@@ -34,20 +44,21 @@ export const readyResponse = z
     recognition_model: recognitionModel,
     remote_status: remoteStatus,
     object_detection_state: objectDetectionState,
+    embedding_state: embeddingState,
     workers: z.number().int(),
-    shared_state: z
-      .enum(['local', 'in_sync', 'unreachable'])
-      .optional()
-      .meta({
-        description:
-          'Where photos, models and settings are kept (#37): `local` in DATA_DIR (the embedded default); with DATABASE_URL, `in_sync` while this replica\'s copy follows PostgreSQL, `unreachable` when its last check could not reach it (not ready: a write would be refused).',
-      }),
+    shared_state: z.enum(['local', 'in_sync', 'unreachable']).optional().meta({
+      description:
+        "Where photos, models and settings are kept (#37): `local` in DATA_DIR (the embedded default); with DATABASE_URL, `in_sync` while this replica's copy follows PostgreSQL, `unreachable` when its last check could not reach it (not ready: a write would be refused).",
+    }),
     ppe: z.enum(['ready', 'unreachable', 'not_configured', 'disabled']).meta({
       description: 'The PPE detector: `ready` when its /health answers; reported only, it never holds readiness back.',
     }),
     model_loaded: compat(z.boolean(), 'the active recognizer is trained (`recognizer_trained`).'),
     ai_model: compat(z.string(), 'the active recognizer (`recognition_model`: `lbph` or `embedding`).'),
-    object_detection: compat(z.boolean(), 'the object detector is ready (`object_detection_state` is `ready`).'),
+    object_detection: compat(
+      z.boolean(),
+      'the object detector answers requests: `object_detection_state` is `ready`, `loading` or `not_loaded` (it loads on the first request, #38), not `unavailable` or `error`.',
+    ),
     ovms_enabled: compat(z.boolean(), 'a remote detection server is configured (REMOTE_DETECTOR_URL).'),
     ovms_status: compat(
       z.enum(['connected', 'error', 'unreachable']).optional(),
@@ -88,6 +99,7 @@ export const readyResponse = z
       recognition_model: 'lbph',
       remote_status: 'disabled',
       object_detection_state: 'ready',
+      embedding_state: 'not_loaded',
       workers: 2,
       ppe: 'disabled',
       model_loaded: true,

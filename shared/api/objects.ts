@@ -65,8 +65,13 @@ const detectorStatusFields = {
   runtime: z.string().nullable(),
   input_size: z.number().int().nullable(),
   classes: z.number().int(),
-  available: z.boolean(),
-  state: z.enum(['loading', 'ready', 'error', 'disabled']),
+  available: z.boolean().meta({
+    description: 'A detection request would be answered: the detector is loaded, loading, or loads on that request (`not_loaded`).',
+  }),
+  state: z.enum(['not_loaded', 'loading', 'ready', 'error', 'disabled']).meta({
+    description:
+      '`not_loaded`: it loads on the next request, which waits for it (not used since the start, or let go after ENGINE_IDLE_RELEASE_S, #38).',
+  }),
   reason: z.string().optional(),
   confidence_threshold: z.number(),
   nms_iou: z.number(),

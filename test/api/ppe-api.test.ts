@@ -55,8 +55,8 @@ beforeAll(async () => {
     CHAT_TIMEOUT_MS: '5000',
     CHAT_CHECK_INTERVAL_MS: '300',
   });
-  // NanoDet loads in the background: the no-person-class scene needs it.
-  await waitFor('the object detector', async () => (await getJson(`${server.url}/api/objects/status`)).body.state === 'ready');
+  // The no-person-class scene needs NanoDet: it loads on that first request (#38 2), which waits for it.
+  await waitFor('the object detector', async () => (await getJson(`${server.url}/api/objects/status`)).body.available === true);
   await waitFor('the PPE detector check', async () => (await getJson(`${server.url}/api/ppe/status`)).body.reachable === true);
 });
 

@@ -157,8 +157,9 @@ export async function startFuzzTarget({ root, engines, env: extra = {} }: Target
 
   const get = async (p: string) => (await send({ route: 'setup', method: 'GET', path: p, headers: [], note: 'setup' })).text;
   if (engines === 'on') {
-    // The engines load in the background: fuzz them once they answer, so a 503 "still loading" is never expected.
-    await waitFor('the object detector loading', async () => JSON.parse(await get('/api/objects/status')).state === 'ready', 120_000);
+    // Fuzz the engines once they answer, so a 503 is never expected (#38 2: the object detector loads on the
+    // first request, which waits for it: `available` from the start).
+    await waitFor('the object detector loading', async () => JSON.parse(await get('/api/objects/status')).available === true, 120_000);
     await waitFor('the PPE detector check', async () => JSON.parse(await get('/api/ppe/status')).reachable === true);
     await waitFor('the LLM check', async () => JSON.parse(await get('/api/chat/status')).reachable === true);
   }

@@ -29,6 +29,7 @@ const DETECTION_TEXT: Record<ReadyResponse['detection_method'], string> = {
 const OBJECT_TEXT: Record<ReadyResponse['object_detection_state'], string> = {
   ready: 'Ready',
   loading: 'Loading…',
+  not_loaded: 'Ready, loads on first use',
   unavailable: 'Switched off',
   error: 'Failed to load',
 };
@@ -102,7 +103,7 @@ export function Dashboard() {
               testId="indicator-objects"
               value={OBJECT_TEXT[r().object_detection_state]}
               tone={
-                r().object_detection_state === 'ready'
+                r().object_detection_state === 'ready' || r().object_detection_state === 'not_loaded'
                   ? 'ok'
                   : r().object_detection_state === 'loading'
                     ? 'warn'

@@ -66,7 +66,8 @@ export default function Objects() {
   // In the browser the page needs nothing from the server's detector (an offline kiosk has no server).
   const inBrowser = () => placeFor('objects') === 'browser';
   const state = () => (inBrowser() ? 'ready' : status()?.state);
-  const ready = () => state() === 'ready';
+  // `not_loaded`: the server loads its detector for the first request (#38), which waits for it.
+  const ready = () => state() === 'ready' || state() === 'not_loaded';
 
   const switchSource = (s: Source) => {
     setSource(s);
@@ -129,7 +130,7 @@ export default function Objects() {
         </Match>
       </Switch>
 
-      <Show when={state() === 'ready' || state() === 'loading'}>
+      <Show when={ready() || state() === 'loading'}>
         <SourceSwitch name="objects-source" value={source()} onChange={switchSource} />
 
         <Show when={state() === 'loading'}>

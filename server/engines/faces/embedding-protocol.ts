@@ -9,7 +9,7 @@ import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import type { Negatives } from '../../../shared/recognition/corrections.js';
 import type { DecisionRule } from '../../../shared/recognition/decision.js';
 import type { Recognition, Trained } from '../../../shared/recognition/pipeline.js';
-import type { WorkerPool } from '../workers/worker-pool.js';
+import type { EnginePool } from '../workers/lazy-pool.js';
 import type { EmbeddingAvailability } from './embedding-node.js';
 
 export interface EmbeddingWorkerData {
@@ -48,4 +48,8 @@ export interface EmbeddingOps {
   setNegatives: { args: Negatives; result: void };
 }
 
-export type EmbeddingPool = WorkerPool<EmbeddingOps>;
+/** The embedding worker as its callers use it: a WorkerPool, or the API's lazily started EmbeddingHost (embedding-host.ts). */
+export type EmbeddingPool = EnginePool<EmbeddingOps> & {
+  /** What the recognizer is, said without loading it (EmbeddingHost); absent: ask the worker's `status`. */
+  readonly availability?: EmbeddingAvailability;
+};

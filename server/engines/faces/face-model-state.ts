@@ -50,7 +50,11 @@ export interface TrainingHooks {
 export class FaceModelState {
   /** The models every worker holds (each worker's copy carries the names, so its answers are already named). */
   private installed: FaceModels = { lbph: null, embedding: null };
-  private embeddingStatus: EmbeddingAvailability = { available: false, reason: 'still loading', loadMs: 0 };
+  private startStatus: EmbeddingAvailability = { available: false, reason: 'still loading', loadMs: 0 };
+  /** The worker's own word when it says without loading (the API's EmbeddingHost, #38 2), else what init asked. */
+  private get embeddingStatus(): EmbeddingAvailability {
+    return this.opts.embedding?.availability ?? this.startStatus;
+  }
   private snapshot: TrainedSnapshot = EMPTY_SNAPSHOT;
   /** The model files' stat signature the installed models were read from (ModelStore.filesSignature). */
   private signature = '';
@@ -86,18 +90,22 @@ export class FaceModelState {
    * model file is logged and ignored (the next training replaces it), not fatal.
    */
   async init(): Promise<void> {
-    if (this.opts.embedding) {
+    if (this.opts.embedding?.availability) {
+      // Loaded on first use: the host logs the load and the cohort then.
+    } else if (this.opts.embedding) {
       const status = await this.opts.embedding.run('status', undefined);
       const { cohortFaces, cohortProblem, ...availability } = status;
-      this.embeddingStatus = availability;
+      this.startStatus = availability;
       // Without its cohort the embedding recognizer holds everyone to the sure bound (stricter): say why.
       if (availability.available && cohortProblem)
         this.opts.log.warn(`embedding recognizer: no background cohort, so every person is held to the sure limit (${cohortProblem})`);
       else if (availability.available) this.opts.log.info(`embedding recognizer: background cohort of ${cohortFaces ?? 0} faces`);
     } else {
-      this.embeddingStatus = { available: false, reason: 'switched off (EMBEDDING_ENABLED=false)', loadMs: 0 };
+      this.startStatus = { available: false, reason: 'switched off (EMBEDDING_ENABLED=false)', loadMs: 0 };
     }
-    if (this.embeddingStatus.available) {
+    if (this.embeddingStatus.available && this.opts.embedding?.availability) {
+      this.opts.log.info('embedding recognizer: loads on first use');
+    } else if (this.embeddingStatus.available) {
       this.opts.log.info(`embedding recognizer loaded in ${Math.round(this.embeddingStatus.loadMs)} ms (${this.embeddingStatus.backend})`);
     } else {
       this.opts.log.warn(`embedding recognizer unavailable: ${this.embeddingStatus.reason}`);
