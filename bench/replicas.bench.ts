@@ -180,8 +180,7 @@ async function turn(url: string, body: string, replicas: Replica[], cluster: Pos
 
 /**
  * Adds a photo of a new person on `uploader`, trains on `trainer`, and times until every other replica offers a
- * model with that person (GET /api/models/trained labels: the content version string differs between the trainer
- * and the replicas that copied its files, see bench/RESULTS.md).
+ * model with that person (GET /api/models/trained labels: the model it has loaded, not only the files it copied).
  */
 async function modelReach(
   uploader: string,
