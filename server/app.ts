@@ -161,8 +161,13 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
   const profileCascadeXml = await readProfileCascade(settings);
   // #35 12: biometric files readable by this user only; what older versions made is made private once.
   await makeDataDirPrivate(settings.dataDir, log);
-  // Opened by its first query (server/db/database.ts says why); the connection string is never logged whole.
-  const db = createDatabase({ url: settings.databaseUrl, embeddedDir: path.join(settings.dataDir, 'db'), log });
+  // Opened at start in the background by server/main.ts, or by its first query; the connection string is never logged whole.
+  const db = createDatabase({
+    url: settings.databaseUrl,
+    embeddedDir: path.join(settings.dataDir, 'db'),
+    embeddedBuffersMb: settings.embeddedDbBuffersMb,
+    log,
+  });
   // #37: one seam for every file store: each tells it what it changed, and takes its cross-process locks from it.
   // With DATABASE_URL the state is PostgreSQL's and DATA_DIR a copy, made whole here before any store reads it.
   const shared =

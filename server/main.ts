@@ -54,6 +54,7 @@ try {
   });
   // The database opens at its first query, and the dashboard's first list of people waited for it (4 s on an idle
   // 2-core box, 20 s on a loaded one): open it now, in the background. A failure is logged; the next query retries.
+  // Not earlier, inside createService: on 2 cores that made ready slower and the first upload no sooner (#38).
   service.ctx.db
     .open()
     .catch((err: unknown) => log.warn(`the database did not open yet: ${err instanceof Error ? err.message : String(err)}`));

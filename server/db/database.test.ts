@@ -2,12 +2,14 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES, type TestDatabase } from '../../test/helpers/databases.js';
 import { createLogger } from '../logger.js';
 import { createDatabase } from './database.js';
+import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { openPglite } from './pglite-driver.js';
+import { makeSeed, packSeed, unpackSeed } from './pglite-seed.js';
 
 describe.each(DATABASES)('the database on %s', (_name, open) => {
   let t: TestDatabase | undefined;
@@ -232,5 +234,66 @@ describe('the embedded database in its worker thread', () => {
     } finally {
       await again.close();
     }
+  });
+});
+
+describe("the embedded database from the build's seed (#38)", () => {
+  let root: string;
+  let seed: string;
+  beforeAll(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-db-seed-'));
+    seed = (await makeSeed(path.join(root, 'seed.tar.gz'))).file;
+  }, 120_000);
+  afterAll(async () => {
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('makes a new database by unpacking the seed (no initdb), migrates it and keeps its rows across a reopen', async () => {
+    const dir = path.join(await fs.mkdtemp(path.join(root, 'a-')), 'db');
+    const driver = await openPglite(dir, { seed });
+    try {
+      expect(driver.seeded).toBe(true);
+      expect((await migrate(driver)).length).toBe(MIGRATIONS.length);
+      await driver.query(`INSERT INTO people (label, display_name) VALUES ('ada', 'Ada')`);
+      expect(await driver.query('SHOW shared_buffers')).toEqual([{ shared_buffers: '16MB' }]);
+    } finally {
+      await driver.close();
+    }
+    expect(existsSync(path.join(dir, 'postmaster.pid'))).toBe(false);
+    const again = await openPglite(dir, { seed });
+    try {
+      expect(again.seeded).toBe(false);
+      expect(await migrate(again)).toEqual([]);
+      expect(await again.query('SELECT display_name FROM people')).toEqual([{ display_name: 'Ada' }]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('runs initdb where there is no seed, with the page cache EMBEDDED_DB_BUFFERS_MB names', async () => {
+    const dir = path.join(await fs.mkdtemp(path.join(root, 'b-')), 'db');
+    const driver = await openPglite(dir, { seed: path.join(root, 'no-such-seed.tar.gz'), buffersMb: 8 });
+    try {
+      expect(driver.seeded).toBe(false);
+      expect(await driver.query('SHOW shared_buffers')).toEqual([{ shared_buffers: '8MB' }]);
+    } finally {
+      await driver.close();
+    }
+  }, 60_000);
+
+  it('refuses a seed with a path that leaves the folder, writing nothing outside it', async () => {
+    const dir = path.join(await fs.mkdtemp(path.join(root, 'c-')), 'db');
+    const bad = path.join(root, 'bad.tar.gz');
+    const body = new TextEncoder().encode('17\n');
+    await fs.writeFile(
+      bad,
+      packSeed([
+        { name: 'PG_VERSION', dir: false, body },
+        { name: '../escaped', dir: false, body },
+      ]),
+    );
+    await expect(unpackSeed(dir, bad)).rejects.toThrow(/should not/);
+    expect(existsSync(path.join(path.dirname(dir), 'escaped'))).toBe(false);
+    expect(existsSync(path.join(dir, 'PG_VERSION'))).toBe(false);
   });
 });

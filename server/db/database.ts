@@ -8,8 +8,10 @@
  * - `DATABASE_URL=postgres://...`: a PostgreSQL server, for replicas that share state.
  * - One SQL dialect (PostgreSQL's) for both, and one set of versioned migrations (migrations/index.ts).
  *
- * Opened on first use, not at start: a fresh embedded database costs about 2 s and several hundred MB while
- * PostgreSQL's initdb runs once, which a process that never stores a row should not pay.
+ * Opened by its first use or by open(): the API server (server/main.ts) calls open() at start, in the background,
+ * and other processes and tools pay only when they store a row. A new embedded database is the build's seed
+ * unpacked (pglite-seed.ts, about 1 s), or PostgreSQL's initdb where there is none (4-10 s on 2 cores, and the
+ * thread keeps about 150 MB more afterwards).
  *
  * Values come back as each driver gives them: timestamptz as Date, bytea as Uint8Array (Buffer from pg), jsonb
  * parsed, double precision as number. Cast counts and bigints in SQL (`count(*)::int`), so both agree.
@@ -57,6 +59,8 @@ export interface DatabaseOptions {
   url: string;
   /** Where the embedded database lives (`DATA_DIR/db`). */
   embeddedDir: string;
+  /** The embedded database's page cache in MB (`EMBEDDED_DB_BUFFERS_MB`); PGlite's driver default when absent. */
+  embeddedBuffersMb?: number;
   log: Logger;
 }
 
@@ -114,8 +118,9 @@ class LazyDatabase implements Database {
         const driver = await this.connect();
         try {
           const applied = await migrate(driver);
+          const seeded = (driver as { seeded?: boolean }).seeded ? ", a new database from the build's seed" : '';
           this.log.info(
-            `database (${this.kind}) open in ${Date.now() - started} ms${applied.length ? `, migrations applied: ${applied.join(', ')}` : ''}`,
+            `database (${this.kind}) open in ${Date.now() - started} ms${seeded}${applied.length ? `, migrations applied: ${applied.join(', ')}` : ''}`,
           );
         } catch (err) {
           await driver.close().catch(() => {});
@@ -174,7 +179,7 @@ export function createDatabase(opts: DatabaseOptions): Database {
   }
   return new LazyDatabase(
     'embedded',
-    async () => (await import('./pglite-driver.js')).openPglite(opts.embeddedDir),
+    async () => (await import('./pglite-driver.js')).openPglite(opts.embeddedDir, { buffersMb: opts.embeddedBuffersMb }),
     opts.log,
     opts.embeddedDir,
   );

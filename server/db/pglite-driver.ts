@@ -14,6 +14,7 @@ import { startWorker } from '../engines/workers/worker-pool.js';
 import { FileLock, type HeldLock, LockBusyError } from '../storage/file-lock.js';
 import { privateDir } from '../storage/private-modes.js';
 import type { Driver, Queryable } from './database.js';
+import { seedPath } from './pglite-seed.js';
 import type { DbErrorData, DbReady, DbReply, DbRequest, DbWorkerData } from './pglite-worker.js';
 
 const LOCK_FILE = '.lookout-db.lock';
@@ -21,7 +22,19 @@ const LOCK_FILE = '.lookout-db.lock';
 /** The embedded driver; `worker` is the thread holding PGlite now (null before the first use after a crash). */
 export interface EmbeddedDriver extends Driver {
   readonly worker: Worker | null;
+  /** Whether this open made a new database from the build's seed (pglite-seed.ts) rather than initdb. */
+  readonly seeded: boolean;
 }
+
+export interface PgliteOptions {
+  /** PostgreSQL's shared_buffers in MB (`EMBEDDED_DB_BUFFERS_MB`). */
+  buffersMb?: number;
+  /** The seed a new database is unpacked from; absent: the build's (pglite-seed.ts); null: none, initdb (tests). */
+  seed?: string | null;
+}
+
+/** `EMBEDDED_DB_BUFFERS_MB`'s default (server/config/storage-settings.ts). */
+export const DEFAULT_BUFFERS_MB = 16;
 
 /** A worker's error on this thread, with PostgreSQL's fields (code, detail, constraint...) as pg gives them. */
 function fromErrorData(data: DbErrorData): Error {
@@ -37,6 +50,8 @@ class DbThread {
   readonly worker: Worker;
   /** Resolves once PGlite is open in the worker; rejects with why it could not open. */
   readonly ready: Promise<void>;
+  /** Whether the worker made a new database from the seed. */
+  seeded = false;
   /** Set once the thread has ended: every request after that fails with it. */
   ended: Error | null = null;
   private started = false;
@@ -44,14 +59,15 @@ class DbThread {
   private readonly pending = new Map<number, { resolve(result: unknown): void; reject(err: Error): void }>();
   private nextId = 1;
 
-  constructor(dir: string) {
-    this.worker = startWorker('../db/pglite-worker', { dir } satisfies DbWorkerData);
+  constructor(dir: string, buffersMb: number, seed: string | null) {
+    this.worker = startWorker('../db/pglite-worker', { dir, buffersMb, seed } satisfies DbWorkerData);
     let failure: Error | null = null;
     this.ready = new Promise((resolve, reject) => {
       this.worker.on('message', (msg: DbReply | DbReady) => {
         if ('ready' in msg) {
           if (msg.ready) {
             this.started = true;
+            this.seeded = msg.seeded;
             this.updateRef();
             resolve();
           } else reject(fromErrorData(msg.error));
@@ -109,7 +125,9 @@ class DbThread {
   }
 }
 
-export async function openPglite(dir: string): Promise<EmbeddedDriver> {
+export async function openPglite(dir: string, opts: PgliteOptions = {}): Promise<EmbeddedDriver> {
+  const buffersMb = opts.buffersMb ?? DEFAULT_BUFFERS_MB;
+  const seed = opts.seed === undefined ? seedPath() : opts.seed;
   await privateDir(dir);
   let held: HeldLock;
   try {
@@ -129,7 +147,7 @@ export async function openPglite(dir: string): Promise<EmbeddedDriver> {
   /** The open thread, starting one when there is none or the last one died (callers at that moment share it). */
   const use = async (): Promise<DbThread> => {
     if (closed) throw new Error('the database is closed');
-    if (!live || live.ended) live = new DbThread(dir);
+    if (!live || live.ended) live = new DbThread(dir, buffersMb, seed);
     const thread = live;
     try {
       await thread.ready;
@@ -141,8 +159,9 @@ export async function openPglite(dir: string): Promise<EmbeddedDriver> {
     return thread;
   };
 
+  let seeded: boolean;
   try {
-    await use();
+    seeded = (await use()).seeded;
   } catch (err) {
     await held.release();
     throw err;
@@ -161,6 +180,7 @@ export async function openPglite(dir: string): Promise<EmbeddedDriver> {
     get worker() {
       return live?.ended ? null : (live?.worker ?? null);
     },
+    seeded,
     async query<Row>(sql: string, params: readonly unknown[] = []) {
       return on(await use()).query<Row>(sql, params);
     },
