@@ -34,6 +34,8 @@ CREATE TABLE shared_files (
   blob_id uuid REFERENCES shared_blobs (id) ON DELETE SET NULL,
   size bigint NOT NULL DEFAULT 0,
   sha256 text,
+  -- The file's modification time where it was written: copies show it too (a model's training time is its file's).
+  mtime timestamptz,
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX shared_files_version_idx ON shared_files (version);

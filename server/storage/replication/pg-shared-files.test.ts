@@ -64,7 +64,10 @@ describe('DATA_DIRs as copies of PostgreSQL', () => {
     const a = await replica();
     const b = await replica();
     const photo = randomBytes(3_500_000); // four chunks
-    await a.files.wrote(await put(a.dir, 'images/ada/one.jpg', photo));
+    const written = await put(a.dir, 'images/ada/one.jpg', photo);
+    const trainedAt = new Date('2026-01-02T03:04:05.678Z');
+    await fs.utimes(written, trainedAt, trainedAt);
+    await a.files.wrote(written);
     const there = path.join(b.dir, 'images/ada/one.jpg');
     // checkEveryMs is a minute: only the notification can bring it this soon.
     expect(
@@ -76,6 +79,8 @@ describe('DATA_DIRs as copies of PostgreSQL', () => {
       ),
     ).toBe(sha(photo));
     expect(((await fs.stat(there)).mode & 0o777).toString(8)).toBe('600');
+    // The copy shows the original's time (a model's training time is its file's).
+    expect((await fs.stat(there)).mtime.toISOString()).toBe(trainedAt.toISOString());
 
     await fs.rm(path.join(a.dir, 'images/ada'), { recursive: true });
     await a.files.removed(path.join(a.dir, 'images/ada'));

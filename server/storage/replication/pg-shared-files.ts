@@ -239,7 +239,7 @@ export class PgSharedFiles implements SharedFiles {
     }
     for (;;) {
       const rows = await this.opts.db.query<FileRow>(
-        `SELECT path, version::text AS version, blob_id, size::text AS size, sha256 FROM shared_files
+        `SELECT path, version::text AS version, blob_id, size::text AS size, sha256, mtime FROM shared_files
           WHERE version > $1 ORDER BY version, path LIMIT ${SYNC_BATCH}`,
         [this.applied.toString()],
       );
@@ -257,7 +257,7 @@ export class PgSharedFiles implements SharedFiles {
     // The newest version first: a change committed while the rows are read is applied again by the next pass.
     const [{ v }] = await this.opts.db.query<{ v: string }>('SELECT coalesce(max(version), 0)::text AS v FROM shared_files');
     const rows = await this.opts.db.query<FileRow>(
-      'SELECT path, version::text AS version, blob_id, size::text AS size, sha256 FROM shared_files WHERE blob_id IS NOT NULL',
+      'SELECT path, version::text AS version, blob_id, size::text AS size, sha256, mtime FROM shared_files WHERE blob_id IS NOT NULL',
     );
     const live = new Map(rows.map((r) => [r.path, r]));
     let removed = 0;
@@ -339,6 +339,8 @@ export class PgSharedFiles implements SharedFiles {
       await fs.rm(temp, { force: true });
       return false;
     }
+    // The original's time: a model's training time is its file's (model-store.ts), the same on every replica.
+    if (row.mtime) await fs.utimes(temp, row.mtime, row.mtime);
     await fs.rename(temp, target);
     this.known.set(row.path, version);
     return true;

@@ -6,6 +6,7 @@
  * newest version I applied" never skips one committed late.
  */
 import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
 import type { Database, Queryable } from '../../db/database.js';
 import { advisoryKey } from './advisory-locks.js';
 import type { BlobStore } from './blob-store.js';
@@ -20,6 +21,7 @@ export interface FileRow {
   blob_id: string | null;
   size: string;
   sha256: string | null;
+  mtime: Date | null;
 }
 
 export class SharedWrites {
@@ -28,8 +30,9 @@ export class SharedWrites {
     private readonly blobs: BlobStore,
   ) {}
 
-  /** Stores the file at `file` as the shared path `rel` (streamed); its new version. */
+  /** Stores the file at `file` as the shared path `rel` (streamed), with its modification time; its new version. */
   async putFile(rel: string, file: string): Promise<bigint> {
+    const { mtime } = await fs.stat(file);
     // Opened only once put reads it: a stream opened before a put that fails at once (the database away) raised
     // ENOENT with no listener when the store then undid its file, and the process died (test/api/replicas.test.ts).
     const blob = await this.blobs.put(
@@ -41,10 +44,10 @@ export class SharedWrites {
       return await this.commit(async (tx, v) => {
         const old = await tx.query<{ blob_id: string | null }>('SELECT blob_id FROM shared_files WHERE path = $1 FOR UPDATE', [rel]);
         await tx.query(
-          `INSERT INTO shared_files (path, version, blob_id, size, sha256, updated_at) VALUES ($1, $2, $3, $4, $5, now())
+          `INSERT INTO shared_files (path, version, blob_id, size, sha256, mtime, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now())
            ON CONFLICT (path) DO UPDATE SET version = excluded.version, blob_id = excluded.blob_id, size = excluded.size,
-             sha256 = excluded.sha256, updated_at = now()`,
-          [rel, v, blob.id, blob.size, blob.sha256],
+             sha256 = excluded.sha256, mtime = excluded.mtime, updated_at = now()`,
+          [rel, v, blob.id, blob.size, blob.sha256, mtime],
         );
         await this.blobs.drop(liveIds(old), tx);
       });
