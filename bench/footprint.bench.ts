@@ -19,13 +19,14 @@
  * MB here is 10^6 bytes, as in the issue's targets.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { type BenchRow, median } from './types.js';
+import { postgresInstalled, startPostgresCluster } from '../test/helpers/postgres-cluster.js';
 
 const IDLE_AT_MS = 15_000;
 const START_TIMEOUT_MS = 120_000;
@@ -267,12 +268,6 @@ async function measureOther(
   }
 }
 
-function postgresInstalled(): boolean {
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return false;
-  return readdirSync(root).some((v) => existsSync(path.join(root, v, 'bin/initdb')));
-}
-
 export async function benchFootprint(repoRoot: string, testdata: string): Promise<BenchRow[]> {
   process.on('exit', killAll);
   try {
@@ -300,7 +295,6 @@ export async function benchFootprint(repoRoot: string, testdata: string): Promis
     const found = new Map<string, ApiFigures[]>();
     try {
       if (postgresInstalled()) {
-        const { startPostgresCluster } = await import('../test/helpers/postgres-cluster.js');
         cluster = await startPostgresCluster();
         configs.push(['DATABASE_URL=PostgreSQL', { DATABASE_URL: cluster.url }]);
       } else

@@ -5,7 +5,6 @@
  * uploads arrive, and one 64 MB model file; written, then read back. Ratios are against files, in the same run.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { createDatabase, type Database } from '../server/db/database.js';
 import { createLogger } from '../server/logger.js';
 import { writeFileAtomic } from '../server/storage/atomic.js';
 import { PgBlobStore } from '../server/storage/replication/blob-store.js';
+import { postgresInstalled, startPostgresCluster } from '../test/helpers/postgres-cluster.js';
 import { median, type BenchRow } from './types.js';
 
 const PHOTOS = 200;
@@ -123,12 +123,6 @@ async function measure(backend: Backend): Promise<Figures> {
   return { photoWriteMs: median(writes), photoReadMs: median(reads), modelWriteMBs, modelReadMBs };
 }
 
-function postgresInstalled(): boolean {
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return false;
-  return readdirSync(root).some((v) => existsSync(path.join(root, v, 'bin/initdb')));
-}
-
 export async function benchStorage(): Promise<BenchRow[]> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-bench-storage-'));
   let cluster: { url: string; stop(): Promise<void> } | null = null;
@@ -140,7 +134,6 @@ export async function benchStorage(): Promise<BenchRow[]> {
     await embedded.open();
     backends.push(blobBackend('embedded PGlite, 1 MB bytea chunks', embedded));
     if (postgresInstalled()) {
-      const { startPostgresCluster } = await import('../test/helpers/postgres-cluster.js');
       cluster = await startPostgresCluster();
       const server = createDatabase({ url: cluster.url, embeddedDir: path.join(dir, 'unused'), log });
       await server.open();
@@ -158,42 +151,24 @@ export async function benchStorage(): Promise<BenchRow[]> {
     await fs.rm(dir, { recursive: true, force: true });
   }
   const [, files] = found[0];
+  const figures: [keyof Figures, string, string][] = [
+    ['photoWriteMs', 'write a 60 KB photo', 'ms'],
+    ['photoReadMs', 'read a 60 KB photo', 'ms'],
+    ['modelWriteMBs', 'write a 64 MB model', 'MB/s'],
+    ['modelReadMBs', 'read a 64 MB model', 'MB/s'],
+  ];
   const rows: BenchRow[] = [];
   for (const [name, f] of found.slice(1)) {
-    rows.push(
-      {
-        name: `storage: write a 60 KB photo, ${name}`,
-        unit: 'ms',
-        lookout: f.photoWriteMs,
-        reference: files.photoWriteMs,
+    for (const [key, what, unit] of figures) {
+      rows.push({
+        name: `storage: ${what}, ${name}`,
+        unit,
+        lookout: f[key],
+        reference: files[key],
         referenceName: 'files',
-        ratio: f.photoWriteMs / files.photoWriteMs,
-      },
-      {
-        name: `storage: read a 60 KB photo, ${name}`,
-        unit: 'ms',
-        lookout: f.photoReadMs,
-        reference: files.photoReadMs,
-        referenceName: 'files',
-        ratio: f.photoReadMs / files.photoReadMs,
-      },
-      {
-        name: `storage: write a 64 MB model, ${name}`,
-        unit: 'MB/s',
-        lookout: f.modelWriteMBs,
-        reference: files.modelWriteMBs,
-        referenceName: 'files',
-        ratio: f.modelWriteMBs / files.modelWriteMBs,
-      },
-      {
-        name: `storage: read a 64 MB model, ${name}`,
-        unit: 'MB/s',
-        lookout: f.modelReadMBs,
-        reference: files.modelReadMBs,
-        referenceName: 'files',
-        ratio: f.modelReadMBs / files.modelReadMBs,
-      },
-    );
+        ratio: f[key] / files[key],
+      });
+    }
   }
   return rows;
 }

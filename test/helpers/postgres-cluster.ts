@@ -37,6 +37,16 @@ export function postgresBinDir(): string {
   return dir;
 }
 
+/** Whether Debian's PostgreSQL server is installed (benchmarks measure it only then). */
+export function postgresInstalled(): boolean {
+  try {
+    postgresBinDir();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
