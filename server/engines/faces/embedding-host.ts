@@ -77,6 +77,7 @@ export class EmbeddingHost implements EnginePool<EmbeddingOps> {
       onLoad: (pool) => this.onLoad(pool),
       onRelease: async (pool) => {
         this.describedBefore += await pool.run('described', undefined);
+        await pool.run('dispose', undefined);
       },
       log: (message) => opts.log.info(message),
     });

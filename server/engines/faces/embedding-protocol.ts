@@ -46,6 +46,8 @@ export interface EmbeddingOps {
   setModel: { args: Trained<EmbeddingModel> | null; result: EmbeddingModelInstall };
   /** The embedding corrections ("not this person" descriptors by label name), applied by recognize. */
   setNegatives: { args: Negatives; result: void };
+  /** Frees the nets before the worker is let go (#38 2). */
+  dispose: { args: void; result: void };
 }
 
 /** The embedding worker as its callers use it: a WorkerPool, or the API's lazily started EmbeddingHost (embedding-host.ts). */

@@ -52,6 +52,7 @@ serveOps<EmbeddingOps>({
     descriptorModel: descriptor,
   }),
   setNegatives: (embedding) => pipeline.setNegatives({ embedding }),
+  dispose: () => engine.dispose(),
   setModel: (embedding) => {
     // Descriptors of another model are not comparable: never match against them (the matcher would throw).
     const reason = embedding ? refuseOtherDescriptorModel(embedding.model, descriptor) : null;

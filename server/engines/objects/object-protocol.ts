@@ -48,6 +48,8 @@ export interface ObjectOps {
    * worker (pre-processing, forward pass, decoding).
    */
   detect: { args: { rgb: RgbImage; confidence?: number; iou?: number }; result: { objects: DetectedObject[]; ms: number } };
+  /** Frees the runtime's session before the worker is let go (#38 2: its native memory goes back before the thread ends). */
+  dispose: { args: void; result: void };
 }
 
 /** The object detection worker(s): `new WorkerPool<ObjectOps>({ name: 'object', script: 'objects/object-worker', data })`. */

@@ -69,6 +69,7 @@ export class ObjectService {
       size: opts.workers,
       idleReleaseMs: opts.idleReleaseMs,
       onLoad: (pool) => this.onLoad(pool),
+      onRelease: (pool) => pool.run('dispose', undefined),
       log: (message) => opts.log.info(message),
     });
   }

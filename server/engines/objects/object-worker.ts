@@ -12,6 +12,7 @@ import { defaultThreads, type ObjectDetectorInfo, type ObjectOps, type ObjectWor
 interface Engine {
   load(): Promise<{ available: boolean; reason?: string; loadMs: number; threads?: number }>;
   detect(rgb: RgbImage, opts: { confidence?: number; iou?: number }): Promise<DetectedObject[]>;
+  dispose(): Promise<void>;
   describe(): { name: string; runtime: string; inputSize: number; classes: number };
 }
 
@@ -44,5 +45,8 @@ serveOps<ObjectOps>({
     const t0 = performance.now();
     const objects = await e.detect(rgb, { confidence, iou });
     return { objects, ms: performance.now() - t0 };
+  },
+  async dispose() {
+    await (await engine).dispose();
   },
 });
