@@ -531,7 +531,9 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
     if (err instanceof ApiError) return sendError(c, err);
     // #37: the shared state (PostgreSQL) is away: the change was not made (the store undid its step where it could).
     if (err instanceof StateUnavailableError || isDatabaseUnreachable(err)) {
-      log.warn(`${c.req.method} ${c.req.path}: the shared state cannot be reached: ${(err as Error).message}`, { request_id: c.get('requestId') });
+      log.warn(`${c.req.method} ${c.req.path}: the shared state cannot be reached: ${(err as Error).message}`, {
+        request_id: c.get('requestId'),
+      });
       return sendError(
         c,
         new ApiError('storage_unavailable', 'the shared storage cannot be reached; the change was not made, try again shortly'),
