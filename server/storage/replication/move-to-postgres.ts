@@ -37,9 +37,11 @@ export async function moveDataDirToPostgres(opts: {
   const report: MoveReport = { files: { moved: 0, bytes: 0, alreadyThere: 0, different: [], removedThere: [] }, rows: [] };
   const writes = new SharedWrites(opts.target, new PgBlobStore(opts.target));
   const rows = new Map(
-    (await opts.target.query<FileRow>('SELECT path, version::text AS version, blob_id, size::text AS size, sha256, mtime FROM shared_files')).map(
-      (r) => [r.path, r],
-    ),
+    (
+      await opts.target.query<FileRow>(
+        'SELECT path, version::text AS version, blob_id, size::text AS size, sha256, mtime FROM shared_files',
+      )
+    ).map((r) => [r.path, r]),
   );
   const dataDir = path.resolve(opts.dataDir);
   let seen = 0;
