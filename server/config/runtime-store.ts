@@ -35,7 +35,7 @@ import { removeStaleTemps, writeFileAtomic } from '../storage/atomic.js';
 import { type HeldLock, LockBusyError } from '../storage/file-lock.js';
 import { readFileAndStatNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
-import { type ClusterLock, LocalFiles, type SharedFiles } from '../storage/shared-files.js';
+import { type ClusterLock, LocalFiles, type SharedFiles, StateUnavailableError } from '../storage/shared-files.js';
 import { wroteOrUndo } from '../storage/store-hooks.js';
 
 export const RUNTIME_DIR = 'settings';
@@ -230,8 +230,9 @@ export class RuntimeStore {
         await this.reload(true);
       }, this.opts.lockTimeoutMs ?? 10_000);
     } catch (err) {
-      if (!(err instanceof LockBusyError)) throw err;
-      // Another replica is writing for that long: read what is there, it is complete (atomic rename).
+      if (!(err instanceof LockBusyError) && !(err instanceof StateUnavailableError)) throw err;
+      // Another replica is writing for that long (or PostgreSQL is away since the start): read what is there, it is
+      // complete (atomic rename).
       await this.reload(false);
     }
   }

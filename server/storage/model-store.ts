@@ -34,7 +34,7 @@ import { LBPH_SOURCE_FILE, readSource, type SourceId, sourcePieces } from './lbp
 import { closeFd, fsyncFd, openFd, openNoFollow, readFd, writeFd } from './model-fds.js';
 import { readFileAndStatNoFollow, readFileNoFollow } from './no-follow.js';
 import { PRIVATE_FILE_MODE, privateDir } from './private-modes.js';
-import type { ClusterLock, SharedFiles } from './shared-files.js';
+import { type ClusterLock, type SharedFiles, StateUnavailableError } from './shared-files.js';
 import { localFilesAbove } from './store-hooks.js';
 import { descriptorFile, type ModelFile, readChunks } from './trained-files.js';
 
@@ -137,7 +137,8 @@ export class ModelStore {
     try {
       lock = await this.trainingLock.acquire();
     } catch (err) {
-      if (err instanceof LockBusyError) return;
+      // Busy, or no lock to be had yet (PostgreSQL away since the start): the sweep waits for another start.
+      if (err instanceof LockBusyError || err instanceof StateUnavailableError) return;
       throw err;
     }
     try {

@@ -6,7 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type HeldLock, LockBusyError, type LockOwner } from '../file-lock.js';
-import type { ClusterLock } from '../shared-files.js';
+import { type ClusterLock, StateUnavailableError } from '../shared-files.js';
 import { ownerOfSession, type PgSession } from './pg-session.js';
 
 /** The advisory lock key of a name: the first 8 bytes of its sha256, as PostgreSQL's signed bigint. */
@@ -34,8 +34,15 @@ export class AdvisoryLocks {
     const key = advisoryKey(name);
     const acquire = async (): Promise<HeldLock> => {
       if (this.held.has(key)) throw new LockBusyError(name, this.held.get(key)?.owner ?? null);
-      const client = await this.session.client();
-      const [row] = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key])).rows;
+      let client: Awaited<ReturnType<PgSession['client']>>;
+      let row: { ok: boolean } | undefined;
+      try {
+        client = await this.session.client();
+        [row] = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key])).rows;
+      } catch (err) {
+        // Fails closed: no lock without PostgreSQL (the request answers 503).
+        throw new StateUnavailableError(`the lock ${name} cannot be taken: PostgreSQL does not answer`, { cause: err });
+      }
       if (!row?.ok) throw new LockBusyError(name, await this.ownerOf(key));
       if (this.held.has(key)) {
         // Another call in this process took it between our check and the query (same session: it stacks): undo ours.

@@ -10,6 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../../../test/helpers/databases.js';
+import { startPostgresCluster } from '../../../test/helpers/postgres-cluster.js';
 import { createDatabase, type Database } from '../../db/database.js';
 import { createLogger } from '../../logger.js';
 import { LockBusyError } from '../file-lock.js';
@@ -183,4 +184,47 @@ describe('DATA_DIRs as copies of PostgreSQL', () => {
     await entry?.db.close();
     await expect(a.files.wrote(file)).rejects.toBeInstanceOf(StateUnavailableError);
   });
+
+  it('opens not ready while PostgreSQL is away at start, refuses writes and locks (503), and is made whole once it answers', async () => {
+    const cluster = await startPostgresCluster();
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-shared-'));
+    try {
+      // Something to copy, written while the server is up.
+      const db0 = createDatabase({ url: cluster.url, embeddedDir: path.join(dir, 'db0'), log });
+      const writer = await PgSharedFiles.open({ db: db0, url: cluster.url, dataDir: path.join(dir, 'writer'), log });
+      await writer.wrote(await put(path.join(dir, 'writer'), 'models/training.lbph', Buffer.from('model')));
+      await writer.close();
+      await db0.close();
+      await cluster.pause();
+
+      const db = createDatabase({ url: cluster.url, embeddedDir: path.join(dir, 'db'), log });
+      const files = await PgSharedFiles.open({ db, url: cluster.url, dataDir: path.join(dir, 'replica'), log, retryMs: 200 });
+      try {
+        expect(files.inSync()).toBe(false);
+        const photo = await put(path.join(dir, 'replica'), 'images/ada/one.jpg', Buffer.from('ada'));
+        await expect(files.wrote(photo)).rejects.toBeInstanceOf(StateUnavailableError);
+        await expect(files.lock(path.join(dir, 'replica', 'models/.training.lock')).acquire()).rejects.toBeInstanceOf(
+          StateUnavailableError,
+        );
+
+        await cluster.resume();
+        expect(
+          await eventually(
+            async () => files.inSync(),
+            (v) => v,
+            20_000,
+          ),
+        ).toBe(true);
+        expect((await readOrNull(path.join(dir, 'replica', 'models/training.lbph')))?.toString()).toBe('model');
+        const lock = await files.lock(path.join(dir, 'replica', 'models/.training.lock')).acquire();
+        await lock.release();
+      } finally {
+        await files.close();
+        await db.close();
+      }
+    } finally {
+      await cluster.stop();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -20,7 +20,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Database } from '../../db/database.js';
+import { type Database, isDatabaseUnreachable } from '../../db/database.js';
 import type { Logger } from '../../logger.js';
 import { TEMP_PREFIX } from '../atomic.js';
 import type { FileLockOptions } from '../file-lock.js';
@@ -72,6 +72,7 @@ export class PgSharedFiles implements SharedFiles {
   private lastCheckOk = false;
   private checkedAt: Date | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
   private listening = false;
   private closed = false;
   /** Resolves after each sync pass (tests and the change listener's waiters). */
@@ -90,11 +91,39 @@ export class PgSharedFiles implements SharedFiles {
     });
   }
 
-  /** Opens the copy: made whole from PostgreSQL (see the module comment), then kept up to date. */
-  static async open(opts: PgSharedFilesOptions): Promise<PgSharedFiles> {
+  /**
+   * Opens the copy: made whole from PostgreSQL (see the module comment), then kept up to date. When PostgreSQL does
+   * not answer yet, the copy opens not ready (readiness 503; every write and lock refused with 503, nothing served
+   * from a copy that may be stale to a change) and is made whole as soon as it answers, tried every `retryMs`.
+   * A DATA_DIR that was never moved into PostgreSQL is refused at once (an error, not a wait).
+   */
+  static async open(opts: PgSharedFilesOptions & { retryMs?: number }): Promise<PgSharedFiles> {
     const files = new PgSharedFiles(opts);
-    await files.start();
+    try {
+      await files.start();
+    } catch (err) {
+      if (!isDatabaseUnreachable(err)) throw err;
+      opts.log.warn(`shared files: PostgreSQL does not answer (${message(err)}); not ready until it does`);
+      files.startWhenReachable(opts.retryMs ?? 2_000);
+    }
     return files;
+  }
+
+  private startWhenReachable(retryMs: number): void {
+    const attempt = () => {
+      if (this.closed) return;
+      this.start().then(
+        () => this.opts.log.info('shared files: PostgreSQL answers; the copy is whole and ready'),
+        (err) => {
+          if (isDatabaseUnreachable(err)) {
+            this.retry = setTimeout(attempt, retryMs);
+            this.retry.unref();
+          } else this.opts.log.error(`shared files: cannot start: ${message(err)}`);
+        },
+      );
+    };
+    this.retry = setTimeout(attempt, retryMs);
+    this.retry.unref();
   }
 
   private async start(): Promise<void> {
@@ -137,6 +166,7 @@ export class PgSharedFiles implements SharedFiles {
   async wrote(file: string): Promise<void> {
     const rel = sharedPath(this.dataDir, file);
     if (!rel) return;
+    this.refuseUntilStarted();
     try {
       this.known.set(rel, await this.writes.putFile(rel, file));
     } catch (err) {
@@ -147,6 +177,7 @@ export class PgSharedFiles implements SharedFiles {
   async removed(target: string): Promise<void> {
     const rel = sharedPath(this.dataDir, target);
     if (!rel) return;
+    this.refuseUntilStarted();
     try {
       await this.writes.remove(rel);
       // Nothing is left under the path here; what is re-created later gets a newer version than the tombstones.
@@ -162,9 +193,23 @@ export class PgSharedFiles implements SharedFiles {
     for (const file of await filesUnder(to)) await this.wrote(file);
   }
 
+  /** No change is made on a copy that was never made whole (PostgreSQL away since the start). */
+  private refuseUntilStarted(): void {
+    if (!this.started)
+      throw new StateUnavailableError(
+        'PostgreSQL has not answered since this server started: its copy of the shared state is not made yet',
+      );
+  }
+
   /** Resolves once a sync pass that started after this call has ended (rejects when it could not reach PostgreSQL). */
   syncNow(): Promise<void> {
-    if (!this.started) return Promise.resolve();
+    if (!this.started) {
+      try {
+        this.refuseUntilStarted();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     if (!this.queued) {
       // One pass at a time; callers that arrive while one runs share the next one.
       const after = this.running ?? Promise.resolve();
@@ -211,6 +256,7 @@ export class PgSharedFiles implements SharedFiles {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.retry) clearTimeout(this.retry);
     await this.running?.catch(() => {});
     await Promise.all([this.listenSession.close(), this.lockSession.close()]);
   }
