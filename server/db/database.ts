@@ -87,7 +87,8 @@ export function isDatabaseUnreachable(err: unknown): boolean {
     // SQLSTATE class 08 (connection exception), 57P01-03 (shut down by an administrator, a crash, starting up).
     if (/^08...$/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|PostgreSQL did not answer/.test(err.message);
+  // pg's own words for a connection that ended or never came; a wrapped error (the driver's "did not answer") by its cause.
+  return /Connection terminated|timeout exceeded when trying to connect/.test(err.message) || isDatabaseUnreachable(err.cause);
 }
 
 class LazyDatabase implements Database {

@@ -10,7 +10,7 @@ export async function connectPostgres(url: string): Promise<Driver> {
     await pool.query('SELECT 1');
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new Error(`DATABASE_URL: PostgreSQL did not answer (${err instanceof Error ? err.message : String(err)})`);
+    throw new Error(`DATABASE_URL: PostgreSQL did not answer (${err instanceof Error ? err.message : String(err)})`, { cause: err });
   }
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<Row>(sql: string, params: readonly unknown[] = []) {

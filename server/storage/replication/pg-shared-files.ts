@@ -44,15 +44,6 @@ export interface PgSharedFilesOptions {
   checkEveryMs?: number;
 }
 
-export interface SyncStatus {
-  /** Whether the copy was made whole at start and the last check reached PostgreSQL. */
-  ready: boolean;
-  /** The newest version applied to this DATA_DIR. */
-  version: string;
-  /** When the last check that reached PostgreSQL ended. */
-  checkedAt: string | null;
-}
-
 export class PgSharedFiles implements SharedFiles {
   readonly kind = 'postgresql' as const;
   readonly dataDir: string;
@@ -70,13 +61,10 @@ export class PgSharedFiles implements SharedFiles {
   private wholeNext = false;
   private started = false;
   private lastCheckOk = false;
-  private checkedAt: Date | null = null;
   private timer: NodeJS.Timeout | null = null;
   private retry: NodeJS.Timeout | null = null;
   private listening = false;
   private closed = false;
-  /** Resolves after each sync pass (tests and the change listener's waiters). */
-  private readonly listeners = new Set<(version: bigint) => void>();
 
   constructor(private readonly opts: PgSharedFilesOptions) {
     this.dataDir = path.resolve(opts.dataDir);
@@ -135,7 +123,6 @@ export class PgSharedFiles implements SharedFiles {
     const { fetched, removed } = await this.syncWhole();
     this.started = true;
     this.lastCheckOk = true;
-    this.checkedAt = new Date();
     this.opts.log.info(
       `shared files: DATA_DIR is a copy of PostgreSQL's (version ${this.applied}; ${fetched} fetched, ${removed} removed, ${this.known.size} files) in ${Date.now() - started} ms`,
     );
@@ -146,17 +133,9 @@ export class PgSharedFiles implements SharedFiles {
     this.timer.unref();
   }
 
-  /** Where this copy stands (readiness). */
-  status(): SyncStatus {
-    return {
-      ready: this.started && this.lastCheckOk,
-      version: this.applied.toString(),
-      checkedAt: this.checkedAt?.toISOString() ?? null,
-    };
-  }
-
+  /** Whether the copy was made whole at start and the last check reached PostgreSQL (readiness). */
   inSync(): boolean {
-    return this.status().ready;
+    return this.started && this.lastCheckOk;
   }
 
   lock(lockFile: string, _opts?: FileLockOptions): ClusterLock {
@@ -221,7 +200,6 @@ export class PgSharedFiles implements SharedFiles {
           try {
             await this.syncPass();
             this.lastCheckOk = true;
-            this.checkedAt = new Date();
           } catch (err) {
             this.lastCheckOk = false;
             throw err;
@@ -232,25 +210,6 @@ export class PgSharedFiles implements SharedFiles {
       this.queued = next;
     }
     return this.queued;
-  }
-
-  /** Resolves once this copy has applied `version` (tests: a change made elsewhere has arrived here). */
-  async waitFor(version: string, timeoutMs: number): Promise<boolean> {
-    const want = BigInt(version);
-    if (this.applied >= want) return true;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.listeners.delete(check);
-        resolve(false);
-      }, timeoutMs);
-      const check = (v: bigint) => {
-        if (v < want) return;
-        clearTimeout(timer);
-        this.listeners.delete(check);
-        resolve(true);
-      };
-      this.listeners.add(check);
-    });
   }
 
   async close(): Promise<void> {
@@ -292,7 +251,6 @@ export class PgSharedFiles implements SharedFiles {
       for (const row of rows) await this.apply(row);
       if (rows.length) {
         this.applied = BigInt(rows[rows.length - 1].version);
-        for (const listener of [...this.listeners]) listener(this.applied);
       }
       if (rows.length < SYNC_BATCH) break;
     }
