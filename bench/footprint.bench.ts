@@ -21,12 +21,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { type BenchRow, median } from './types.js';
 import { postgresInstalled, startPostgresCluster } from '../test/helpers/postgres-cluster.js';
+import { freePort } from '../test/helpers/server-process.js';
 
 const IDLE_AT_MS = 15_000;
 const START_TIMEOUT_MS = 120_000;
@@ -63,17 +63,6 @@ const children = new Set<ChildProcess>();
 const killAll = () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
