@@ -58,7 +58,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   rate_limit_unavailable: 'the verification counters could not be read (the database); verification is denied until they can be',
   auth_unavailable:
     "the identity provider's keys could not be fetched from http://127.0.0.1:8081/realms/lookout/protocol/openid-connect/certs; requests are denied until they can be",
-  storage_unavailable: 'the shared storage (the database) cannot be reached; nothing was changed, try again shortly',
+  storage_unavailable: 'the shared storage cannot be reached; the change was not made, try again shortly',
   server_busy:
     'the server is decoding 96.0 MP of images (MAX_INFLIGHT_PIXELS 96.0 MP) and this 36.0 MP image did not fit within 2000 ms; try again in 1 s',
 };
