@@ -536,7 +536,12 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
       });
       return sendError(
         c,
-        new ApiError('storage_unavailable', 'the shared storage cannot be reached; the change was not made, try again shortly'),
+        new ApiError(
+          'storage_unavailable',
+          c.req.method === 'GET' || c.req.method === 'HEAD'
+            ? 'the shared storage cannot be reached; try again shortly'
+            : 'the shared storage cannot be reached; the change was not made, try again shortly',
+        ),
       );
     }
     log.error(`${c.req.method} ${c.req.path} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, {

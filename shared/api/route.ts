@@ -55,7 +55,7 @@ export function defineRoute<const R extends ApiRoute>(route: R): R {
 /**
  * The error codes a route can answer: its own, those of reading its body, those every request can get from the
  * web-security checks (server/http/security.ts: a Host not allowed, a browser request from another origin, a
- * state-changing request whose type a cross-site form could send), a change the shared state cannot take (#37), and
+ * state-changing request whose type a cross-site form could send), the shared state out of reach (#37), and
  * the internal error.
  */
 export function errorCodesOf(route: ApiRoute): ErrorCode[] {
@@ -63,8 +63,9 @@ export function errorCodesOf(route: ApiRoute): ErrorCode[] {
   codes.add('host_not_allowed');
   codes.add('forbidden_origin');
   if (route.method !== 'get') codes.add('unsupported_media_type');
-  // #37: a change of the state shared by replicas (PostgreSQL) that cannot be made while the database is away.
-  if (route.method !== 'get') codes.add('storage_unavailable');
+  // #37: the state shared by replicas (PostgreSQL) away: a change is not made, a read that needs it not answered.
+  // Not on a route whose 503 is an answer of its own (a readiness probe says "not ready" with its body instead).
+  if (!route.responses[503]) codes.add('storage_unavailable');
   const body = route.request?.body;
   if (body) {
     codes.add('payload_too_large');

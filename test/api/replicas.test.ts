@@ -346,6 +346,9 @@ describe('a PostgreSQL restart during traffic', () => {
     await cluster.pause();
     // Longer than the replicas' 5 s check, so each has noticed by itself.
     await new Promise((r) => setTimeout(r, 8_000));
+    // A read that needs the database is refused the same way (503 storage_unavailable), not a 500.
+    const reads = await Promise.all(urls.map((url) => getJson(`${url}/api/sightings?limit=5`)));
+    expect(reads.map((r) => `${r.status} ${r.body?.error?.code}`)).toEqual(urls.map(() => '503 storage_unavailable'));
     const duringCount = acknowledged.size - beforeCount;
     await cluster.resume();
     const resumedAt = Date.now();
