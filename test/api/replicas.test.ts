@@ -122,7 +122,17 @@ describe('three API replicas with three DATA_DIRs on one PostgreSQL', () => {
     for (const url of [a, b, c]) expect(await recognizedLabel(url, probe)).toBe('grace');
     // Trainable again once the first ended, on the replica that was refused.
     const refused = answers[0].status === 409 ? a : c;
-    expect((await postJson(`${refused}/api/train`, {})).status).toBe(200);
+    const again = await postJson(`${refused}/api/train`, {});
+    expect(again.status).toBe(200);
+    // The same photos give byte-identical model files: the others keep their model but take the new training's time,
+    // so all three say when (and with which detection method) their model was trained alike.
+    const configOf = async (url: string) => (await getJson(`${url}/api/models/config`)).body;
+    await until(
+      async () => (await Promise.all([a, b, c].map(configOf))).every((cfg) => cfg.recognizers.lbph.trained_at === again.body.trained_at),
+      10_000,
+      "every replica reports the retraining's trained_at",
+    );
+    for (const url of [a, b, c]) expect((await configOf(url)).trained_detection_method).toBe('local');
   }, 90_000);
 
   it('keeps every one of 3 x 30 concurrent uploads of one label to the three replicas, and all list them', async () => {

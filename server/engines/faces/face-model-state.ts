@@ -286,13 +286,29 @@ export class FaceModelState {
     // A training here (or another reload) got in first: its models are at least as new; look again next tick.
     if (this.training.running() || generation !== this.generation) return false;
     this.signature = signature;
-    if (snapshot.version === this.snapshot.version) return false;
+    if (snapshot.version === this.snapshot.version) {
+      // The same model files, trained again elsewhere (byte-identical LBPH): only the training's time moved.
+      this.adoptTrainingTimes(lbph, embedding, snapshot);
+      return false;
+    }
     this.publishLoaded(loaded);
     await this.install(lbph, embedding);
     this.opts.log.info(
       `loaded models saved by another replica (version ${snapshot.version ?? 'none'}): lbph ${lbph ? `${lbph.names.size} labels` : 'none'}, embedding ${embedding ? `${embedding.names.size} labels` : 'none'}`,
     );
     return true;
+  }
+
+  /**
+   * Takes the training times of saved models whose files are those installed, so that every replica reports the
+   * same `trained_at` (and so the same trained detection method, #29) after another replica retrained identically.
+   */
+  private adoptTrainingTimes(lbph: Trained<LbphModel> | null, embedding: Trained<EmbeddingModel> | null, snapshot: TrainedSnapshot): void {
+    const retimed = <M>(installed: Trained<M> | null, saved: Trained<unknown> | null): Trained<M> | null =>
+      installed && saved?.trainedAt && installed.trainedAt !== saved.trainedAt ? { ...installed, trainedAt: saved.trainedAt } : installed;
+    this.installed = { lbph: retimed(this.installed.lbph, lbph), embedding: retimed(this.installed.embedding, embedding) };
+    if (snapshot.trainedAt !== this.snapshot.trainedAt)
+      this.setSnapshot(Object.freeze({ ...this.snapshot, trainedAt: snapshot.trainedAt }));
   }
 
   get trained(): boolean {
