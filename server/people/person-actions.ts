@@ -19,7 +19,7 @@ import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { labelSkeleton } from './confusables.js';
 import type { ImageStore } from '../storage/image-store.js';
-import { type RenamedInResults, renamePersonInResults, restorePersonInResults } from '../storage/result-store.js';
+import { lockResults, type RenamedInResults, renamePersonInResults, restorePersonInResults } from '../storage/result-store.js';
 
 /** The lock file every replica's person actions share (a dot name: never a label folder). */
 const ACTIONS_LOCK_FILE = '.person-actions.lock';
@@ -440,17 +440,32 @@ export class PersonActions {
       const copied = await this.opts.images.copyInto(other, row.label, present);
       const back: Record<string, string> = {};
       for (const [now, restoredAs] of copied) back[now] = restoredAs;
+      let correctionsBack = false;
       try {
         await this.db.transaction(async (tx) => {
+          // The lock results and sightings named after the merge are renamed under (merged-labels.ts): those renamed
+          // before are in the action's detail, read again below; none is renamed for this merge once it is undone.
+          if (row.kind === 'merge') await lockResults(tx);
           await mark(tx);
           await moveMeta(tx, other, row.label, back);
           // Meta keeps the names the copies got; sightings assigned as a photo follow it (moveMeta), the rest here.
           if (row.kind === 'merge') {
-            if (d.recognised.length)
-              await tx.query('UPDATE sightings SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [d.recognised, row.label, other]);
-            if (d.corrections.length)
-              await tx.query('UPDATE corrections SET label = $2 WHERE id = ANY($1::text[])', [d.corrections, row.label]);
-            if (d.results) await restorePersonInResults(tx, d.results, row.label, other);
+            const [now] = await tx.query<{ detail: MoveDetail }>('SELECT detail FROM person_actions WHERE id = $1', [actionId]);
+            const late = now?.detail ?? d;
+            if (late.recognised.length)
+              await tx.query('UPDATE sightings SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [
+                late.recognised,
+                row.label,
+                other,
+              ]);
+            correctionsBack = late.corrections.length > 0;
+            if (correctionsBack)
+              await tx.query('UPDATE corrections SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [
+                late.corrections,
+                row.label,
+                other,
+              ]);
+            if (late.results) await restorePersonInResults(tx, late.results, row.label, other);
             if (d.person)
               await tx.query(
                 `INSERT INTO people (label, display_name, kiosk, cover, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -473,7 +488,7 @@ export class PersonActions {
       // A person the move created, left without photos: gone again.
       if (row.kind === 'move' && d.new_person && (await this.opts.images.list(other)) === null)
         await this.db.query('DELETE FROM people WHERE label = $1 AND NOT EXISTS (SELECT 1 FROM image_meta WHERE label = $1)', [other]);
-      if (row.kind === 'merge' && d.corrections.length) await this.opts.correctionsMoved?.();
+      if (row.kind === 'merge' && correctionsBack) await this.opts.correctionsMoved?.();
       this.opts.log.info(`person action ${actionId} (${row.kind} ${row.label} -> ${other}) undone: ${copied.size} photos back`);
       return answer(copied.size, missing, true);
     });

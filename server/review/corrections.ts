@@ -25,6 +25,7 @@ import { writeFileAtomic } from '../storage/atomic.js';
 import type { ImageStore } from '../storage/image-store.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
 import { LocalFiles, type SharedFiles } from '../storage/shared-files.js';
+import { mergePaths, nameMergedInCorrection } from '../people/merged-labels.js';
 import { PeriodicCheck } from '../periodic-check.js';
 
 /** A crop's path relative to DATA_DIR/sightings, as the sightings store writes it (checked before any file is read). */
@@ -247,7 +248,9 @@ export class CorrectionStore {
     if (asked !== undefined) {
       const checked = normalizeLabel(asked);
       if (!checked.ok) throw new ApiError('invalid_label', checked.reason);
-      label = checked.label;
+      // #36 2: a name merged away (a browser that has not heard of the merge) is the one who stays.
+      const merged = (await mergePaths(this.opts.db, [checked.label])).get(checked.label);
+      label = merged ? merged[merged.length - 1].into : checked.label;
     } else {
       if (!sighting.label || sighting.label === 'unknown') {
         throw new ApiError('invalid_label', `sighting ${sighting.id} was not given a name: say which person its face is not ("label")`);
@@ -274,7 +277,9 @@ export class CorrectionStore {
   async add(request: AddCorrection): Promise<AddedCorrection> {
     const [sighting] = await this.opts.db.query<SightingRow>('SELECT id, label, crop FROM sightings WHERE id = $1', [request.sighting_id]);
     if (!sighting) throw new ApiError('not_found', `no sighting ${request.sighting_id}`);
-    const label = await this.labelFor(sighting, request.label);
+    let label = await this.labelFor(sighting, request.label);
+    const asked = request.label === undefined ? null : normalizeLabel(request.label);
+    const askedMerged = asked?.ok && asked.label !== label ? asked.label : null;
 
     const existing = await this.opts.db.query<CorrectionRow>(
       'SELECT id, label, sighting_id, action_id, created_at, actor, recognizer, descriptor_model FROM corrections WHERE sighting_id = $1 AND label = $2',
@@ -303,6 +308,13 @@ export class CorrectionStore {
     const actionId = randomUUID();
     const at = new Date();
     await this.opts.db.transaction(async (tx) => {
+      // Asked under a name merged away: named (again, under the lock) as the one who stays, and noted in the merge.
+      if (askedMerged !== null)
+        label = await nameMergedInCorrection(
+          tx,
+          askedMerged,
+          features.map((f) => rowId(id, f.recognizer)),
+        );
       await tx.query(
         `INSERT INTO review_actions (id, kind, created_at, actor, label, sighting_ids, detail) VALUES ($1, 'correct', $2, $3, $4, $5::jsonb, $6::jsonb)`,
         [

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Sighting, SightingSource } from '../../shared/api/sightings.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
+import { nameMergedInSighting } from '../people/merged-labels.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
@@ -204,32 +205,37 @@ export class SightingStore {
     await wroteNew(this.shared, path.join(this.dir, rel));
     let rows: Row[];
     try {
-      rows = await this.db.query<Row>(
-        `INSERT INTO sightings (id, seen_at, source, client, camera, label, candidate, distance, confidence, certainty, reason,
+      // #36 2: a name merged away (a device or model from before the merge) is stored as the one who stays.
+      const stored = await nameMergedInSighting(this.db, id, s.label, async (q, label) => {
+        const inserted = await q.query<Row>(
+          `INSERT INTO sightings (id, seen_at, source, client, camera, label, candidate, distance, confidence, certainty, reason,
            recognizer, model_version, box, crop, crop_bytes, descriptor)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${COLUMNS}`,
-        [
-          id,
-          s.seen_at,
-          s.source,
-          s.client,
-          s.camera,
-          s.label,
-          s.candidate,
-          s.distance,
-          s.confidence,
-          s.certainty,
-          s.reason,
-          s.recognizer,
-          s.model_version,
-          JSON.stringify(s.box),
-          rel,
-          s.crop.byteLength,
-          s.descriptor ? descriptorBytes(s.descriptor) : null,
-        ],
-      );
+          [
+            id,
+            s.seen_at,
+            s.source,
+            s.client,
+            s.camera,
+            label,
+            s.candidate,
+            s.distance,
+            s.confidence,
+            s.certainty,
+            s.reason,
+            s.recognizer,
+            s.model_version,
+            JSON.stringify(s.box),
+            rel,
+            s.crop.byteLength,
+            s.descriptor ? descriptorBytes(s.descriptor) : null,
+          ],
+        );
+        return inserted[0] ?? null;
+      });
+      rows = stored ? [stored] : [];
     } catch (err) {
       await fs.rm(path.join(this.dir, rel), { force: true });
       await this.shared.removed(path.join(this.dir, rel)).catch(() => {});

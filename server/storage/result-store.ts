@@ -26,6 +26,7 @@ import { z } from 'zod';
 import { resultRecordInput, type ResultRecord, type ResultRecordInput } from '../../shared/api/index.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
+import { nameMergedInResults } from '../people/merged-labels.js';
 
 /** The append-only log of the previous version, imported at the first start. */
 export const RESULTS_FILE = 'results.jsonl';
@@ -168,8 +169,9 @@ export class ResultStore {
     }
     fresh.sort((a, b) => Date.parse(a.captured_at) - Date.parse(b.captured_at));
     const { accepted, total } = await this.opts.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
-      const stored = await insert(tx, fresh.map(rowOf));
+      await lockResults(tx);
+      // #36 2: a device with an old model still naming someone merged away names the one who stays.
+      const stored = await insert(tx, (await nameMergedInResults(tx, fresh)).map(rowOf));
       return { accepted: stored, total: await this.trim(tx) };
     });
     this.count = total;
@@ -314,6 +316,11 @@ async function insert(tx: Queryable, rows: Row[]): Promise<number> {
     [JSON.stringify(rows)],
   );
   return stored.length;
+}
+
+/** Holds the lock every change of the results holds, until the transaction ends (merges and their undo take it too). */
+export async function lockResults(tx: Queryable): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [RESULTS_LOCK_KEY]);
 }
 
 /** Where a merge renamed a person in the stored results: per record id, the faces (indexes) named them, and those whose nearest person (`candidate`) they were. */

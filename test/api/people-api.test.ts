@@ -296,6 +296,63 @@ describe('merge and move photos', () => {
     expect((await all()).get('r-merge-3').faces[0]).toMatchObject({ label: 'unknown', candidate: { label: 'g-hopper' } });
   });
 
+  it('names the one who stays on a result that arrives after the merge still naming the merged person; after undo a late one keeps its name', async () => {
+    const face = (label: string, x: number, extra: object = {}) => ({ x, y: 1, w: 50, h: 50, label, confidence: 70, ...extra });
+    const crop = await sharp(await rescaled('grace', 0.5))
+      .resize({ height: 96 })
+      .jpeg({ quality: 70 })
+      .toBuffer();
+    // A kiosk offline since before the merge, with the old model: its faces (and its crop, a sighting) name g-hopper.
+    const late = (id: string) => ({
+      id,
+      kind: 'recognition',
+      captured_at: new Date().toISOString(),
+      source: 'kiosk-2',
+      engine: 'browser',
+      faces: [
+        face('g-hopper', 1, { crop: `data:image/jpeg;base64,${crop.toString('base64')}` }),
+        face('unknown', 60, { candidate: { label: 'g-hopper', confidence: 40, distance: 0.7 } }),
+      ],
+    });
+    const stored = async (id: string) => ((await get('/results?limit=1000')).body.results as any[]).find((r) => r.id === id);
+    const sightingLabel = async (id: string) => {
+      await expect.poll(async () => (await get(`/sightings/${id}`)).status, { timeout: 30_000 }).toBe(200);
+      return (await get(`/sightings/${id}`)).body.label;
+    };
+
+    const merge = await post('/people/g-hopper/merge', { into: 'grace-hopper' });
+    expect(merge.status, JSON.stringify(merge.body)).toBe(200);
+    const sent = await post('/results', { results: [late('r-late-1')] });
+    expect([sent.status, sent.body.accepted]).toEqual([200, 1]);
+    const renamed = await stored('r-late-1');
+    expect(renamed.faces[0].label).toBe('grace-hopper');
+    expect(renamed.faces[1]).toMatchObject({ label: 'unknown', candidate: { label: 'grace-hopper' } });
+    expect((await get('/results?label=g-hopper&limit=1000')).body.results.map((r: any) => r.id)).not.toContain('r-late-1');
+    expect((await get('/results?label=grace-hopper&limit=1000')).body.results.map((r: any) => r.id)).toContain('r-late-1');
+    expect(await sightingLabel('r-late-1-0')).toBe('grace-hopper');
+    // "Not this person" sent with the old name (a browser that has not heard of the merge): about the one who stays.
+    const corrected = await post('/corrections', { sighting_id: 'r-late-1-0', label: 'g-hopper' });
+    expect([corrected.status, corrected.body.label], JSON.stringify(corrected.body)).toEqual([200, 'grace-hopper']);
+    const correctionsOf = async (label: string) => ((await get(`/corrections?label=${label}`)).body.corrections as any[]).map((c) => c.id);
+    expect(await correctionsOf('grace-hopper')).toContain(corrected.body.id);
+
+    // Undo: the merged person is back, and so are the names the late result came with.
+    const undo = await post(`/person-actions/${merge.body.action_id}/undo`, {});
+    expect(undo.status, JSON.stringify(undo.body)).toBe(200);
+    const back = await stored('r-late-1');
+    expect(back.faces[0].label).toBe('g-hopper');
+    expect(back.faces[1].candidate.label).toBe('g-hopper');
+    expect((await get('/sightings/r-late-1-0')).body.label).toBe('g-hopper');
+    expect(await correctionsOf('g-hopper')).toContain(corrected.body.id);
+    expect((await call(`/corrections/${corrected.body.id}`, admin, { method: 'DELETE' })).status).toBe(200);
+    // A result naming g-hopper now is theirs: no merge maps it any more.
+    expect((await post('/results', { results: [late('r-late-2')] })).body.accepted).toBe(1);
+    const own = await stored('r-late-2');
+    expect(own.faces[0].label).toBe('g-hopper');
+    expect(own.faces[1].candidate.label).toBe('g-hopper');
+    expect(await sightingLabel('r-late-2-0')).toBe('g-hopper');
+  });
+
   it('moves chosen photos to a new person; undo moves them back and the new person goes', async () => {
     const dup = ((await get('/people/g-hopper')).body.photos as any[]).map((p) => p.filename);
     const noName = await post('/people/g-hopper/photos/move', { filenames: [dup[0]], to: 'someone-else' });
