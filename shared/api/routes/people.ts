@@ -82,7 +82,9 @@ export const peopleRoutes = {
     description:
       'Every photo is written under the person who stays (a new name where theirs is taken) before the old file goes, so a crash ' +
       'never loses one. Sightings recognised as or assigned to them and their corrections follow. The models still hold both ' +
-      'labels until the next training (`retrain_needed`). Undoable (the photos go back); in the audit log.',
+      'labels until the next training (`retrain_needed`). What still names the merged person after the merge (results, sightings and ' +
+      '"not this person" corrections from a device with an old model, the models themselves until the next training) is named the ' +
+      'one who stays as it arrives. Undoable (the photos go back, and so do those names); in the audit log.',
     tags: ['People'],
     request: { params: labelParams, body: jsonBody(personMergeRequest, { into: 'marie-curie' }) },
     responses: ok(personActionResponse, 'Merged.'),

@@ -36,7 +36,10 @@ export const resultRoutes = {
     ...ENDPOINTS.storeResults,
     summary: 'Store results captured on a device',
     description:
-      '1 to 100 records, all or nothing: one invalid record and none is stored. Re-sent records (same `id`) are counted as duplicates.',
+      '1 to 100 records, all or nothing: one invalid record and none is stored. Re-sent records (same `id`) are counted as duplicates. ' +
+      'A face named (or, unknown, nearest to) a person merged into another since (a device with an old model) is stored under the ' +
+      'one who stays, while that merge is not undone and nobody is enrolled under the old label again; an undo of the merge names ' +
+      'it back.',
     tags: ['Results'],
     request: { body: jsonBody(resultsPostRequest) },
     responses: ok(resultsPostResponse, 'Stored.'),
