@@ -165,6 +165,68 @@ test('a ticked face that is someone else is split off ("Not the same person") an
   await expect(group(page).getByRole('heading', { level: 3 })).toHaveText(/^Seen 3 times/);
 });
 
+test('faces ticked in different groups, one on its own among them, are told apart ("Not the same person"), on a desktop and a phone; Undo takes it back', async ({
+  page,
+}) => {
+  type Actions = { actions: { id: string; kind: string; sighting_ids: string[]; undone_at: string | null }[] };
+  await openFaces(page);
+  await expect(group(page)).toHaveCount(1);
+  // A face on its own first: split off its group, it is a group of one (no group to split it off from any more).
+  await group(page).getByRole('checkbox', { name: 'Face 1' }).check();
+  await group(page)
+    .getByRole('button', { name: /^Not the same person as the others/ })
+    .click();
+  await expect(group(page)).toHaveCount(2);
+  const alone = group(page).filter({ has: page.getByRole('heading', { level: 3, name: /^Seen once/ }) });
+  const pair = group(page).filter({ has: page.getByRole('heading', { level: 3, name: /^Seen 2 times/ }) });
+  const across = page.getByTestId('faces-across');
+
+  for (const size of ['desktop', 'phone'] as const) {
+    if (size === 'phone') await page.setViewportSize(PHONE_VIEWPORT);
+    // Keyboard: Space on one face of each group. Each group's own "Not the same person" gives way to the page's.
+    await alone.getByRole('checkbox', { name: 'Face 1' }).focus();
+    await page.keyboard.press('Space');
+    await expect(across).toHaveCount(0);
+    await pair.getByRole('checkbox', { name: 'Face 1' }).focus();
+    await page.keyboard.press('Space');
+    await expect(across).toContainText('2 faces ticked in 2 groups.');
+    await expect(page.getByTestId('faces-apart')).toHaveCount(0);
+    const button = across.getByRole('button', { name: 'Not the same person: the 2 ticked faces are all different people' });
+    await expect(button).toBeInViewport({ ratio: 1 });
+    if (size === 'phone') {
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect(overflow).toBeLessThanOrEqual(0);
+    }
+    await checkAccessibility(page, `faces-apart-across-${size}`);
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await expect(outcome(page)).toContainText('These 2 faces are different people: Lookout never groups two of them together again.');
+    await expect(outcome(page)).toBeFocused();
+    await expect(across).toHaveCount(0);
+    // A "different people" mark without a group: the two faces, every two of them apart.
+    const [mark] = (await api<Actions>('GET', '/review/actions?limit=1')).actions;
+    expect(mark).toMatchObject({ kind: 'apart', undone_at: null });
+    expect(mark.sighting_ids).toHaveLength(2);
+    await expect(group(page)).toHaveCount(2);
+
+    await outcome(page).getByRole('button', { name: /^Undo/ }).click();
+    await expect(outcome(page)).toContainText('Told 2 faces apart as different people: undone.');
+    const [undone] = (await api<Actions>('GET', '/review/actions?limit=1')).actions;
+    expect(undone).toMatchObject({ id: mark.id, kind: 'apart' });
+    expect(undone.undone_at).not.toBeNull();
+  }
+
+  // The first split undone from the recent actions: one group of three again, as the tests after this one expect.
+  await page
+    .getByTestId('faces-action')
+    .filter({ hasText: 'Split 1 face off as someone else' })
+    .getByRole('button', { name: /^Undo/ })
+    .click();
+  await expect(outcome(page)).toContainText('Split 1 face off as someone else: undone.');
+  await expect(group(page)).toHaveCount(1);
+  await expect(group(page).getByRole('heading', { level: 3 })).toHaveText(/^Seen 3 times/);
+});
+
 test('a group whose faces may be two people is flagged and is not assigned whole: its faces of one person are ticked first', async ({
   page,
 }) => {

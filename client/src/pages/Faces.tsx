@@ -2,7 +2,8 @@
  * Faces: what Lookout saw, to review and correct. Unknown faces grouped by likeness (largest groups first) to
  * assign to a person, whose crops then become training photos (with a prompt to train now), or to dismiss; the
  * faces it named, by person and time, with "Not this person" on a wrong name (a correction the recognizers use).
- * Every action can be undone until the next training.
+ * Faces ticked in two groups or more (a face on its own is a group of one) can be told apart: "Not the same person"
+ * for all of them, every two of them different people. Every action can be undone until the next training.
  */
 import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
 import { Notice, type NoticeKind } from '../components/Notice';
@@ -38,6 +39,16 @@ export default function Faces() {
   // Faces marked "not this person" here, with the action that did it (an undo takes the mark away).
   const [corrected, setCorrected] = createSignal<ReadonlyMap<string, string>>(new Map());
   let outcomeBox!: HTMLDivElement;
+  // The faces ticked in each group (GroupCard tells): ticked in two groups or more, they can be told apart here.
+  const [ticked, setTicked] = createSignal<ReadonlyMap<string, readonly string[]>>(new Map());
+  const pick = (groupId: string, ids: readonly string[]) => {
+    const next = new Map(ticked());
+    if (ids.length > 0) next.set(groupId, ids);
+    else next.delete(groupId);
+    setTicked(next);
+  };
+  const tickedIds = createMemo(() => [...ticked().values()].flat());
+  const acrossGroups = () => ticked().size >= 2;
 
   const [groups] = createResource(version, () => facesApi.groups());
   const [actions] = createResource(version, () => facesApi.actions(10));
@@ -71,6 +82,8 @@ export default function Faces() {
       show({ kind: 'error', title: 'That did not work', text: message(err) });
     } finally {
       setBusy(false);
+      // The groups are listed again, with nothing ticked.
+      setTicked(new Map());
       setVersion((v) => v + 1);
     }
   };
@@ -115,6 +128,19 @@ export default function Faces() {
         title: 'Split off',
         text: `${n === 1 ? 'This face is' : `These ${n} faces are`} not grouped with the others again.`,
         undo: { id: r.action_id, text: actionText({ kind: 'apart', count: n }) },
+      };
+    });
+
+  /** Faces of several groups: every two of them are different people (no group to split them off from). */
+  const apartAcross = (sightingIds: string[]) =>
+    run(async () => {
+      const r = await facesApi.apart(sightingIds);
+      const n = r.sighting_ids.length;
+      return {
+        kind: 'ok',
+        title: 'Told apart',
+        text: `These ${n} faces are different people: Lookout never groups two of them together again.`,
+        undo: { id: r.action_id, text: `Told ${facesText(n)} apart as different people` },
       };
     });
 
@@ -231,10 +257,34 @@ export default function Faces() {
                       onAssign={assign}
                       onDismiss={dismiss}
                       onApart={apart}
+                      onPicked={pick}
+                      acrossGroups={acrossGroups()}
                     />
                   )}
                 </For>
               </ul>
+              <Show when={acrossGroups()}>
+                <section class="faces-across" aria-labelledby="faces-across-text" data-testid="faces-across">
+                  <p id="faces-across-text" class="faces-line">
+                    {facesText(tickedIds().length)} ticked in {ticked().size} groups.
+                  </p>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={busy()}
+                    onClick={() => void apartAcross(tickedIds())}
+                    aria-label={`Not the same person: the ${tickedIds().length} ticked faces are all different people`}
+                    data-testid="faces-apart-across"
+                  >
+                    Not the same person
+                  </button>
+                </section>
+              </Show>
+              <p class="faces-sr-only" role="status">
+                {acrossGroups()
+                  ? `${facesText(tickedIds().length)} ticked in ${ticked().size} groups: Not the same person is after the groups.`
+                  : ''}
+              </p>
             </Show>
           )}
         </Show>

@@ -3,7 +3,8 @@
  * crops, and what to do with it. Ticking crops narrows an action to those faces; with none ticked it is the group.
  * A group whose faces do not agree (`coherent: false`) is flagged and never assigned whole: the reviewer ticks the
  * faces of one person first. Ticked faces that are someone else are split off ("Not the same person"): the grouping
- * never puts them with the others again.
+ * never puts them with the others again. The page is told what is ticked (`onPicked`): faces ticked in several groups
+ * (a face on its own among them) are told apart there, and this group's own "Not the same person" gives way to it.
  */
 import { createMemo, createSignal, For, Show } from 'solid-js';
 import { ApiImage } from '../../auth/ApiImage';
@@ -19,6 +20,10 @@ export function GroupCard(props: {
   onAssign: (target: Target, count: number, person: Person, words: string) => void;
   onDismiss: (target: Target, count: number) => void;
   onApart: (sightingIds: string[], groupId: string) => void;
+  /** The faces ticked here, on every change. */
+  onPicked?: (groupId: string, sightingIds: readonly string[]) => void;
+  /** Faces are ticked in other groups too: the page's "Not the same person" acts on all of them. */
+  acrossGroups?: boolean;
 }) {
   const [picked, setPicked] = createSignal<ReadonlySet<string>>(new Set());
   const id = () => `group-${props.index}`;
@@ -27,6 +32,7 @@ export function GroupCard(props: {
     if (on) next.add(sid);
     else next.delete(sid);
     setPicked(next);
+    props.onPicked?.(props.group.id, [...next]);
   };
   const target = createMemo((): { target: Target; count: number } =>
     picked().size > 0
@@ -84,7 +90,7 @@ export function GroupCard(props: {
         >
           Dismiss{picked().size > 0 ? ` ${facesText(picked().size)}` : ''}
         </button>
-        <Show when={picked().size > 0 && picked().size < props.group.count}>
+        <Show when={picked().size > 0 && picked().size < props.group.count && !props.acrossGroups}>
           <button
             type="button"
             class="secondary"
