@@ -24,6 +24,7 @@ import type { AppContext } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { type HeldLock, LockBusyError } from '../storage/file-lock.js';
 import type { ModelStore } from '../storage/model-store.js';
+import { labelsMergedInto } from '../people/merged-labels.js';
 
 export type Removed = LabelDeleteResponse['removed'];
 
@@ -109,6 +110,8 @@ async function reloadModels(ctx: AppContext, label: string): Promise<void> {
 }
 
 export async function forgetPerson(ctx: AppContext, models: ModelStore, label: string): Promise<Removed> {
+  // #36 2: the labels merged into them are their old names: deleted with them (their merges go with the actions).
+  const formerly = await labelsMergedInto(ctx.db, label);
   const lock = await trainingLock(models);
   let images: number;
   let templates: { lbph: number; embedding: number };
@@ -126,7 +129,7 @@ export async function forgetPerson(ctx: AppContext, models: ModelStore, label: s
   const removed: Removed = { images, templates: templates.lbph + templates.embedding, sightings, corrections, results };
   const any = Object.values(removed).some((n) => n > 0) || other > 0;
   if (!any) throw new ApiError('label_not_found', `there is nothing stored of "${label}"`);
-  await ctx.db.query('INSERT INTO deleted_people (label, deleted_at) VALUES ($1, now())', [label]);
+  await ctx.db.query('INSERT INTO deleted_people (label, deleted_at) SELECT unnest($1::text[]), now()', [[label, ...formerly]]);
   ctx.log.info(
     `deleted ${label} everywhere: ${images} images, ${templates.lbph} LBPH and ${templates.embedding} embedding templates, ${sightings} sightings, ${corrections} corrections, ${results} results`,
   );

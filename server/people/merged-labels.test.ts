@@ -1,11 +1,12 @@
 /**
  * #36 2: which merge a late name follows. Only a merge not undone, of a label nobody has again; the latest one; a
- * chain to its end, never round a circle; and a late result's faces renamed with each merge on the way noting where.
+ * chain to its end, never round a circle; a late result's faces renamed with each merge on the way noting where; and
+ * the old names a person's deletion takes along.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DATABASES, type TestDatabase } from '../../test/helpers/databases.js';
 import type { ResultRecord } from '../../shared/api/index.js';
-import { mergePaths, nameMergedInResults } from './merged-labels.js';
+import { labelsMergedInto, mergePaths, nameMergedInResults } from './merged-labels.js';
 
 describe.each(DATABASES)('merged labels on %s', (_name, open) => {
   let t: TestDatabase;
@@ -36,6 +37,19 @@ describe.each(DATABASES)('merged labels on %s', (_name, open) => {
     await merged('r', 's');
     await t.db.query(`INSERT INTO people (label, display_name) VALUES ('r', 'R again')`);
     expect(await ends('a', 'b', 'x', 'r', 'c')).toEqual({ a: ['b', 'c'], b: ['c'] });
+  });
+
+  it("finds a person's old names: the labels merged into them, also by way of others, that still lead to them", async () => {
+    await merged('a', 'b');
+    await merged('b', 'c');
+    await merged('x', 'c', { undone: true });
+    await merged('m', 'c');
+    await merged('m', 'z');
+    await merged('r', 'c');
+    await t.db.query(`INSERT INTO people (label, display_name) VALUES ('r', 'R again')`);
+    expect((await labelsMergedInto(t.db, 'c')).sort()).toEqual(['a', 'b']);
+    expect(await labelsMergedInto(t.db, 'z')).toEqual(['m']);
+    expect(await labelsMergedInto(t.db, 'a')).toEqual([]);
   });
 
   it('takes the latest merge of a label, and never goes round a circle', async () => {

@@ -170,3 +170,25 @@ async function noteInMerges(tx: Queryable, steps: readonly MergeStep[], list: 'r
     );
   }
 }
+
+/**
+ * The labels merged into `label` (also by way of others) and still standing: the same person under their old names.
+ * Deleting `label` deletes those too, so a late result naming one is not stored after the deletion.
+ */
+export async function labelsMergedInto(q: Queryable, label: string): Promise<string[]> {
+  const found = new Set<string>();
+  let frontier = [label];
+  for (let i = 0; i < MAX_CHAIN && frontier.length > 0; i++) {
+    const rows = await q.query<{ label: string }>(
+      `SELECT DISTINCT a.label FROM person_actions a
+       WHERE a.kind = 'merge' AND a.undone_at IS NULL AND a.other_label = ANY($1::text[])
+         AND NOT EXISTS (SELECT 1 FROM people p WHERE p.label = a.label)`,
+      [frontier],
+    );
+    frontier = rows.map((r) => r.label).filter((l) => l !== label && !found.has(l));
+    for (const l of frontier) found.add(l);
+  }
+  // Only those whose latest merge still leads here (a label merged here, then elsewhere, is the other person's now).
+  const paths = await mergePaths(q, found);
+  return [...found].filter((l) => paths.get(l)?.some((s) => s.into === label));
+}

@@ -484,4 +484,22 @@ describe("a person's deletion", () => {
     const undo = await post(`/person-actions/${moved.body.action_id}/undo`, {});
     expect([undo.status, undo.body.error.code]).toEqual([404, 'not_found']);
   });
+
+  it('is the deletion of every label merged into them: a late result naming one is not stored', async () => {
+    await enroll('Ada Dup', 'grace', [0.8]);
+    await enroll('Ada Main', 'grace', [0.75]);
+    expect((await post('/people/ada-dup/merge', { into: 'ada-main' })).status).toBe(200);
+    expect((await call('/images/ada-main', admin, { method: 'DELETE' })).status).toBe(200);
+    const late = {
+      id: 'r-after-deletion',
+      kind: 'recognition',
+      captured_at: new Date(Date.now() - 60_000).toISOString(),
+      source: 'kiosk-3',
+      engine: 'browser',
+      faces: [{ x: 1, y: 1, w: 50, h: 50, label: 'ada-dup', confidence: 70 }],
+    };
+    const sent = await post('/results', { results: [late] });
+    expect([sent.status, sent.body.accepted]).toEqual([200, 0]);
+    expect((await get('/deletions')).body.deleted.map((d: any) => d.label)).toEqual(expect.arrayContaining(['ada-main', 'ada-dup']));
+  });
 });
