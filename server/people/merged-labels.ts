@@ -60,10 +60,11 @@ export async function mergePaths(q: Queryable, labels: Iterable<string>): Promis
 
 type Face = NonNullable<ResultRecord['faces']>[number];
 
+/** The people the faces name or are nearest to ("unknown" is nobody: reserved, never a label). */
 const namesOf = (records: readonly ResultRecord[]) =>
-  records.flatMap((r) =>
-    (r.faces ?? []).flatMap((f) => [f.label.toLowerCase(), ...(f.candidate ? [f.candidate.label.toLowerCase()] : [])]),
-  );
+  records
+    .flatMap((r) => (r.faces ?? []).flatMap((f) => [f.label.toLowerCase(), ...(f.candidate ? [f.candidate.label.toLowerCase()] : [])]))
+    .filter((l) => l !== 'unknown');
 
 /**
  * Recognition results as they are stored: a face named, or nearest to, someone merged away names the one who stays;
