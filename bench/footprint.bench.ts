@@ -82,13 +82,37 @@ async function ok(url: string): Promise<boolean> {
   }
 }
 
-/** Spawns `script` and waits for `readyPath` to answer 200. */
+/** A configuration's marker (not passed on): start `node <script>` without the npm script's options. */
+const PLAIN_NODE = 'BENCH_FOOTPRINT_PLAIN_NODE';
+
+/**
+ * How package.json's npm script runs `script` (`MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 dist/server/main.js`):
+ * its environment assignments and Node's options, so the bench measures the process as `npm start` starts it.
+ */
+async function launchOf(repoRoot: string, script: string): Promise<{ env: Record<string, string>; nodeArgs: string[] }> {
+  const pkg = JSON.parse(await fs.readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const line = Object.values(pkg.scripts).find((cmd) => cmd.trim().split(/\s+/).at(-1) === script);
+  if (!line) throw new Error(`bench footprint: no npm script runs ${script}`);
+  const words = line.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words.length && /^[A-Z_]+=/.test(words[0])) {
+    const [name, ...value] = (words.shift() as string).split('=');
+    env[name] = value.join('=');
+  }
+  if (words.shift() !== 'node') throw new Error(`bench footprint: the npm script for ${script} does not run node: ${line}`);
+  return { env, nodeArgs: words.slice(0, -1) };
+}
+
+/** Spawns `script` as its npm script does and waits for `readyPath` to answer 200. */
 async function start(repoRoot: string, script: string, env: Record<string, string>, port: number, readyPath: string): Promise<Running> {
   const lines: string[] = [];
+  // The bench's own marker: the process as `node <script>` alone starts it (no options of the npm script), to compare.
+  const { [PLAIN_NODE]: plain, ...ownEnv } = env;
+  const launch = plain ? { env: {}, nodeArgs: [] } : await launchOf(repoRoot, script);
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [path.join(repoRoot, script)], {
+  const child = spawn(process.execPath, [...launch.nodeArgs, path.join(repoRoot, script)], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_FORMAT: 'text', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_FORMAT: 'text', ...launch.env, ...ownEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -273,6 +297,7 @@ export async function benchFootprint(repoRoot: string, testdata: string): Promis
     const api = async (name: string, env: Record<string, string>) => measureApi(repoRoot, name, env, face, body);
     const configs: [string, Record<string, string>][] = [
       ['defaults', {}],
+      ['defaults, plain `node dist/server/main.js`', { [PLAIN_NODE]: '1' }],
       ['EMBEDDING_ENABLED=false', { EMBEDDING_ENABLED: 'false' }],
       ['OBJECT_DETECTION_ENABLED=false', { OBJECT_DETECTION_ENABLED: 'false' }],
       ['SIGHTINGS_ENABLED=false', { SIGHTINGS_ENABLED: 'false' }],
@@ -325,6 +350,7 @@ export async function benchFootprint(repoRoot: string, testdata: string): Promis
     const noChat = agg('CHAT_ENABLED=false');
     const oneWorker = agg('WORKERS=1');
     const off = agg('all optional engines off');
+    const plainNode = agg('defaults, plain `node dist/server/main.js`');
     const postgres = found.has('DATABASE_URL=PostgreSQL') ? agg('DATABASE_URL=PostgreSQL') : null;
     const spread = (name: string) => {
       const v = (found.get(name) as ApiFigures[]).map((f) => (f.idle.rss / MB).toFixed(0));
@@ -380,6 +406,14 @@ export async function benchFootprint(repoRoot: string, testdata: string): Promis
         referenceName: 'target #38',
         ratio: mb(defaults.idle.rss) / TARGET_DEFAULTS_MB,
         goal: 'ratio <= 1',
+      },
+      {
+        name: `API server idle RSS at defaults started as plain \`node dist/server/main.js\` (without npm start's options)${spread('defaults, plain `node dist/server/main.js`')}`,
+        unit: 'MB',
+        lookout: mb(plainNode.idle.rss),
+        reference: mb(defaults.idle.rss),
+        referenceName: 'npm start',
+        ratio: plainNode.idle.rss / defaults.idle.rss,
       },
       {
         name: `API server RSS at defaults after a burst (3 uploads, a training, ${BURST} recognitions)`,

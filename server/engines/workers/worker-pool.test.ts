@@ -7,7 +7,7 @@ import { REPO_ROOT, TESTDATA } from '../../../test/helpers/test-server.js';
 import { CASCADE_DEFAULTS, detectOptionsOf } from '../../../shared/recognition/pipeline.js';
 import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
 import type { VisionOps, VisionPool } from '../faces/vision-protocol.js';
-import { WorkerPool } from './worker-pool.js';
+import { startWorker, WORKER_YOUNG_GENERATION_MB, WorkerPool } from './worker-pool.js';
 
 const cascadeXml = fs.readFileSync(path.join(REPO_ROOT, 'public/models/haarcascade_frontalface_alt2.xml'), 'utf8');
 // From 0: the test recognises the very face it trained on (distance 0).
@@ -100,6 +100,17 @@ describe('WorkerPool (vision workers)', () => {
     expect(slots[0].worker).not.toBe(dead);
     const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run('recognize', { gray: image, rule })));
     for (const r of results) expect(r).toMatchObject({ trained: true, faces: [{ label: 'grace', confidence: 100 }] });
+  });
+
+  it('starts every worker with a small young generation (#38: V8 keeps 48 MB per isolate otherwise)', async () => {
+    const worker = startWorker('faces/vision-worker', { cascadeXml, cascade: CASCADE_DEFAULTS });
+    try {
+      await new Promise((resolve) => worker.once('online', resolve));
+      expect(worker.resourceLimits?.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
+      expect(WORKER_YOUNG_GENERATION_MB).toBeLessThanOrEqual(8);
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it('names itself in its errors', async () => {

@@ -52,11 +52,20 @@ interface Slot {
  * dev), a bootstrap that registers tsx's loader in the worker first.
  */
 export function startWorker(script: string, workerData: unknown): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`../${script}.js`, import.meta.url), { workerData });
+  const options = { workerData, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`../${script}.js`, import.meta.url), options);
   const entry = new URL(`../${script}.ts`, import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
+  return new Worker(bootstrap, { ...options, eval: true });
 }
+
+/**
+ * Each worker's young generation (V8's nursery: two semi-spaces and the new large objects), in MB. V8's default
+ * lets every isolate grow it to 48 MB and keep it, and a server has four or five isolates (#38: about 80 MB of
+ * the idle server's resident memory). The workers' big data (images, descriptors, tensors) lives in ArrayBuffers
+ * outside V8's heap, so a small nursery costs them no speed (bench/RESULTS.md, "Footprint by component").
+ */
+export const WORKER_YOUNG_GENERATION_MB = 6;
 
 export interface WorkerPoolOptions {
   /** What the workers are, for errors: "vision", "embedding", "object". */
