@@ -226,6 +226,11 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
       cascade: { scaleFactor: settings.cascadeScaleFactor, minNeighbors: settings.cascadeMinNeighbors, minSize: settings.cascadeMinSize },
     },
     size: settings.workers,
+    // #38 2: one worker at start; the others (up to WORKERS) when requests wait for one or a lone one asks for help,
+    // stopped again after ENGINE_IDLE_RELEASE_S without a job.
+    min: 1,
+    idleReleaseMs: settings.engineIdleReleaseS * 1000,
+    log: (message) => log.info(message),
   });
   // Fail at start, not at the first request, when a worker cannot load the cascade.
   await pool.broadcast('setModel', null);
@@ -313,6 +318,7 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
   // Prometheus metrics (GET /metrics): one registry per service; the pools' queues are read at each scrape.
   const metrics = new ApiMetrics({
     queues: () => ({ vision: pool.queueLength, embedding: embedding?.queueLength ?? 0, object: objects.queueLength }),
+    threads: () => ({ vision: pool.running }),
     // #36 4: read at each scrape (the recorder is made below, before any scrape).
     sightings: () => sightingRecorder.stats(),
     lastTraining: () => faces.trainStatus().last,

@@ -49,7 +49,7 @@ try {
   const service = await createService(settings, log);
   const server = serve({ fetch: service.app.fetch, port: settings.port, hostname: settings.host }, (info) => {
     log.info(
-      `Lookout ${service.ctx.version} listening on http://${settings.host}:${info.port} (data: ${settings.dataDir}, ${service.ctx.workers} vision workers)`,
+      `Lookout ${service.ctx.version} listening on http://${settings.host}:${info.port} (data: ${settings.dataDir}, up to ${service.ctx.workers} vision workers)`,
     );
   });
   // The database opens at its first query, and the dashboard's first list of people waited for it (4 s on an idle

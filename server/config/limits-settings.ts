@@ -55,6 +55,6 @@ export const LIMIT_SETTINGS = {
     env: 'WORKERS',
     schema: integer(0, 64),
     default: '0',
-    doc: 'Vision worker threads; 0 means one per CPU core.',
+    doc: 'Vision worker threads at most; 0 means one per CPU core. One runs from the start; the others start when requests wait for a worker or a lone one could share its image, and stop after ENGINE_IDLE_RELEASE_S without a job.',
   },
 } as const satisfies Record<string, SettingSpec>;

@@ -40,6 +40,6 @@ export const OBJECT_SETTINGS = {
     env: 'ENGINE_IDLE_RELEASE_S',
     schema: number(0, 86_400),
     default: '300',
-    doc: 'Seconds without a request after which the object detector and the embedding worker are let go (their memory freed); they load again on the next request that needs them, which waits for the load. `0`: keep them once loaded. Both load on first use, never at start.',
+    doc: 'Seconds without a request after which the object detector and the embedding worker are let go (their memory freed); they load again on the next request that needs them, which waits for the load. `0`: keep them once loaded. Both load on first use, never at start. Vision workers beyond the first (WORKERS) stop after as long without a job.',
   },
 } as const satisfies Record<string, SettingSpec>;

@@ -44,6 +44,8 @@ const UPSTREAM_OF_CODE: Partial<Record<string, UpstreamName>> = {
 export interface ApiMetricsOptions {
   /** Jobs waiting for a worker, by pool name (read at each scrape). */
   queues?: () => Record<string, number>;
+  /** #38 2: worker threads running, by pool name (read at each scrape): the vision pool grows and shrinks with the work. */
+  threads?: () => Record<string, number>;
   /** The last training run (read after each POST /api/train that succeeded). */
   lastTraining?: () => TrainResponse | undefined;
   /** #36 4: the sighting queue (read at each scrape). */
@@ -94,6 +96,17 @@ export class ApiMetrics {
       collect() {
         this.reset();
         for (const [pool, depth] of Object.entries(queues?.() ?? {})) this.set({ pool }, depth);
+      },
+    });
+    const threads = options.threads;
+    new Gauge({
+      name: 'lookout_worker_threads',
+      help: 'Worker threads running, by pool (the vision pool runs one at idle and up to WORKERS under load).',
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [pool, count] of Object.entries(threads?.() ?? {})) this.set({ pool }, count);
       },
     });
     const sightings = options.sightings;

@@ -45,7 +45,10 @@ export const readyResponse = z
     remote_status: remoteStatus,
     object_detection_state: objectDetectionState,
     embedding_state: embeddingState,
-    workers: z.number().int(),
+    workers: z.number().int().meta({
+      description:
+        'Vision worker threads the server may run (WORKERS): it runs one at idle and starts the others when the work asks for them (#38; `lookout_worker_threads` in /metrics says how many run).',
+    }),
     shared_state: z.enum(['local', 'in_sync', 'unreachable']).optional().meta({
       description:
         "Where photos, models and settings are kept (#37): `local` in DATA_DIR (the embedded default); with DATABASE_URL, `in_sync` while this replica's copy follows PostgreSQL, `unreachable` when its last check could not reach it (not ready: a write would be refused).",

@@ -244,6 +244,7 @@ describe('GET /metrics of the API server', () => {
       'http_request_duration_seconds',
       'lookout_engine_duration_seconds',
       'lookout_worker_queue_depth',
+      'lookout_worker_threads',
       'lookout_upstream_errors_total',
       'lookout_trainings_total',
       'lookout_training_duration_seconds',
@@ -253,6 +254,7 @@ describe('GET /metrics of the API server', () => {
     }
     expect(fams.get('http_request_duration_seconds')!.type).toBe('histogram');
     expect(sampleValue(fams, 'lookout_worker_queue_depth', { pool: 'vision' })).toBe(0);
+    expect(sampleValue(fams, 'lookout_worker_threads', { pool: 'vision' })).toBeGreaterThanOrEqual(1);
     for (const upstream of ['remote', 'llm', 'ppe_detector', 'broker']) {
       expect(sampleValue(fams, 'lookout_upstream_errors_total', { upstream }), upstream).toBeTypeOf('number');
     }

@@ -2,7 +2,7 @@ import { defaultRule } from '../../../shared/recognition/rules.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REPO_ROOT, TESTDATA } from '../../../test/helpers/test-server.js';
 import { CASCADE_DEFAULTS, detectOptionsOf } from '../../../shared/recognition/pipeline.js';
 import { detectMultiScale, parseHaarCascade } from '../../../shared/vision/haar-cascade.js';
@@ -18,13 +18,29 @@ afterEach(async () => {
   pool = undefined;
 });
 
-function visionPool(size: number): VisionPool {
+function visionPool(size: number, elastic?: { min: number; idleReleaseMs?: number; log?: (message: string) => void }): VisionPool {
   return new WorkerPool<VisionOps>({
     name: 'vision',
     script: 'faces/vision-worker',
     data: { cascadeXml, cascade: CASCADE_DEFAULTS },
     size,
+    ...elastic,
   });
+}
+
+/** An LBPH model of the one face in `image`, named `name` (the test recognises the very face it trained on). */
+async function modelOf(p: VisionPool, image: Awaited<ReturnType<typeof gray>>, name: string) {
+  const sample = await p.run('trainSample', { gray: image });
+  const model = {
+    radius: 1,
+    neighbors: 8,
+    gridX: 8,
+    gridY: 8,
+    threshold: Number.MAX_VALUE,
+    histograms: [sample.histogram!],
+    labels: Int32Array.of(0),
+  };
+  return { model, names: new Map([[0, name]]) };
 }
 
 async function gray(rel: string) {
@@ -100,6 +116,78 @@ describe('WorkerPool (vision workers)', () => {
     expect(slots[0].worker).not.toBe(dead);
     const results = await Promise.all([0, 1, 2, 3].map(() => pool!.run('recognize', { gray: image, rule })));
     for (const r of results) expect(r).toMatchObject({ trained: true, faces: [{ label: 'grace', confidence: 100 }] });
+  });
+
+  it('starts one worker and the others only when jobs wait for one (#38: sized to the work)', async () => {
+    pool = visionPool(2, { min: 1 });
+    expect(pool.size).toBe(2);
+    expect(pool.running).toBe(1);
+    const image = await gray('faces/grace_hopper.jpg');
+    // A job too small to share, on a quiet pool, starts nothing.
+    expect(await pool.run('detect', { gray: { width: 2, height: 2, data: new Uint8Array(4) } })).toEqual([]);
+    expect(pool.running).toBe(1);
+    const results = await Promise.all([0, 1].map(() => pool!.run('detect', { gray: { ...image, data: image.data.slice() } })));
+    expect(results.map((boxes) => boxes.length)).toEqual([1, 1]);
+    expect(pool.running).toBe(2);
+    // Never more than its size.
+    await Promise.all([0, 1, 2, 3].map(() => pool!.run('detect', { gray: { ...image, data: image.data.slice() } })));
+    expect(pool.running).toBe(2);
+  });
+
+  it('starts a helper when a lone job asks for help and none exists, and shares the next lone job with it', async () => {
+    pool = visionPool(2, { min: 1 });
+    const image = await gray('faces/sample5.jpg');
+    const cascade = parseHaarCascade(cascadeXml);
+    const want = detectMultiScale(cascade, image, detectOptionsOf(CASCADE_DEFAULTS));
+    // Declined (no one to help), answered whole by the one worker; a second worker starts meanwhile.
+    expect(await pool.run('detect', { gray: { ...image, data: image.data.slice() } })).toEqual(want);
+    expect(pool.helped).toBe(0);
+    expect(pool.running).toBe(2);
+    expect(await pool.run('detect', { gray: image })).toEqual(want);
+    expect(pool.helped).toBe(1);
+  });
+
+  it('stops an extra worker idle for idleReleaseMs, never the last, and a worker started later gets the current model', async () => {
+    const logged: string[] = [];
+    pool = visionPool(2, { min: 1, idleReleaseMs: 300, log: (m) => logged.push(m) });
+    const image = await gray('faces/grace_hopper.jpg');
+    await pool.broadcast('setModel', await modelOf(pool, image, 'grace'));
+    const recognizeTwo = () =>
+      Promise.all([0, 1].map(() => pool!.run('recognize', { gray: { ...image, data: image.data.slice() }, rule })));
+    for (const r of await recognizeTwo()) expect(r).toMatchObject({ trained: true, faces: [{ label: 'grace', confidence: 100 }] });
+    expect(pool.running).toBe(2);
+    await vi.waitFor(() => expect(pool!.running).toBe(1), { timeout: 3000, interval: 50 });
+    await new Promise((r) => setTimeout(r, 600));
+    expect(pool.running).toBe(1);
+    // A new model while one worker runs: the one started next gets it (not the model it was started with before).
+    await pool.broadcast('setModel', await modelOf(pool, image, 'ada'));
+    for (let round = 0; round < 2; round++) {
+      const results = await Promise.all(
+        [0, 1, 2, 3].map(() => pool!.run('recognize', { gray: { ...image, data: image.data.slice() }, rule })),
+      );
+      for (const r of results) expect(r).toMatchObject({ trained: true, faces: [{ label: 'ada', confidence: 100 }] });
+    }
+    expect(pool.running).toBe(2);
+    expect(logged.some((m) => /vision worker 2 of 2 started/.test(m))).toBe(true);
+    expect(logged.some((m) => /vision worker stopped after 0.3 s without work/.test(m))).toBe(true);
+  });
+
+  it('keeps serving with the workers it has when one fails to start, and loses no job', async () => {
+    const logged: string[] = [];
+    pool = visionPool(2, { min: 1, log: (m) => logged.push(m) });
+    const image = await gray('faces/grace_hopper.jpg');
+    // The next worker's script is missing: its start fails after a job waiting for it was given to it.
+    (pool as unknown as { options: { script: string } }).options.script = 'faces/no-such-worker';
+    const results = await Promise.all([0, 1, 2].map(() => pool!.run('detect', { gray: { ...image, data: image.data.slice() } })));
+    expect(results.map((boxes) => boxes.length)).toEqual([1, 1, 1]);
+    await vi.waitFor(() => expect(logged.some((m) => /vision worker failed to start/.test(m))).toBe(true), { timeout: 5000 });
+    expect(pool.running).toBe(1);
+    expect(await pool.run('detect', { gray: image })).toHaveLength(1);
+  });
+
+  it('keeps all its workers without min (the other pools: elasticity is asked for)', async () => {
+    pool = visionPool(2);
+    expect(pool.running).toBe(2);
   });
 
   it('starts every worker with a small young generation (#38: V8 keeps 48 MB per isolate otherwise)', async () => {
