@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -8,7 +9,7 @@ import { createLogger } from '../logger.js';
 import { createDatabase } from './database.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
-import { openPglite } from './pglite-driver.js';
+import { DB_PROCESS_V8_OPTIONS, openPglite } from './pglite-driver.js';
 import { makeSeed, packSeed, unpackSeed } from './pglite-seed.js';
 
 describe.each(DATABASES)('the database on %s', (_name, open) => {
@@ -117,7 +118,7 @@ describe('the embedded database', () => {
   });
 });
 
-describe('the embedded database in its worker thread', () => {
+describe('the embedded database in its own process', () => {
   let dirs: string[] = [];
   afterEach(async () => {
     await Promise.all(dirs.map((d) => fs.rm(d, { recursive: true, force: true })));
@@ -184,11 +185,11 @@ describe('the embedded database in its worker thread', () => {
     }
   });
 
-  it('fails the statements a dead worker owed, and the next statement starts a new one on the same folder', async () => {
+  it('fails the statements a dead database process owed, and the next statement starts a new one on the same folder', async () => {
     const driver = await openPglite(path.join(await tempDir(), 'db'));
     try {
       await driver.exec('CREATE TABLE t (v int); INSERT INTO t VALUES (1)');
-      const first = driver.worker;
+      const first = driver.process;
       let inserted!: () => void;
       const insertedTwo = new Promise<void>((r) => {
         inserted = r;
@@ -201,31 +202,87 @@ describe('the embedded database in its worker thread', () => {
         await q.query('INSERT INTO t VALUES (2)');
         inserted();
         await gate;
-        // The thread that held this transaction is gone: this must fail, not run on its own on the new thread.
+        // The process that held this transaction is gone: this must fail, not run on its own in the new one.
         await q.query('INSERT INTO t VALUES (3)');
       });
       await insertedTwo;
       const queued = driver.query('SELECT count(*)::int AS n FROM t');
-      await first?.terminate();
+      first?.kill('SIGKILL');
       release();
-      await expect(queued).rejects.toThrow(/worker thread stopped .*before it answered/);
-      await expect(tx).rejects.toThrow(/worker thread stopped/);
+      await expect(queued).rejects.toThrow(/process stopped \(SIGKILL\) before it answered/);
+      await expect(tx).rejects.toThrow(/process stopped/);
       expect(await driver.query('SELECT v FROM t ORDER BY v')).toEqual([{ v: 1 }]);
-      expect(driver.worker).not.toBe(first);
-      expect(driver.worker?.threadId).toBeGreaterThan(0);
+      expect(driver.process).not.toBe(first);
+      expect(driver.process?.pid).toBeGreaterThan(0);
     } finally {
       await driver.close();
     }
   });
 
-  it('close() ends the worker and frees the folder for the next opener', async () => {
+  it('runs PGlite with the baseline WebAssembly compiler only, and ends when the server that started it is killed', async () => {
+    const dir = path.join(await tempDir(), 'db');
+    // A server stand-in: a process that opens the database, says the database process's pid and options, and waits.
+    const driverUrl = new URL('./pglite-driver.ts', import.meta.url).href;
+    const code = `const { openPglite } = await import(${JSON.stringify(driverUrl)});
+      const db = await openPglite(${JSON.stringify(dir)});
+      await db.query('SELECT 1');
+      console.log(JSON.stringify({ pid: db.process.pid, args: db.process.spawnargs }));
+      setInterval(() => {}, 1000);`;
+    const server = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', code], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      server.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0]);
+      });
+      server.on('exit', (code) => reject(new Error(`the stand-in server exited (${code}) before the database opened`)));
+    });
+    const { pid, args } = JSON.parse(line) as { pid: number; args: string[] };
+    expect(args).toEqual(expect.arrayContaining(DB_PROCESS_V8_OPTIONS));
+    expect(DB_PROCESS_V8_OPTIONS).toContain('--liftoff-only');
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    server.kill('SIGKILL');
+    const until = Date.now() + 10_000;
+    while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toBe(false);
+  }, 30_000);
+
+  it('lets a script that closes the database end by itself (nothing left waiting)', async () => {
+    const dir = path.join(await tempDir(), 'db');
+    const driverUrl = new URL('./pglite-driver.ts', import.meta.url).href;
+    const code = `const { openPglite } = await import(${JSON.stringify(driverUrl)});
+      const db = await openPglite(${JSON.stringify(dir)});
+      await db.query('SELECT 1');
+      await db.close();
+      console.log('closed');`;
+    const script = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', code], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    for (const stream of [script.stdout, script.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exitCode = await new Promise<number | null>((resolve) => script.on('exit', resolve));
+    // Node exits with 13 and "unsettled top-level await" when close() waits on a process it no longer holds on to.
+    expect({ exitCode, output: output.trim() }).toEqual({ exitCode: 0, output: 'closed' });
+  }, 30_000);
+
+  it('close() ends the database process and frees the folder for the next opener', async () => {
     const dir = path.join(await tempDir(), 'db');
     const driver = await openPglite(dir);
     await driver.query('SELECT 1');
-    const worker = driver.worker;
-    expect(worker?.threadId).toBeGreaterThan(0);
+    const child = driver.process;
+    expect(child?.pid).toBeGreaterThan(0);
     await driver.close();
-    expect(worker?.threadId).toBe(-1);
+    expect(child?.exitCode !== null || child?.signalCode !== null).toBe(true);
     expect(existsSync(path.join(path.dirname(dir), '.lookout-db.lock'))).toBe(false);
     await expect(driver.query('SELECT 1')).rejects.toThrow(/closed/);
     const again = await openPglite(dir);

@@ -3,25 +3,25 @@
  * only: a lock file (server/storage/file-lock.ts) is held while it is open, and a second process is refused with
  * the reason (replicas share a PostgreSQL server through DATABASE_URL instead).
  *
- * PGlite runs in a worker thread (pglite-worker.ts): on this thread its first open stalled the event loop for
- * seconds (initdb), long enough for requests and timers to fail. The lock stays on this thread (its refresh timer
- * must run while the worker is busy). A worker that dies fails the statements it owed, and the next statement
- * starts a new one on the same folder.
+ * PGlite runs in a child process of its own (pglite-process.ts): on this thread its first open stalled the event
+ * loop for seconds (initdb), and in a process of its own it runs with V8's baseline WebAssembly compiler only
+ * (#38: half a gigabyte less at start). The lock stays here (its refresh timer must run while the database is
+ * busy). A database process that dies fails the statements it owed, and the next statement starts a new one on
+ * the same folder.
  */
+import { type ChildProcess, fork } from 'node:child_process';
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../engines/workers/worker-pool.js';
 import { FileLock, type HeldLock, LockBusyError } from '../storage/file-lock.js';
 import { privateDir } from '../storage/private-modes.js';
 import type { Driver, Queryable } from './database.js';
 import { seedPath } from './pglite-seed.js';
-import type { DbErrorData, DbReady, DbReply, DbRequest, DbWorkerData } from './pglite-worker.js';
+import { DB_PROCESS_DATA, type DbErrorData, type DbProcessData, type DbReady, type DbReply, type DbRequest } from './pglite-process.js';
 
 const LOCK_FILE = '.lookout-db.lock';
 
-/** The embedded driver; `worker` is the thread holding PGlite now (null before the first use after a crash). */
+/** The embedded driver; `process` is the one holding PGlite now (null before the first use after a crash). */
 export interface EmbeddedDriver extends Driver {
-  readonly worker: Worker | null;
+  readonly process: ChildProcess | null;
   /** Whether this open made a new database from the build's seed (pglite-seed.ts) rather than initdb. */
   readonly seeded: boolean;
 }
@@ -36,7 +36,7 @@ export interface PgliteOptions {
 /** `EMBEDDED_DB_BUFFERS_MB`'s default (server/config/storage-settings.ts). */
 export const DEFAULT_BUFFERS_MB = 16;
 
-/** A worker's error on this thread, with PostgreSQL's fields (code, detail, constraint...) as pg gives them. */
+/** The database process's error here, with PostgreSQL's fields (code, detail, constraint...) as pg gives them. */
 function fromErrorData(data: DbErrorData): Error {
   const err = Object.assign(new Error(data.message), data.fields);
   err.name = data.name;
@@ -45,25 +45,49 @@ function fromErrorData(data: DbErrorData): Error {
 
 type Request = DbRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
-/** One worker thread and the answers it owes. */
-class DbThread {
-  readonly worker: Worker;
-  /** Resolves once PGlite is open in the worker; rejects with why it could not open. */
+/**
+ * V8's options of the database process: the baseline WebAssembly compiler only (see pglite-process.ts), and a small
+ * nursery (its JavaScript is PGlite's glue; the data lives in WebAssembly memory).
+ */
+export const DB_PROCESS_V8_OPTIONS = ['--liftoff-only', '--max-semi-space-size=1'];
+
+/** Starts pglite-process: the compiled .js normally; from the TypeScript sources (tests, dev), through tsx's loader. */
+function startDbProcess(data: DbProcessData): ChildProcess {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const script = new URL(`./pglite-process.${fromSources ? 'ts' : 'js'}`, import.meta.url);
+  return fork(script, [], {
+    // Structured clone, as between threads: rows keep their Dates and byte arrays.
+    serialization: 'advanced',
+    execArgv: [...(fromSources ? ['--import', import.meta.resolve('tsx')] : []), ...DB_PROCESS_V8_OPTIONS],
+    env: { ...process.env, [DB_PROCESS_DATA]: JSON.stringify(data) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+/** One database process and the answers it owes. */
+class DbProcess {
+  readonly process: ChildProcess;
+  /** Resolves once PGlite is open in the process; rejects with why it could not open. */
   readonly ready: Promise<void>;
-  /** Whether the worker made a new database from the seed. */
+  /** Whether the process made a new database from the seed. */
   seeded = false;
-  /** Set once the thread has ended: every request after that fails with it. */
+  /** Set once the process has ended: every request after that fails with it. */
   ended: Error | null = null;
   private started = false;
   private stopping: string | null = null;
+  private readonly exited: Promise<void>;
   private readonly pending = new Map<number, { resolve(result: unknown): void; reject(err: Error): void }>();
   private nextId = 1;
 
   constructor(dir: string, buffersMb: number, seed: string | null) {
-    this.worker = startWorker('../db/pglite-worker', { dir, buffersMb, seed } satisfies DbWorkerData);
+    this.process = startDbProcess({ dir, buffersMb, seed });
     let failure: Error | null = null;
+    let exited!: () => void;
+    this.exited = new Promise((resolve) => {
+      exited = resolve;
+    });
     this.ready = new Promise((resolve, reject) => {
-      this.worker.on('message', (msg: DbReply | DbReady) => {
+      this.process.on('message', (msg: DbReply | DbReady) => {
         if ('ready' in msg) {
           if (msg.ready) {
             this.started = true;
@@ -80,32 +104,36 @@ class DbThread {
         if (msg.ok) waiting.resolve(msg.result);
         else waiting.reject(fromErrorData(msg.error));
       });
-      this.worker.on('error', (err) => {
+      this.process.on('error', (err) => {
         failure = err;
       });
-      this.worker.on('exit', (code) => {
+      this.process.on('exit', (code, signal) => {
         const why = this.stopping
           ? new Error(this.stopping)
           : new Error(
-              `the embedded database's worker thread stopped (exit code ${code}${failure ? `: ${failure.message}` : ''}) before it answered: ` +
+              `the embedded database's process stopped (${signal ?? `exit code ${code}`}${failure ? `: ${failure.message}` : ''}) before it answered: ` +
                 'whether this statement took effect is unknown; the next statement opens the database again',
             );
         this.ended = why;
         reject(why);
         for (const waiting of this.pending.values()) waiting.reject(why);
         this.pending.clear();
+        exited();
       });
     });
     this.ready.catch(() => {});
   }
 
   /**
-   * Keeps the process alive only while the worker owes an answer (or is opening): an idle database does not hold
-   * a process open, as PGlite on the main thread did not, but a script awaiting a query is not left to exit.
+   * Keeps this process alive only while the database owes an answer (or is opening): an idle database does not
+   * hold a process open, as PGlite on the main thread did not, but a script awaiting a query is not left to exit.
    */
   private updateRef(): void {
-    if (this.started && this.pending.size === 0) this.worker.unref();
-    else this.worker.ref();
+    const idle = this.started && this.pending.size === 0;
+    for (const handle of [this.process, this.process.channel]) {
+      if (idle) handle?.unref();
+      else handle?.ref();
+    }
   }
 
   request(body: Request): Promise<unknown> {
@@ -114,14 +142,19 @@ class DbThread {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.updateRef();
-      this.worker.postMessage({ ...body, id } as DbRequest);
+      this.process.send({ ...body, id } as DbRequest);
     });
   }
 
-  /** Ends the thread; statements still owed fail with `reason`. */
+  /** Ends the process; statements still owed fail with `reason`. */
   async stop(reason: string): Promise<void> {
     this.stopping = reason;
-    await this.worker.terminate();
+    if (this.process.exitCode === null && this.process.signalCode === null) {
+      // Held until it has ended: a script whose last step is close() must not exit with the process still there.
+      this.process.ref();
+      this.process.kill('SIGKILL');
+    }
+    await this.exited;
   }
 }
 
@@ -142,21 +175,21 @@ export async function openPglite(dir: string, opts: PgliteOptions = {}): Promise
     throw err;
   }
 
-  let live: DbThread | null = null;
+  let live: DbProcess | null = null;
   let closed = false;
-  /** The open thread, starting one when there is none or the last one died (callers at that moment share it). */
-  const use = async (): Promise<DbThread> => {
+  /** The open process, starting one when there is none or the last one died (callers at that moment share it). */
+  const use = async (): Promise<DbProcess> => {
     if (closed) throw new Error('the database is closed');
-    if (!live || live.ended) live = new DbThread(dir, buffersMb, seed);
-    const thread = live;
+    if (!live || live.ended) live = new DbProcess(dir, buffersMb, seed);
+    const db = live;
     try {
-      await thread.ready;
+      await db.ready;
     } catch (err) {
-      if (live === thread) live = null;
-      await thread.stop('the database did not open');
+      if (live === db) live = null;
+      await db.stop('the database did not open');
       throw err;
     }
-    return thread;
+    return db;
   };
 
   let seeded: boolean;
@@ -167,18 +200,18 @@ export async function openPglite(dir: string, opts: PgliteOptions = {}): Promise
     throw err;
   }
 
-  const on = (thread: DbThread, tx?: number): Queryable => ({
+  const on = (db: DbProcess, tx?: number): Queryable => ({
     async query<Row>(sql: string, params: readonly unknown[] = []) {
-      return (await thread.request({ op: 'query', sql, params, tx })) as Row[];
+      return (await db.request({ op: 'query', sql, params, tx })) as Row[];
     },
     async exec(sql: string) {
-      await thread.request({ op: 'exec', sql, tx });
+      await db.request({ op: 'exec', sql, tx });
     },
   });
 
   return {
-    get worker() {
-      return live?.ended ? null : (live?.worker ?? null);
+    get process() {
+      return live?.ended ? null : (live?.process ?? null);
     },
     seeded,
     async query<Row>(sql: string, params: readonly unknown[] = []) {
@@ -188,32 +221,32 @@ export async function openPglite(dir: string, opts: PgliteOptions = {}): Promise
       await on(await use()).exec(sql);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      // Every statement of the transaction goes to the thread that began it: after a crash they fail, never
-      // running outside the transaction on a new thread.
-      const thread = await use();
-      const tx = (await thread.request({ op: 'begin' })) as number;
+      // Every statement of the transaction goes to the process that began it: after a crash they fail, never
+      // running outside the transaction in a new one.
+      const db = await use();
+      const tx = (await db.request({ op: 'begin' })) as number;
       let out: T;
       try {
-        out = await fn(on(thread, tx));
+        out = await fn(on(db, tx));
       } catch (err) {
-        await thread.request({ op: 'end', tx, commit: false }).catch(() => {});
+        await db.request({ op: 'end', tx, commit: false }).catch(() => {});
         throw err;
       }
-      await thread.request({ op: 'end', tx, commit: true });
+      await db.request({ op: 'end', tx, commit: true });
       return out;
     },
     async close() {
       if (closed) return;
       closed = true;
-      const thread = live;
+      const db = live;
       live = null;
       try {
-        if (thread && !thread.ended) {
-          // PGlite closes cleanly (a checkpoint) before the thread ends; a worker that cannot is ended anyway.
-          await thread.ready.then(() => thread.request({ op: 'close' })).catch(() => {});
+        if (db && !db.ended) {
+          // PGlite closes cleanly (a checkpoint) before the process ends; one that cannot is ended anyway.
+          await db.ready.then(() => db.request({ op: 'close' })).catch(() => {});
         }
       } finally {
-        await thread?.stop('the database is closed');
+        await db?.stop('the database is closed');
         await held.release();
       }
     },

@@ -1,14 +1,21 @@
 /**
- * The embedded database's own thread (the other end is pglite-driver.ts). PGlite is PostgreSQL compiled to
+ * The embedded database's own process (the other end is pglite-driver.ts). PGlite is PostgreSQL compiled to
  * WebAssembly and runs synchronously on whatever thread holds it: on the server's main thread its first open
- * (initdb, seconds) and its long queries stopped every request and timer. Here they stop only this thread.
+ * (initdb, seconds) and its long queries stopped every request and timer. Here they stop only this process.
+ *
+ * A child process rather than a worker thread (#38), because V8's options are per process: this one runs with
+ * `--liftoff-only` (WebAssembly compiled once by V8's baseline compiler, never optimised). Optimising PGlite's
+ * 9 MB module took the server to a 0.8-1.0 GB peak at every start and kept about 50 MB of optimised code; with the
+ * baseline compiler alone the database peaks and idles about 50 MB lower, and its short statements are as fast
+ * (bench/RESULTS.md, "Footprint by component"). The server's other WebAssembly (tfjs in the embedding worker)
+ * keeps the optimising compiler.
  *
  * One PGlite, one statement at a time: PGlite's own lock orders the requests, and a transaction holds it from
- * BEGIN to its end, so statements outside it wait (as they did on the main thread).
+ * BEGIN to its end, so statements outside it wait (as they did on the main thread). The process ends when the
+ * server that started it goes away (its IPC channel closes), so a killed server leaves no database behind.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { unpackSeed } from './pglite-seed.js';
 
@@ -20,7 +27,7 @@ export type DbRequest =
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'close' };
 
-/** An error as it crosses threads: structured clone keeps only message and stack, so PostgreSQL's fields travel by name. */
+/** An error as it crosses processes: structured clone keeps only message and stack, so PostgreSQL's fields travel by name. */
 export interface DbErrorData {
   name: string;
   message: string;
@@ -32,7 +39,10 @@ export type DbReply = { id: number; ok: true; result: unknown } | { id: number; 
 /** The first message: the database is open (`seeded`: a new one unpacked from the seed), or why it could not be. */
 export type DbReady = { ready: true; seeded: boolean } | { ready: false; error: DbErrorData };
 
-export interface DbWorkerData {
+/** How the driver starts this process: its settings, as JSON in the environment variable DB_PROCESS_DATA. */
+export const DB_PROCESS_DATA = 'LOOKOUT_DB_PROCESS_DATA';
+
+export interface DbProcessData {
   dir: string;
   /** PostgreSQL's shared_buffers in MB (`EMBEDDED_DB_BUFFERS_MB`). */
   buffersMb: number;
@@ -88,7 +98,13 @@ interface OpenTx {
   done: Promise<unknown>;
 }
 
-async function main(port: NonNullable<typeof parentPort>, data: DbWorkerData): Promise<void> {
+/** The driver's end: this process's IPC channel (advanced serialization: structured clone, as between threads). */
+interface Port {
+  postMessage(msg: DbReply | DbReady): void;
+  on(event: 'message', listener: (req: DbRequest) => void): void;
+}
+
+async function main(port: Port, data: DbProcessData): Promise<void> {
   let db: PGlite;
   let seeded = false;
   try {
@@ -151,7 +167,7 @@ async function main(port: NonNullable<typeof parentPort>, data: DbWorkerData): P
       case 'end':
         return end(req.tx, req.commit);
       case 'close':
-        // The driver ends this thread once it has the answer.
+        // The driver ends this process once it has the answer.
         await db.close();
         return undefined;
     }
@@ -166,4 +182,20 @@ async function main(port: NonNullable<typeof parentPort>, data: DbWorkerData): P
   port.postMessage({ ready: true, seeded } satisfies DbReady);
 }
 
-if (parentPort) void main(parentPort, workerData as DbWorkerData);
+const settings = process.env[DB_PROCESS_DATA];
+if (process.send && settings) {
+  // The server went away (ended, or killed): nothing is left to answer to.
+  process.on('disconnect', () => process.exit(0));
+  const send = process.send.bind(process);
+  void main(
+    {
+      postMessage: (msg) => {
+        send(msg);
+      },
+      on: (event, listener) => {
+        process.on(event, listener as (msg: unknown) => void);
+      },
+    },
+    JSON.parse(settings) as DbProcessData,
+  );
+}
