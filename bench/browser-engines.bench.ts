@@ -11,9 +11,8 @@
  */
 import path from 'node:path';
 import sharp from 'sharp';
-import { chromiumInstalled, launchChromium, startBenchServer, type BenchServer } from './browser.js';
+import { chromiumInstalled, launchChromium, startBenchServer, trainPerson, type BenchServer } from './browser.js';
 import type { EngineBenchResult } from '../shared/bench/engine-bench.js';
-import { captureVariations } from './captures.js';
 import { makeY4m } from './fake-camera.js';
 import { median, type BenchRow } from './types.js';
 
@@ -38,19 +37,6 @@ async function post(url: string, body: unknown): Promise<unknown> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`${url} answered ${res.status}: ${await res.text()}`);
   return res.json();
-}
-
-/** One person, four variations of one photo, as the e2e tests train. */
-async function trainPerson(server: BenchServer, photo: string): Promise<void> {
-  const shots = await captureVariations(await sharp(photo).toBuffer());
-  for (const [i, bytes] of shots.entries()) {
-    const form = new FormData();
-    form.set('label', 'grace');
-    form.set('file', new Blob([new Uint8Array(bytes)]), `grace-${i}.jpg`);
-    const res = await fetch(`${server.url}/api/images`, { method: 'POST', body: form });
-    if (!res.ok) throw new Error(`upload answered ${res.status}`);
-  }
-  await post(`${server.url}/api/train`, {});
 }
 
 async function runPage(server: BenchServer, y4m: string, backend: string, mode: Mode): Promise<EngineBenchResult | string> {

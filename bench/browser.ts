@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { chromium, type Browser } from 'playwright-core';
+import sharp from 'sharp';
+import { captureVariations } from './captures.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium.js';
 import { createService, type Service } from '../server/app.js';
 import { loadSettings } from '../server/config/settings.js';
@@ -19,12 +21,23 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-export async function startBenchServer(repoRoot: string, env: Record<string, string> = {}): Promise<BenchServer> {
+/**
+ * `intercept`: looks at every request before the service does; a Response it returns is the answer (the kiosk
+ * bench refuses model downloads with it, to prove a cold start took them from the browser's offline cache).
+ */
+export async function startBenchServer(
+  repoRoot: string,
+  env: Record<string, string> = {},
+  intercept?: (req: Request) => Response | null,
+): Promise<BenchServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lookout-bench-web-'));
   const settings = loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, repoRoot);
   const service = await createService(settings, createLogger('error'));
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: service.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    const fetch: typeof service.app.fetch = intercept
+      ? (req, ...rest) => intercept(req) ?? service.app.fetch(req, ...rest)
+      : service.app.fetch;
+    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -47,4 +60,18 @@ export async function chromiumInstalled(): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** One person, four variations of one photo, as the e2e tests train; the server trained on them. */
+export async function trainPerson(server: BenchServer, photo: string, label = 'grace'): Promise<void> {
+  const shots = await captureVariations(await sharp(photo).toBuffer());
+  for (const [i, bytes] of shots.entries()) {
+    const form = new FormData();
+    form.set('label', label);
+    form.set('file', new Blob([new Uint8Array(bytes)]), `${label}-${i}.jpg`);
+    const res = await fetch(`${server.url}/api/images`, { method: 'POST', body: form });
+    if (!res.ok) throw new Error(`upload answered ${res.status}`);
+  }
+  const res = await fetch(`${server.url}/api/train`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  if (!res.ok) throw new Error(`training answered ${res.status}: ${await res.text()}`);
 }

@@ -70,14 +70,18 @@ const suites: [string, () => Promise<BenchRow[]>][] = [
   ['footprint', () => benchFootprint(repoRoot, testdata)],
   ['app', () => benchAppLoad(repoRoot)],
   ['browser', () => benchBrowserEngines(repoRoot, testdata)],
+  ['kiosk', async () => (await import('./kiosk-footprint.bench.js')).benchKioskFootprint(repoRoot)],
+  ['kiosk-soak', async () => (await import('./kiosk-footprint.bench.js')).benchKioskSoak(repoRoot)],
   ['scale', async () => (await import('./scale.bench.js')).benchScale(repoRoot)],
   ['precision', async () => (await import('./descriptor-precision.bench.js')).benchDescriptorPrecision(repoRoot)],
   ['grouping', async () => (await import('./grouping.bench.js')).benchGrouping(repoRoot)],
 ];
 const only = process.argv.slice(2);
+// Ten minutes of a page left open: run when named (`npm run bench kiosk-soak`), not in every full run.
+const namedOnly = new Set(['kiosk-soak']);
 console.log(`Lookout benchmarks on ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
 for (const [name, run] of suites) {
-  if (only.length && !only.includes(name)) continue;
+  if (only.length ? !only.includes(name) : namedOnly.has(name)) continue;
   const found = await run();
   for (const row of found) console.log(format(row));
   rows.push(...found);
