@@ -10,7 +10,7 @@ import { getJson, postJson, startTestServer, uploadImage, type TestServer } from
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ ENGINE_IDLE_RELEASE_S: '1', EMBEDDING_ENABLED: 'false', SIGHTINGS_ENABLED: 'false' });
+  server = await startTestServer({ ENGINE_IDLE_RELEASE_S: '3', EMBEDDING_ENABLED: 'false', SIGHTINGS_ENABLED: 'false' });
 }, 60_000);
 afterAll(async () => {
   await server?.close();
