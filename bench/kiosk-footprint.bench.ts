@@ -416,14 +416,24 @@ interface SoakSample {
   memory: Memory;
 }
 
-/** MiB per hour, the least-squares slope over the second half of the samples. */
-function growthPerHour(samples: SoakSample[], pick: (m: Memory) => number | null): number | null {
+/**
+ * MiB per hour, the least-squares slope over the second half of the samples, with its standard error (what a
+ * run this short can tell apart from no growth at all).
+ */
+function growthPerHour(samples: SoakSample[], pick: (m: Memory) => number | null): { slope: number; stderr: number } | null {
   const points = samples.flatMap((s) => {
     const v = pick(s.memory);
     return v === null ? [] : [{ t: s.t, mb: mib(v) }];
   });
   const half = points.slice(Math.floor(points.length / 2));
-  return half.length >= 2 ? slopePerMinute(half) * 60 : null;
+  if (half.length < 3) return null;
+  const perSecond = slopePerMinute(half) / 60;
+  const mt = half.reduce((a, p) => a + p.t, 0) / half.length;
+  const mm = half.reduce((a, p) => a + p.mb, 0) / half.length;
+  const sxx = half.reduce((a, p) => a + (p.t - mt) ** 2, 0);
+  const residuals = half.reduce((a, p) => a + (p.mb - mm - perSecond * (p.t - mt)) ** 2, 0);
+  const stderr = sxx > 0 ? Math.sqrt(residuals / (half.length - 2) / sxx) : 0;
+  return { slope: perSecond * 3600, stderr: stderr * 3600 };
 }
 
 export async function benchKioskSoak(repoRoot: string): Promise<BenchRow[]> {
@@ -483,7 +493,12 @@ export async function benchKioskSoak(repoRoot: string): Promise<BenchRow[]> {
       const values = from.map((x) => pick(x.memory)).filter((v): v is number => v !== null);
       if (g === null || values.length < 2) return;
       const range = `${from.length} samples, ${mib(values[0]).toFixed(1)} MiB first, ${mib(values[values.length - 1]).toFixed(1)} MiB last, ${mib(Math.min(...values)).toFixed(1)}..${mib(Math.max(...values)).toFixed(1)} MiB`;
-      rows.push({ name: `${what}: ${name} growth (${range})`, unit: 'MiB/h', lookout: g, goal: '~0 (a day open does not grow)' });
+      rows.push({
+        name: `${what}: ${name} growth (${range}; standard error of the slope ${g.stderr.toFixed(1)} MiB/h)`,
+        unit: 'MiB/h',
+        lookout: g.slope,
+        goal: '~0 (a day open does not grow)',
+      });
     };
     growth('JS heap of the page', heapSamples, (m) => m.pageHeap);
     growth("JS heap of the page's workers", heapSamples, (m) => m.workerHeap);
