@@ -98,17 +98,7 @@ describe('WorkerPool (vision workers)', () => {
   it('replaces a worker that dies, with the current model, and keeps working', async () => {
     pool = visionPool(2);
     const image = await gray('faces/grace_hopper.jpg');
-    const sample = await pool.run('trainSample', { gray: image });
-    const model = {
-      radius: 1,
-      neighbors: 8,
-      gridX: 8,
-      gridY: 8,
-      threshold: Number.MAX_VALUE,
-      histograms: [sample.histogram!],
-      labels: Int32Array.of(0),
-    };
-    await pool.broadcast('setModel', { model, names: new Map([[0, 'grace']]) });
+    await pool.broadcast('setModel', await modelOf(pool, image, 'grace'));
     const slots = (pool as unknown as { slots: { worker: import('node:worker_threads').Worker }[] }).slots;
     const dead = slots[0].worker;
     await dead.terminate();
