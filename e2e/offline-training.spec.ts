@@ -159,6 +159,11 @@ test('a model trained in this browser is used by Live recognition at once, after
     await checkAccessibility(page, 'recognize-browser-model-after-reload');
     await screenshot(page, 'recognize-browser-model-after-reload-desktop');
 
+    // The photos went to the offline queue, so none is left among the page's unsaved photos (the tray, #36), which a
+    // reload would bring back (a CI run once saw the page below with photos on it; this says which store held them).
+    await expect
+      .poll(() => storeCount(page, 'lookout-tray', 'photos'), { timeout: 20_000, message: 'unsaved photos left in the tray' })
+      .toBe(0);
     // The Training page, reloaded: what this browser knows, and (no photos on it) why the button is disabled.
     await page.goto(`${lookout.url}/training`);
     await expect(page.getByTestId('browser-model')).toContainText(LOCAL);
