@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect, skipAccessibilityCheck, test, type Page } from './helpers/fixtures.js';
 import { CHROMIUM_PATH, fakeCameraArgs } from './helpers/browser.js';
-import { openEnginePage, trainOnServer } from './helpers/engine-page.js';
+import { openEnginePage, trainingCaptures, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 import { isDatabaseFile } from '../test/helpers/data-dir-files.js';
@@ -281,4 +281,23 @@ test('the app, its in-browser engines and the API reference run under the CSP wi
   await expect(page.locator('.swagger-ui .info .title')).toContainText('Lookout API');
   await expect(page.locator('.opblock').first()).toBeVisible();
   expect(await reported()).toEqual([]);
+});
+
+test('the threaded WASM backend keeps only the pthread workers it computes on (#38 part 3)', async ({ page }) => {
+  test.setTimeout(120_000);
+  const engine = await openEnginePage(page, lookout.url);
+  const init = await engine.initWith({ backend: 'wasm', preload: { embedding: true, objects: false } });
+  expect(init.backend.wasm).toMatchObject({ simd: true, threads: true });
+  expect(init.embedding).toEqual({ loaded: true });
+  // Every core up to 4 computes (2 on a 2-core device): fewer pool workers must not mean fewer threads.
+  const cores = await page.evaluate<number>('navigator.hardwareConcurrency');
+  expect(init.backend.wasm?.threadsCount).toBe(Math.max(1, Math.min(4, cores)));
+  // The descriptor net runs on those threads: a model trained in the browser from one person's captures.
+  const captures = await trainingCaptures('faces/grace_hopper.jpg');
+  const trained = await engine.trainFiles(captures.map((bytes) => ({ label: PERSON, bytes, type: 'image/jpeg' })));
+  expect(trained.recognizers_trained).toEqual(['lbph', 'embedding']);
+  // Emscripten's pthreads are the Blob workers (the engine and cascade workers are the app's own files): one
+  // for each thread besides the engine worker's own, not the build's fixed pool of 8.
+  const pthreads = () => page.workers().filter((w) => w.url().startsWith('blob:')).length;
+  await expect.poll(pthreads, { timeout: 2_000 }).toBe(Math.max(1, init.backend.wasm!.threadsCount - 1));
 });

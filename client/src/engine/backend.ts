@@ -13,6 +13,7 @@ import wasmThreadedUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-was
 import threadedGlueUrl from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js?url';
 import { errorText as messageOf } from '../../../shared/recognition/worker-messages';
 import type { BackendAttempt, BackendChoice, BackendReport, TfBackend } from './protocol';
+import { pthreadPoolSize, withPthreadPoolSize } from './pthread-pool';
 
 export type Tf = typeof import('@tensorflow/tfjs');
 
@@ -96,12 +97,14 @@ function wasmThreads(): number {
 }
 
 /**
- * Runs `fn` (the WASM backend's start) with two fixes for its threaded build:
+ * Runs `fn` (the WASM backend's start) with three fixes for its threaded build:
  * - The Blob tfjs makes for its threads holds the Emscripten factory's source text (`Function.toString()`).
  *   Our minified bundle renames a variable that text reads from its enclosing scope, so in a thread it fails
  *   ("e is not defined"); the Blob loads the shipped glue file instead, which is what tfjs's own bundles hand over.
  * - The C++ side caps its pool at half the logical cores (it assumes hyper-threading): for the start, the
  *   worker reports twice the threads wanted, so a 2-core device computes on 2 threads, not 1.
+ * - Emscripten's pthread pool is built with the workers those threads need, not the build's fixed 8 (each
+ *   idle one held 16.5 MiB of JS heap: pthread-pool.ts).
  */
 async function withThreadedSetup<T>(fn: () => Promise<T>): Promise<T> {
   const RealBlob = self.Blob;
@@ -114,9 +117,10 @@ async function withThreadedSetup<T>(fn: () => Promise<T>): Promise<T> {
   }
   self.Blob = GlueBlob;
   const nav = self.navigator;
-  Object.defineProperty(nav, 'hardwareConcurrency', { value: 2 * wasmThreads(), configurable: true });
+  const threads = wasmThreads(); // before the line below changes what it reads
+  Object.defineProperty(nav, 'hardwareConcurrency', { value: 2 * threads, configurable: true });
   try {
-    return await fn();
+    return await withPthreadPoolSize(pthreadPoolSize(threads), fn);
   } finally {
     self.Blob = RealBlob;
     delete (nav as { hardwareConcurrency?: number }).hardwareConcurrency; // back to the real getter
