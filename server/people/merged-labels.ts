@@ -3,7 +3,7 @@
  * offline, a browser that has not synced its models, the server's own models until the next training) still names
  * A. While the merge stands (not undone) and nobody is A again (no person row: enrolling someone as A ends it), such
  * a name is the one who stays: B, or whoever B was merged into since. Stored recognition results (the faces' names
- * and the unknown faces' nearest person, as the merge renames them) and sightings (their name) are renamed as they
+ * and the unknown faces' nearest person, as the merge renames them) and sightings (their name and nearest person) are renamed as they
  * arrive, and each rename is written into its merge's action (person_actions.detail, beside the merge's own), so an
  * undo of the merge names them back like the rest.
  *
@@ -125,26 +125,37 @@ export async function nameMergedInResults<R extends ResultRecord>(tx: Queryable,
   return named;
 }
 
+/** A sighting's names: the person it was named (null: unknown) and its nearest person when unknown. */
+export interface SightingNames {
+  label: string | null;
+  candidate: string | null;
+}
+
 /**
- * A sighting's name as it is stored: someone merged away is the one who stays, and the merges' actions list the
- * sighting with those they renamed. `store` inserts the row (in the same transaction) and says whether it did.
- * Without a merge standing for the name, no transaction and no lock: the common case costs one indexed query.
+ * A sighting's names as it is stored: someone merged away, as its name or as its nearest person, is the one who
+ * stays, and the merges' actions list the sighting with those they renamed. `store` inserts the row (in the same
+ * transaction) and says whether it did. Without a merge standing for either name, no transaction and no lock: the
+ * common case costs one indexed query.
  */
 export async function nameMergedInSighting<T>(
   db: Database,
   id: string,
-  label: string | null,
-  store: (q: Queryable, label: string | null) => Promise<T | null>,
+  names: SightingNames,
+  store: (q: Queryable, names: SightingNames) => Promise<T | null>,
 ): Promise<T | null> {
-  if (label === null || (await mergePaths(db, [label])).size === 0) return store(db, label);
+  const asked = [names.label, names.candidate].filter((n): n is string => n !== null);
+  if (asked.length === 0 || (await mergePaths(db, asked)).size === 0) return store(db, names);
   return db.transaction(async (tx) => {
     await lockResults(tx);
     // Again under the lock: the merge may have been undone meanwhile.
-    const steps = (await mergePaths(tx, [label])).get(label);
-    if (!steps) return store(tx, label);
-    const stored = await store(tx, steps[steps.length - 1].into);
+    const paths = await mergePaths(tx, asked);
+    const asLabel = names.label === null ? undefined : paths.get(names.label);
+    const asCandidate = names.candidate === null ? undefined : paths.get(names.candidate);
+    const end = (steps: MergeStep[] | undefined, name: string | null) => (steps ? steps[steps.length - 1].into : name);
+    const stored = await store(tx, { label: end(asLabel, names.label), candidate: end(asCandidate, names.candidate) });
     if (stored === null) return null;
-    await noteInMerges(tx, steps, 'recognised', [id]);
+    if (asLabel) await noteInMerges(tx, asLabel, 'recognised', [id]);
+    if (asCandidate) await noteInMerges(tx, asCandidate, 'candidates', [id]);
     return stored;
   });
 }
@@ -162,8 +173,16 @@ export async function nameMergedInCorrection(tx: Queryable, asked: string, rowId
   return steps[steps.length - 1].into;
 }
 
-/** Adds ids to a list in each merge's detail (`recognised`: sightings, `corrections`: correction rows). */
-async function noteInMerges(tx: Queryable, steps: readonly MergeStep[], list: 'recognised' | 'corrections', ids: readonly string[]) {
+/**
+ * Adds ids to a list in each merge's detail (`recognised`: sightings named, `candidates`: sightings nearest to,
+ * `corrections`: correction rows).
+ */
+async function noteInMerges(
+  tx: Queryable,
+  steps: readonly MergeStep[],
+  list: 'recognised' | 'candidates' | 'corrections',
+  ids: readonly string[],
+) {
   for (const s of steps) {
     await tx.query(
       `UPDATE person_actions SET detail = jsonb_set(detail, $2::text[], coalesce(detail->$3, '[]'::jsonb) || $4::jsonb) WHERE id = $1`,

@@ -18,6 +18,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { labelSkeleton } from './confusables.js';
+import type { ActionModels, MergedModels } from './merge-models.js';
 import type { ImageStore } from '../storage/image-store.js';
 import { lockResults, type RenamedInResults, renamePersonInResults, restorePersonInResults } from '../storage/result-store.js';
 
@@ -33,6 +34,8 @@ export interface PersonActionsOptions {
   trainingRunning(): boolean;
   /** Corrections moved to another label (a merge, its undo): installed again. */
   correctionsMoved?(): Promise<void>;
+  /** #36: the trained models, which a merge and its undo relabel (merge-models.ts); absent: left to a training. */
+  models?: ActionModels;
 }
 
 interface PersonRow {
@@ -49,6 +52,8 @@ interface MoveDetail {
   files: Record<string, string>;
   /** Sightings recognised as the label, now named the other (merge). */
   recognised: string[];
+  /** Unknown sightings whose nearest person (`candidate`) was the label, now the other (merge; absent before #36). */
+  candidates?: string[];
   /** Sightings assigned as one of the photos: id -> the photo's old name. */
   assigned: Record<string, string>;
   corrections: string[];
@@ -58,6 +63,8 @@ interface MoveDetail {
   person?: { display_name: string; kiosk: boolean; cover: string | null; created_at: string } | null;
   /** Whether the move created the other person. */
   new_person?: boolean;
+  /** What the merge changed in the trained models (merge-models.ts), for the undo; absent: nothing. */
+  models?: MergedModels;
 }
 
 interface ActionRow {
@@ -249,36 +256,50 @@ export class PersonActions {
       const survivor = await this.known(into);
       const filenames = ((await this.opts.images.list(label)) ?? []).map((i) => i.filename);
       const row = await this.row(label);
-      const detail = await this.moveFiles(
-        label,
-        into,
-        filenames,
-        async (tx, files) => {
-          const recognised = (
-            await tx.query<{ id: string }>('UPDATE sightings SET label = $2 WHERE label = $1 RETURNING id', [label, into])
-          ).map((r) => r.id);
-          const corrections = (
-            await tx.query<{ id: string }>('UPDATE corrections SET label = $2 WHERE label = $1 RETURNING id', [label, into])
-          ).map((r) => r.id);
-          const results = await renamePersonInResults(tx, label, into);
-          await tx.query('DELETE FROM people WHERE label = $1', [label]);
-          await tx.query(`INSERT INTO people (label, display_name) VALUES ($1, $2) ON CONFLICT (label) DO NOTHING`, [
-            into,
-            survivor.display_name,
-          ]);
-          return {
-            recognised,
-            corrections,
-            results,
-            person: row ? { display_name: row.display_name, kiosk: row.kiosk, cover: row.cover, created_at: iso(row.created_at) } : null,
-            files,
-          };
-        },
-        { kind: 'merge', actor },
-      );
+      // No training on any replica while the photos and the models change (its models would miss the merge).
+      const held = await this.opts.models?.lock();
+      let relabelled: MergedModels | null = null;
+      let detail: MoveDetail & { id: string };
+      try {
+        detail = await this.moveFiles(
+          label,
+          into,
+          filenames,
+          async (tx, files) => {
+            const recognised = (
+              await tx.query<{ id: string }>('UPDATE sightings SET label = $2 WHERE label = $1 RETURNING id', [label, into])
+            ).map((r) => r.id);
+            const candidates = (
+              await tx.query<{ id: string }>('UPDATE sightings SET candidate = $2 WHERE candidate = $1 RETURNING id', [label, into])
+            ).map((r) => r.id);
+            const corrections = (
+              await tx.query<{ id: string }>('UPDATE corrections SET label = $2 WHERE label = $1 RETURNING id', [label, into])
+            ).map((r) => r.id);
+            const results = await renamePersonInResults(tx, label, into);
+            await tx.query('DELETE FROM people WHERE label = $1', [label]);
+            await tx.query(`INSERT INTO people (label, display_name) VALUES ($1, $2) ON CONFLICT (label) DO NOTHING`, [
+              into,
+              survivor.display_name,
+            ]);
+            return {
+              recognised,
+              candidates,
+              corrections,
+              results,
+              person: row ? { display_name: row.display_name, kiosk: row.kiosk, cover: row.cover, created_at: iso(row.created_at) } : null,
+              files,
+            };
+          },
+          { kind: 'merge', actor },
+        );
+        relabelled = await this.relabelModels(detail.id, label, into);
+      } finally {
+        await held?.release().catch((err) => this.opts.log.warn(`releasing the training lock failed: ${String(err)}`));
+      }
+      if (relabelled) await this.opts.models?.loaded(label, false);
       if (detail.corrections.length) await this.opts.correctionsMoved?.();
       this.opts.log.info(
-        `person ${label} merged into ${into}: ${Object.keys(detail.files).length} photos, ${detail.recognised.length} sightings, ${detail.corrections.length} corrections, ${Object.keys(detail.results ?? {}).length} results (action ${detail.id}); train again`,
+        `person ${label} merged into ${into}: ${Object.keys(detail.files).length} photos, ${detail.recognised.length} sightings, ${detail.corrections.length} corrections, ${Object.keys(detail.results ?? {}).length} results (action ${detail.id}); ${relabelled ? 'the trained models name them so' : 'train again'}`,
       );
       return {
         action_id: detail.id,
@@ -292,8 +313,9 @@ export class PersonActions {
           results: Object.keys(detail.results ?? {}).length,
         },
         files: detail.files,
-        // The models still name the merged label (or lack the survivor's new photos) until the next training.
-        retrain_needed: this.retrainNeeded(label, into) || filenames.length > 0,
+        // Models that knew the merged person name the one who stays now (relabelled); else they still name the
+        // merged label, or lack their photos, until the next training.
+        retrain_needed: relabelled === null && (this.retrainNeeded(label, into) || filenames.length > 0),
       };
     });
   }
@@ -359,6 +381,36 @@ export class PersonActions {
         retrain_needed: true,
       };
     });
+  }
+
+  /**
+   * The trained models follow a merge (merge-models.ts), what changed noted in the action for its undo. A failure
+   * leaves them to the next training (the merge itself is done; merged-labels.ts still maps late names).
+   */
+  private async relabelModels(actionId: string, label: string, into: string): Promise<MergedModels | null> {
+    if (!this.opts.models) return null;
+    try {
+      const moved = await this.opts.models.merge(label, into);
+      if (moved)
+        await this.db.query(`UPDATE person_actions SET detail = jsonb_set(detail, '{models}', $2::jsonb) WHERE id = $1`, [
+          actionId,
+          JSON.stringify(moved),
+        ]);
+      return moved;
+    } catch (err) {
+      this.opts.log.warn(`person action ${actionId}: the trained models were not relabelled (${String(err)}); train again`);
+      return null;
+    }
+  }
+
+  /** The undo of relabelModels; true when the models name the merged person again (a failure: train again). */
+  private async unrelabelModels(actionId: string, label: string, into: string, moved: MergedModels): Promise<boolean> {
+    try {
+      return (await this.opts.models?.unmerge(label, into, moved)) ?? false;
+    } catch (err) {
+      this.opts.log.warn(`undo of ${actionId}: the trained models were not given back (${String(err)}); train again`);
+      return false;
+    }
   }
 
   private refuseWhileTraining(): void {
@@ -437,60 +489,79 @@ export class PersonActions {
         if (await this.opts.images.find(other, now)) present.push(now);
         else missing.push(old);
       }
-      const copied = await this.opts.images.copyInto(other, row.label, present);
-      const back: Record<string, string> = {};
-      for (const [now, restoredAs] of copied) back[now] = restoredAs;
+      // A merge's undo gives the models back too (merge-models.ts): no training on any replica meanwhile.
+      const held = row.kind === 'merge' ? await this.opts.models?.lock() : undefined;
+      let modelsBack = false;
       let correctionsBack = false;
+      let copied: Map<string, string>;
       try {
-        await this.db.transaction(async (tx) => {
-          // The lock results and sightings named after the merge are renamed under (merged-labels.ts): those renamed
-          // before are in the action's detail, read again below; none is renamed for this merge once it is undone.
-          if (row.kind === 'merge') await lockResults(tx);
-          await mark(tx);
-          await moveMeta(tx, other, row.label, back);
-          // Meta keeps the names the copies got; sightings assigned as a photo follow it (moveMeta), the rest here.
-          if (row.kind === 'merge') {
-            const [now] = await tx.query<{ detail: MoveDetail }>('SELECT detail FROM person_actions WHERE id = $1', [actionId]);
-            const late = now?.detail ?? d;
-            if (late.recognised.length)
-              await tx.query('UPDATE sightings SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [
-                late.recognised,
-                row.label,
-                other,
-              ]);
-            correctionsBack = late.corrections.length > 0;
-            if (correctionsBack)
-              await tx.query('UPDATE corrections SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [
-                late.corrections,
-                row.label,
-                other,
-              ]);
-            if (late.results) await restorePersonInResults(tx, late.results, row.label, other);
-            if (d.person)
-              await tx.query(
-                `INSERT INTO people (label, display_name, kiosk, cover, created_at) VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (label) DO UPDATE SET display_name = EXCLUDED.display_name, kiosk = EXCLUDED.kiosk, cover = EXCLUDED.cover`,
-                [
+        copied = await this.opts.images.copyInto(other, row.label, present);
+        const back: Record<string, string> = {};
+        for (const [now, restoredAs] of copied) back[now] = restoredAs;
+        try {
+          await this.db.transaction(async (tx) => {
+            // The lock results and sightings named after the merge are renamed under (merged-labels.ts): those renamed
+            // before are in the action's detail, read again below; none is renamed for this merge once it is undone.
+            if (row.kind === 'merge') await lockResults(tx);
+            await mark(tx);
+            await moveMeta(tx, other, row.label, back);
+            // Meta keeps the names the copies got; sightings assigned as a photo follow it (moveMeta), the rest here.
+            if (row.kind === 'merge') {
+              const [now] = await tx.query<{ detail: MoveDetail }>('SELECT detail FROM person_actions WHERE id = $1', [actionId]);
+              const late = now?.detail ?? d;
+              if (late.recognised.length)
+                await tx.query('UPDATE sightings SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [
+                  late.recognised,
                   row.label,
-                  d.person.display_name,
-                  d.person.kiosk,
-                  d.person.cover ? (back[d.files[d.person.cover]] ?? d.person.cover) : null,
-                  d.person.created_at,
-                ],
-              );
-          }
-        });
-      } catch (err) {
-        await this.opts.images.removeMoved(row.label, [...copied.values()]);
-        throw err;
+                  other,
+                ]);
+              if (late.candidates?.length)
+                await tx.query('UPDATE sightings SET candidate = $2 WHERE id = ANY($1::text[]) AND candidate = $3', [
+                  late.candidates,
+                  row.label,
+                  other,
+                ]);
+              correctionsBack = late.corrections.length > 0;
+              if (correctionsBack)
+                await tx.query('UPDATE corrections SET label = $2 WHERE id = ANY($1::text[]) AND label = $3', [
+                  late.corrections,
+                  row.label,
+                  other,
+                ]);
+              if (late.results) await restorePersonInResults(tx, late.results, row.label, other);
+              if (d.person)
+                await tx.query(
+                  `INSERT INTO people (label, display_name, kiosk, cover, created_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (label) DO UPDATE SET display_name = EXCLUDED.display_name, kiosk = EXCLUDED.kiosk, cover = EXCLUDED.cover`,
+                  [
+                    row.label,
+                    d.person.display_name,
+                    d.person.kiosk,
+                    d.person.cover ? (back[d.files[d.person.cover]] ?? d.person.cover) : null,
+                    d.person.created_at,
+                  ],
+                );
+            }
+          });
+        } catch (err) {
+          await this.opts.images.removeMoved(row.label, [...copied.values()]);
+          throw err;
+        }
+        await this.opts.images.removeMoved(other, [...copied.keys()]);
+        // A person the move created, left without photos: gone again.
+        if (row.kind === 'move' && d.new_person && (await this.opts.images.list(other)) === null)
+          await this.db.query('DELETE FROM people WHERE label = $1 AND NOT EXISTS (SELECT 1 FROM image_meta WHERE label = $1)', [other]);
+        if (row.kind === 'merge' && d.models) modelsBack = await this.unrelabelModels(actionId, row.label, other, d.models);
+      } finally {
+        await held?.release().catch((err) => this.opts.log.warn(`releasing the training lock failed: ${String(err)}`));
       }
-      await this.opts.images.removeMoved(other, [...copied.keys()]);
-      // A person the move created, left without photos: gone again.
-      if (row.kind === 'move' && d.new_person && (await this.opts.images.list(other)) === null)
-        await this.db.query('DELETE FROM people WHERE label = $1 AND NOT EXISTS (SELECT 1 FROM image_meta WHERE label = $1)', [other]);
+      if (modelsBack) await this.opts.models?.loaded(row.label, true);
       if (row.kind === 'merge' && correctionsBack) await this.opts.correctionsMoved?.();
-      this.opts.log.info(`person action ${actionId} (${row.kind} ${row.label} -> ${other}) undone: ${copied.size} photos back`);
-      return answer(copied.size, missing, true);
+      this.opts.log.info(
+        `person action ${actionId} (${row.kind} ${row.label} -> ${other}) undone: ${copied.size} photos back${modelsBack ? ', the trained models name them again' : ''}`,
+      );
+      // The models name the merged person again when the merge had relabelled them and every sample came back.
+      return answer(copied.size, missing, !modelsBack || missing.length > 0);
     });
   }
 

@@ -12,6 +12,7 @@ import { ApiError } from '../http/errors.js';
 import { mountRoute } from '../http/route.js';
 import { decodeBase64Image } from '../imaging/decode.js';
 import { admitSearch, searchSightings } from '../people/face-search.js';
+import { actionModels } from '../people/merge-models.js';
 import { PersonActions } from '../people/person-actions.js';
 import { descriptorFrom } from '../sightings/sighting-store.js';
 import { RateLimitedError } from '../verify/rate-limit.js';
@@ -44,6 +45,7 @@ export function peopleRoutes(ctx: AppContext): Hono {
     trainedLabels: () => ctx.faces.trainedLabels,
     trainingRunning: () => ctx.faces.trainStatus().state === 'running',
     correctionsMoved: () => ctx.corrections.relabelled(),
+    models: actionModels(ctx),
   });
 
   mountRoute(app, 'personPage', async (_c, { params, query }) => actions.page(params.label, query.sightings));

@@ -205,36 +205,41 @@ export class SightingStore {
     await wroteNew(this.shared, path.join(this.dir, rel));
     let rows: Row[];
     try {
-      // #36 2: a name merged away (a device or model from before the merge) is stored as the one who stays.
-      const stored = await nameMergedInSighting(this.db, id, s.label, async (q, label) => {
-        const inserted = await q.query<Row>(
-          `INSERT INTO sightings (id, seen_at, source, client, camera, label, candidate, distance, confidence, certainty, reason,
+      // #36 2: a name or nearest person merged away (a device or model from before the merge) is stored as the one who stays.
+      const stored = await nameMergedInSighting(
+        this.db,
+        id,
+        { label: s.label, candidate: s.candidate },
+        async (q, { label, candidate }) => {
+          const inserted = await q.query<Row>(
+            `INSERT INTO sightings (id, seen_at, source, client, camera, label, candidate, distance, confidence, certainty, reason,
            recognizer, model_version, box, crop, crop_bytes, descriptor)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${COLUMNS}`,
-          [
-            id,
-            s.seen_at,
-            s.source,
-            s.client,
-            s.camera,
-            label,
-            s.candidate,
-            s.distance,
-            s.confidence,
-            s.certainty,
-            s.reason,
-            s.recognizer,
-            s.model_version,
-            JSON.stringify(s.box),
-            rel,
-            s.crop.byteLength,
-            s.descriptor ? descriptorBytes(s.descriptor) : null,
-          ],
-        );
-        return inserted[0] ?? null;
-      });
+            [
+              id,
+              s.seen_at,
+              s.source,
+              s.client,
+              s.camera,
+              label,
+              candidate,
+              s.distance,
+              s.confidence,
+              s.certainty,
+              s.reason,
+              s.recognizer,
+              s.model_version,
+              JSON.stringify(s.box),
+              rel,
+              s.crop.byteLength,
+              s.descriptor ? descriptorBytes(s.descriptor) : null,
+            ],
+          );
+          return inserted[0] ?? null;
+        },
+      );
       rows = stored ? [stored] : [];
     } catch (err) {
       await fs.rm(path.join(this.dir, rel), { force: true });

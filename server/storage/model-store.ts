@@ -75,6 +75,16 @@ export interface StoredLbph {
   source: SourceId | null;
 }
 
+/**
+ * New sample labels and names for a model (rewriteLabels), from its sample labels, its names and each sample's
+ * bytes (an LBPH histogram, a descriptor); null: the model stays as it is.
+ */
+export type SampleRelabel = (
+  labels: Int32Array,
+  labelIds: LabelIds,
+  sample: (i: number) => Uint8Array,
+) => { labels: Int32Array; labelIds: LabelIds } | null;
+
 interface SourceNote extends SourceId {
   /** training.lbph's sha256 that training.yml was written from. */
   source: string;
@@ -359,6 +369,47 @@ export class ModelStore {
       }
     }
     return removed;
+  }
+
+  /**
+   * #36: rewrites the saved models with their samples under other names (a merge and its undo,
+   * server/people/merge-models.ts): `relabel` answers each model's new sample labels and names, or null to leave it
+   * as it is; the samples themselves stay. Saved as forgetLabel saves (atomically, keeping the training time; the
+   * LBPH YAML written afterwards from training.lbph). The caller holds the training lock. Returns which changed.
+   */
+  async rewriteLabels(relabel: { lbph: SampleRelabel; embedding: SampleRelabel }): Promise<{ lbph: boolean; embedding: boolean }> {
+    const changed = { lbph: false, embedding: false };
+    const lbph = await this.loadLbph();
+    if (lbph) {
+      const { histograms } = lbph.model;
+      const out = relabel.lbph(
+        lbph.model.labels,
+        lbph.labelIds,
+        (i) => new Uint8Array(histograms[i].buffer, histograms[i].byteOffset, histograms[i].byteLength),
+      );
+      if (out) {
+        const { labelsInfo: _names, ...params } = lbph.model;
+        const { source } = await this.saveSource({ ...params, labels: out.labels }, out.labelIds, { mtime: new Date(lbph.trainedAt) });
+        await this.placing(async () => {
+          if (!(await this.isSource(source))) return; // a newer model was saved meanwhile: its YAML is its own
+          for (const name of [TRAINING_SOURCE_NOTE, TRAINING_FILE]) await this.remove(name);
+        });
+        changed.lbph = true;
+      }
+    }
+    const embedding = await this.loadEmbedding();
+    if (embedding) {
+      const { descriptors, dim } = embedding.model;
+      const out = relabel.embedding(embedding.model.labels, embedding.labelIds, (i) => {
+        const d = descriptors.subarray(i * dim, (i + 1) * dim);
+        return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+      });
+      if (out) {
+        await this.saveEmbedding({ ...embedding.model, labels: out.labels }, out.labelIds, embedding.trainedAt);
+        changed.embedding = true;
+      }
+    }
+    return changed;
   }
 
   /** Removes one model file (nothing to do when there is none) and tells the seam. */
