@@ -112,7 +112,8 @@ export const personActionResponse = z
       .meta({ description: "Merge and move: each photo's file name before -> after (a name already taken gets a new one)." }),
     retrain_needed: z.boolean().meta({
       description:
-        'Merge and move change who the photos are of: the models name the old label until the next training (`POST /api/train`).',
+        'Whether the models need a training (`POST /api/train`) to answer as the photos now are: a move, and a merge whose ' +
+        "models did not know the merged person (a merge relabels the trained models' samples at once).",
     }),
   })
   .meta({ id: 'PersonActionResponse' });

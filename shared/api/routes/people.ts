@@ -81,10 +81,13 @@ export const peopleRoutes = {
     summary: 'Merge this person into another: their photos, sightings and corrections go to the one who stays',
     description:
       'Every photo is written under the person who stays (a new name where theirs is taken) before the old file goes, so a crash ' +
-      'never loses one. Sightings recognised as or assigned to them and their corrections follow. The models still hold both ' +
-      'labels until the next training (`retrain_needed`). What still names the merged person after the merge (results, sightings and ' +
-      '"not this person" corrections from a device with an old model, the models themselves until the next training) is named the ' +
-      'one who stays as it arrives. Undoable (the photos go back, and so do those names); in the audit log.',
+      'never loses one. Sightings recognised as or assigned to them, sightings that had them as nearest person (`candidate`) and ' +
+      'their corrections follow. The trained models follow at once, without a training: their samples are relabelled as the one ' +
+      "who stays (the server's recognition, the compact model browsers sync and the model downloads name them so; " +
+      '`retrain_needed` is false when the models knew them). What still names the merged person after the merge (results, ' +
+      'sightings and "not this person" corrections from a device with an old model) is named the one who stays as it arrives. ' +
+      'Undoable (the photos go back, and so do those names and their samples in the models); in the audit log. Refused while a ' +
+      'training runs on any replica (409 `training_in_progress`).',
     tags: ['People'],
     request: { params: labelParams, body: jsonBody(personMergeRequest, { into: 'marie-curie' }) },
     responses: ok(personActionResponse, 'Merged.'),
@@ -106,7 +109,8 @@ export const peopleRoutes = {
     summary: 'Undo a rename, a cover, a merge or a move',
     description:
       "A merge or a move: the photos go back (those deleted since are named in `missing`), with the sightings and corrections; the merged person's name " +
-      'and cover come back. Undone once (409 `already_undone` the second time); a merge or a move waits for a running training.',
+      'and cover come back; after a merge, the trained models name them again (their samples, found by the fingerprints the merge ' +
+      'noted; `retrain_needed` false). Undone once (409 `already_undone` the second time); a merge or a move waits for a running training.',
     tags: ['People'],
     request: { params: personActionParams, body: { required: false, description: 'Empty or `{}`.', content: json(personUndoRequest, {}) } },
     responses: ok(personUndoResponse, 'Undone.'),

@@ -16,7 +16,8 @@ describe("a person's page words", () => {
 
   it('asks for a training only when the models must change', () => {
     expect(retrainText({ kind: 'rename', retrain_needed: false })).toBe('');
-    expect(retrainText({ kind: 'merge', retrain_needed: true })).toContain('two people');
+    expect(retrainText({ kind: 'merge', retrain_needed: true })).toContain('trained again');
+    expect(retrainText({ kind: 'merge', retrain_needed: false })).toBe('');
     expect(retrainText({ kind: 'move', retrain_needed: true })).toContain('trained again');
   });
 

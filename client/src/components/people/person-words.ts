@@ -27,11 +27,14 @@ export function actionDoneText(r: Pick<PersonActionResponse, 'kind' | 'display_n
   }
 }
 
-/** Why to train after a merge or a move; nothing after a rename or a cover (the models know people by label). */
+/**
+ * Why to train after a merge or a move; nothing after a rename or a cover (the models know people by label), nor
+ * after a merge the trained models followed at once (#36: only photos they never had wait for a training).
+ */
 export function retrainText(r: Pick<PersonActionResponse, 'kind' | 'retrain_needed'>): string {
   if (!r.retrain_needed) return '';
   return r.kind === 'merge'
-    ? 'Lookout still knows them as two people until the model is trained again.'
+    ? 'Their photos count for recognition once the model is trained again.'
     : 'Lookout recognises the photos under their new person once the model is trained again.';
 }
 
