@@ -103,8 +103,8 @@ function wasmThreads(): number {
  *   ("e is not defined"); the Blob loads the shipped glue file instead, which is what tfjs's own bundles hand over.
  * - The C++ side caps its pool at half the logical cores (it assumes hyper-threading): for the start, the
  *   worker reports twice the threads wanted, so a 2-core device computes on 2 threads, not 1.
- * - Emscripten's pthread pool is built with the workers those threads need, not the build's fixed 8 (each
- *   idle one held 16.5 MiB of JS heap: pthread-pool.ts).
+ * - Emscripten's pthread pool is built with the workers those threads need, not the build's fixed 8
+ *   (pthread-pool.ts).
  */
 async function withThreadedSetup<T>(fn: () => Promise<T>): Promise<T> {
   const RealBlob = self.Blob;

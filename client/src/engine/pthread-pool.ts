@@ -3,13 +3,15 @@
  *
  * tfjs-backend-wasm's threaded build is compiled with Emscripten's PTHREAD_POOL_SIZE=8: its glue starts 8
  * workers (`PThread.initMainThread`) and loads the WebAssembly module into each before the backend is ready,
- * about 16.5 MiB of JS heap per worker, whatever the threads XNNPACK is told to use. The glue reads no Module
+ * whatever the threads XNNPACK is told to use (each idle one: about 2 MiB of the renderer's memory, and 16.5 MiB
+ * in the JS heap the browser reports, its share of the shared WebAssembly memory included). The glue reads no Module
  * option for it; but it publishes its PThread object (`Module.PThread = PThread`) before it builds the pool,
  * and tfjs's Module is a plain object, so a setter on Object.prototype, there only while the backend starts,
  * sees that object and makes `initMainThread` start the workers that are used instead.
  *
  * The pool must hold every thread XNNPACK starts: its pool creation blocks the engine worker until they all run,
- * and a worker Emscripten would create then, on demand, could not start while its parent is blocked.
+ * and a worker Emscripten created then, on demand, would only start once its parent returned to its event loop
+ * (why Emscripten builds a pool in advance at all).
  */
 
 /** The part of Emscripten's PThread object the pool size concerns. */
