@@ -94,19 +94,10 @@ async function trainingLock(models: ModelStore): Promise<HeldLock> {
   }
 }
 
-/**
- * This server's workers run the rewritten models before the answer: loaded now (the model watch would within
- * its interval), waited for while the watch itself is loading them.
- */
+/** This server's workers run the rewritten models before the answer (the model watch would within its interval). */
 async function reloadModels(ctx: AppContext, label: string): Promise<void> {
-  const knows = () => ctx.faces.trainedFiles.labels.includes(label) || ctx.faces.trainedLabels.has(label);
-  const until = Date.now() + 10_000;
-  for (;;) {
-    await ctx.faces.reloadIfChanged();
-    if (!knows() || Date.now() > until) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (knows()) ctx.log.warn(`the models rewritten without ${label} are not loaded yet; the model watch loads them`);
+  if (!(await ctx.faces.reloadUntil(label, false)))
+    ctx.log.warn(`the models rewritten without ${label} are not loaded yet; the model watch loads them`);
 }
 
 export async function forgetPerson(ctx: AppContext, models: ModelStore, label: string): Promise<Removed> {

@@ -152,14 +152,8 @@ export function actionModels(ctx: Pick<AppContext, 'models' | 'faces' | 'log'>):
     },
 
     async loaded(label, known) {
-      const knows = () => ctx.faces.trainedFiles.labels.includes(label) || ctx.faces.trainedLabels.has(label);
-      const until = Date.now() + 10_000;
-      for (;;) {
-        await ctx.faces.reloadIfChanged();
-        if (knows() === known || Date.now() > until) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      if (knows() !== known) ctx.log.warn(`the models rewritten for ${label} are not loaded yet; the model watch loads them`);
+      if (!(await ctx.faces.reloadUntil(label, known)))
+        ctx.log.warn(`the models rewritten for ${label} are not loaded yet; the model watch loads them`);
     },
   };
 }

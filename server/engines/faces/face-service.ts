@@ -126,6 +126,22 @@ export class FaceService {
     return this.state.reloadIfChanged();
   }
 
+  /**
+   * After this server rewrote the saved models (a deletion, a merge and its undo): loads them now rather than at the
+   * model watch's next tick, waiting while the watch itself is loading them, until the models know `label` or not
+   * (`known`), for at most 10 s. False when they still do not: the watch loads them later.
+   */
+  async reloadUntil(label: string, known: boolean): Promise<boolean> {
+    const knows = () => this.trainedFiles.labels.includes(label) || this.trainedLabels.has(label);
+    const until = Date.now() + 10_000;
+    for (;;) {
+      await this.reloadIfChanged();
+      if (knows() === known) return true;
+      if (Date.now() > until) return false;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   get trained(): boolean {
     return this.state.trained;
   }
