@@ -25,16 +25,25 @@ export async function connectPostgres(url: string): Promise<Driver> {
     ...wrap(pool),
     async transaction(fn) {
       const client = await pool.connect();
+      // A checked-out client is not the pool's to watch: when its server goes away between two statements (a
+      // restart, a failover, an administrator), the client emits 'error', which without a listener ends the process.
+      // The transaction's next statement fails with that error anyway; the client is then destroyed, not reused.
+      let lost: Error | undefined;
+      const onLost = (err: Error) => {
+        lost = err;
+      };
+      client.on('error', onLost);
       try {
         await client.query('BEGIN');
         const out = await fn(wrap(client));
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        if (!lost) await client.query('ROLLBACK').catch(() => {});
         throw err;
       } finally {
-        client.release();
+        client.off('error', onLost);
+        client.release(lost);
       }
     },
     close: () => pool.end(),
