@@ -4,7 +4,8 @@
  *
  * Faces: every face of the open-set benchmark's built-in set (bench/grouping-features.ts: one man in 19 photos,
  * 6 people in 2 to 4, about 70 people seen once), clean and in 3 degraded camera views each, described by the
- * product's nets (faceapi-128, the default descriptor, and faceres-1024). Streams: the clean faces, the degraded
+ * product's nets (faceapi-128, the default descriptor, and faceres-1024; every server groups by faceapi-128's,
+ * GROUPING_DESCRIPTOR_MODEL, so faceres-1024's rows are a comparison without a goal). Streams: the clean faces, the degraded
  * views, and both. Figures: pairwise precision (two faces in one group are one person) and recall (two faces of one
  * person are in one group), the number of groups.
  *
@@ -27,6 +28,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type GroupingOptions, groupingOptions, LINK_SHARE, MAX_SHARE, NEAR_SHARE } from '../server/review/grouping.js';
+import { GROUPING_DESCRIPTOR_MODEL } from '../shared/embedding/descriptor-models.js';
 import { type DescriptorModel, defaultRule } from '../shared/recognition/rules.js';
 import {
   type Algorithm,
@@ -107,8 +109,12 @@ function benchModel(all: readonly GroupingFace[], model: DescriptorModel, log: (
   const rows: BenchRow[] = [];
   const limit = defaultRule('embedding', model).max;
   const described = all.filter((f) => f.descriptors[model]);
+  // The product groups every unknown face on GROUPING_DESCRIPTOR_MODEL's descriptors, whatever model recognises:
+  // another model's rows say what grouping on its own descriptors would give (why it is not done), without a goal.
+  const used = model === GROUPING_DESCRIPTOR_MODEL;
+  const goal = (g: string) => (used ? { goal: g } : {});
   log(
-    `\n${model}: ${described.length} of ${all.length} face views described, ${new Set(described.map((f) => f.person)).size} people; recognition limit ${limit}`,
+    `\n${model}: ${described.length} of ${all.length} face views described, ${new Set(described.map((f) => f.person)).size} people; recognition limit ${limit}${used ? ' (the descriptor every server groups by)' : ` (for comparison: servers recognising with ${model} group by ${GROUPING_DESCRIPTOR_MODEL}'s descriptors, kept beside their own)`}`,
   );
   log(`| stream | grouping | pairwise precision | pairwise recall | recall per person | groups (people) |`);
   log(`|---|---|---|---|---|---|`);
@@ -204,13 +210,13 @@ function benchModel(all: readonly GroupingFace[], model: DescriptorModel, log: (
           name: `grouping ${model} ${stream}, ${mode}: pairwise precision, held out`,
           unit: '',
           lookout: median(s.map((x) => x.precision)),
-          goal: '>= 0.95',
+          ...goal('>= 0.95'),
         },
         {
           name: `grouping ${model} ${stream}, ${mode}: pairwise recall, held out`,
           unit: '',
           lookout: median(s.map((x) => x.recall)),
-          goal: '>= 0.7',
+          ...goal('>= 0.7'),
         },
         {
           name: `grouping ${model} ${stream}, ${mode}: recall per person, held out`,

@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
+import { GROUPING_DESCRIPTOR_MODEL } from '../shared/embedding/descriptor-models.js';
 import { DEFAULT_DESCRIPTOR_MODEL } from '../shared/recognition/rules.js';
 import { RECOGNITION_MODELS } from '../shared/api/index.js';
 import { RuntimeStore } from './config/runtime-store.js';
@@ -406,6 +407,11 @@ export async function createService(settings: Settings, log: Logger, opts: Servi
     store: sightings,
     settings: { enabled: settings.sightingsEnabled, sources: settings.sightingsSources, intervalS: settings.sightingsIntervalS },
     describe: () => (embedding && faces.embeddingAvailability.available ? (rgb, boxes) => embedding.run('describe', { rgb, boxes }) : null),
+    // #36 1: grouping is tuned on the 128-d descriptor; a faceres-1024 server keeps one more per unknown face kept.
+    describeForGrouping: () =>
+      embedding && faces.embeddingAvailability.available && faces.embeddingAvailability.descriptorModel !== GROUPING_DESCRIPTOR_MODEL
+        ? async (rgb, boxes) => (await embedding.run('describeForGrouping', { rgb, boxes })) ?? []
+        : null,
     // A camera face continues a track within the distance at which the embedding recognizer would name someone.
     trackMax: () => faces.ruleFor('embedding').max,
     // #36 4: its work waits for quiet recognitions, and for the workers' queues to be empty.

@@ -105,7 +105,7 @@ export const FACE_SETTINGS = {
       .toLowerCase()
       .pipe(z.enum(['faceapi-128', 'faceres-1024'])),
     default: 'faceapi-128',
-    doc: "Embedding: the descriptor model, `faceapi-128` (face-api's 128-d net) or `faceres-1024` (Human's faceres, 1024-d, L2-normalised, about 2.5 to 3x the time per face). A trained model records its descriptor model; after a change the embedding recognizer answers as untrained until it is trained again.",
+    doc: "Embedding: the descriptor model, `faceapi-128` (face-api's 128-d net) or `faceres-1024` (Human's faceres, 1024-d, L2-normalised, about 2.5 to 3x the time per face). A trained model records its descriptor model; after a change the embedding recognizer answers as untrained until it is trained again. Unknown faces are grouped for review by face-api's 128-d descriptor whatever this is: with `faceres-1024` a second one is computed per unknown face kept (docs/recognition.md).",
   },
   thresholdBounds: {
     env: 'THRESHOLD_BOUNDS',

@@ -4,6 +4,7 @@
  * agree with each other.
  */
 import type { ReviewGroupsResponse } from '../../shared/api/review.js';
+import { DESCRIPTOR_MODELS, GROUPING_DESCRIPTOR_MODEL } from '../../shared/embedding/descriptor-models.js';
 import type { Database } from '../db/database.js';
 import { descriptorFrom } from '../sightings/sighting-store.js';
 import { type Coherence, type GroupingItem, groupCoherence, groupingOptions, regroupFaces } from './grouping.js';
@@ -13,11 +14,25 @@ import { iso, pictureOf, REVIEWABLE } from './review-rows.js';
 const GROUPING_LOCK_KEY = 7_141_926;
 /**
  * Most faces grouping looks at in one pass (newest first; older ones keep their groups): the clustering compares
- * every two faces, about a second for 5,000 of 128 values on one core (about 1,800 of faceres' 1,024 in the same time).
+ * every two faces, about a second for 5,000 of 128 values on one core (every face is grouped by a 128-d one).
  */
 const GROUPING_WINDOW = 5_000;
 /** Faces of a group compared for its coherence (the newest). */
 const COHERENCE_FACES = 200;
+
+/** A grouping descriptor's size as stored (float32 values). */
+const GROUPING_DESCRIPTOR_BYTES = DESCRIPTOR_MODELS[GROUPING_DESCRIPTOR_MODEL].dim * 4;
+
+/**
+ * The descriptor a face is grouped by (GROUPING_DESCRIPTOR_MODEL's): the one kept for grouping when the face's own
+ * is of another model (faceres-1024), else its own. A face kept with only another model's (before #36's change,
+ * or when that net failed) is left ungrouped rather than compared across models.
+ */
+export function groupingDescriptor(r: { descriptor: Uint8Array | null; group_descriptor: Uint8Array | null }): Float32Array | null {
+  const bytes = r.group_descriptor ?? r.descriptor;
+  const d = descriptorFrom(bytes ? new Uint8Array(bytes) : null);
+  return d && d.length * 4 === GROUPING_DESCRIPTOR_BYTES ? d : null;
+}
 
 export class ReviewGroups {
   constructor(private readonly db: Database) {}
@@ -28,7 +43,7 @@ export class ReviewGroups {
   /**
    * Groups the reviewable faces again (grouping.ts) when some have no group yet, or the recognition limit changed
    * since the last pass here (and once after a start: groups made before #36 are checked again), under a lock
-   * shared by replicas. `max`: the embedding rule's limit for the descriptor in use. How many faces changed group.
+   * shared by replicas. `max`: the grouping limit (FaceService.groupingMax). How many faces changed group.
    */
   async regroup(max: number): Promise<number> {
     const [{ n }] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sightings WHERE ${REVIEWABLE} AND group_id IS NULL`);
@@ -42,24 +57,22 @@ export class ReviewGroups {
         client: string | null;
         camera: string | null;
         descriptor: Uint8Array | null;
+        group_descriptor: Uint8Array | null;
         group_id: string | null;
       }>(
-        `SELECT id, seen_at, source, client, camera, descriptor, group_id FROM sightings WHERE ${REVIEWABLE}
+        `SELECT id, seen_at, source, client, camera, descriptor, group_descriptor, group_id FROM sightings WHERE ${REVIEWABLE}
          AND (group_id IS NULL OR descriptor IS NOT NULL) ORDER BY seen_at DESC, id DESC LIMIT $1`,
         [GROUPING_WINDOW],
       );
       const items: GroupingItem[] = rows.map((r) => ({
         id: r.id,
         seenAt: new Date(r.seen_at).getTime(),
-        descriptor: descriptorFrom(r.descriptor ? new Uint8Array(r.descriptor) : null),
+        descriptor: groupingDescriptor(r),
         groupId: r.group_id,
         // The faces of one recognized picture are kept with one time, source, client and camera: two people.
         picture: pictureOf(r),
       }));
-      // Every two faces are compared: longer descriptors, fewer faces (the same work as GROUPING_WINDOW 128-d ones).
-      const length = items.find((i) => i.descriptor)?.descriptor?.length ?? 128;
-      const window = Math.min(items.length, Math.floor(GROUPING_WINDOW * Math.sqrt(128 / Math.max(128, length))));
-      const grouped = items.slice(0, window);
+      const grouped = items.slice(0, GROUPING_WINDOW);
       // Pairs a reviewer told apart ("different people"): never one group. Pairs of a sighting deleted since (purged
       // or deleted by hand) go: there is nothing left to keep apart.
       await tx.query(
@@ -106,7 +119,8 @@ export class ReviewGroups {
       params,
     );
     const [{ any }] = await this.db.query<{ any: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM sightings WHERE ${REVIEWABLE} AND descriptor IS NOT NULL) AS any`,
+      `SELECT EXISTS (SELECT 1 FROM sightings WHERE ${REVIEWABLE} AND (group_descriptor IS NOT NULL OR octet_length(descriptor) = $1)) AS any`,
+      [GROUPING_DESCRIPTOR_BYTES],
     );
     const coherence = await this.coherence(
       rows.map((r) => r.id),
@@ -136,14 +150,14 @@ export class ReviewGroups {
   /** Whether each group's reviewable faces agree with each other (grouping.ts groupCoherence). */
   async coherence(groupIds: readonly string[], max: number): Promise<Map<string, Coherence>> {
     if (groupIds.length === 0) return new Map();
-    const rows = await this.db.query<{ group_id: string; descriptor: Uint8Array }>(
-      `SELECT group_id, descriptor FROM sightings WHERE group_id = ANY($1::text[]) AND ${REVIEWABLE} AND descriptor IS NOT NULL
-       ORDER BY seen_at DESC, id DESC`,
+    const rows = await this.db.query<{ group_id: string; descriptor: Uint8Array; group_descriptor: Uint8Array | null }>(
+      `SELECT group_id, descriptor, group_descriptor FROM sightings WHERE group_id = ANY($1::text[]) AND ${REVIEWABLE}
+       AND descriptor IS NOT NULL ORDER BY seen_at DESC, id DESC`,
       [groupIds],
     );
     const byGroup = new Map<string, Float32Array[]>();
     for (const r of rows) {
-      const d = descriptorFrom(new Uint8Array(r.descriptor));
+      const d = groupingDescriptor(r);
       if (!d) continue;
       const list = byGroup.get(r.group_id) ?? [];
       // Every pair is compared: the newest COHERENCE_FACES of a large group are enough to see two people in it.

@@ -32,7 +32,14 @@ let seq = 0;
 /** One sighting as the sighting store keeps it: a row and its crop file in `<sightings>/<day>/<id>.jpg`. */
 async function addSighting(
   f: Fixture,
-  s: { at: Date; label?: string; descriptor?: Float32Array | null; source?: string; withCrop?: boolean },
+  s: {
+    at: Date;
+    label?: string;
+    descriptor?: Float32Array | null;
+    groupDescriptor?: Float32Array | null;
+    source?: string;
+    withCrop?: boolean;
+  },
 ): Promise<string> {
   const id = `s-${String(seq++).padStart(5, '0')}`;
   const rel = `${s.at.toISOString().slice(0, 10)}/${id}.jpg`;
@@ -41,8 +48,8 @@ async function addSighting(
     await fs.writeFile(path.join(f.sightingsDir, rel), crop);
   }
   await f.db.query(
-    `INSERT INTO sightings (id, seen_at, source, label, recognizer, box, crop, crop_bytes, descriptor)
-     VALUES ($1, $2, $3, $4, 'embedding', $5, $6, $7, $8)`,
+    `INSERT INTO sightings (id, seen_at, source, label, recognizer, box, crop, crop_bytes, descriptor, group_descriptor)
+     VALUES ($1, $2, $3, $4, 'embedding', $5, $6, $7, $8, $9)`,
     [
       id,
       s.at,
@@ -52,6 +59,7 @@ async function addSighting(
       rel,
       crop.length,
       s.descriptor ? descriptorBytes(s.descriptor) : null,
+      s.groupDescriptor ? descriptorBytes(s.groupDescriptor) : null,
     ],
   );
   return id;
@@ -115,6 +123,36 @@ describe.each(DATABASES)('review on %s', (_name, open) => {
     await addSighting(f, { at: new Date(base + 180_000), label: 'alice' });
     return { stranger, strangerIds, otherIds, lone, base };
   }
+
+  it('#36 1: groups faces recognised with another descriptor model (faceres-1024) by their 128-d grouping descriptors', async () => {
+    // The 1,024-d descriptors say nothing alike (each face its own direction); the grouping ones say two people.
+    const unit = () => {
+      const v = Float32Array.from({ length: 1024 }, () => random() - 0.5);
+      const n = Math.hypot(...v);
+      return v.map((x) => x / n);
+    };
+    const [a, b] = [person(), person()];
+    const base = Date.parse('2026-11-21T09:00:00.000Z');
+    const ofA = [];
+    for (let i = 0; i < 4; i++)
+      ofA.push(await addSighting(f, { at: new Date(base + i * 1000), descriptor: unit(), groupDescriptor: seenAgain(a) }));
+    const ofB = [];
+    for (let i = 0; i < 3; i++)
+      ofB.push(await addSighting(f, { at: new Date(base + 10_000 + i * 1000), descriptor: unit(), groupDescriptor: seenAgain(b) }));
+    // Kept with a 1,024-d descriptor only (before the change): never compared with the 128-d ones, a group of its own.
+    const older = await addSighting(f, { at: new Date(base - 60_000), descriptor: unit() });
+    // A 128-d descriptor of its own (a faceapi-128 server's face) of person A: grouped with A's faces.
+    const own = await addSighting(f, { at: new Date(base + 20_000), descriptor: seenAgain(a) });
+    const { groups } = await f.store.groups({ limit: 50, max: MAX });
+    const members = async (id: string) =>
+      (await t.db.query<{ id: string }>('SELECT id FROM sightings WHERE group_id = $1 ORDER BY id', [id])).map((r) => r.id);
+    expect(groups.map((g) => g.count)).toEqual([5, 3, 1]);
+    expect(await members(groups[0].id)).toEqual([...ofA, own].sort());
+    expect(await members(groups[1].id)).toEqual([...ofB].sort());
+    expect(await members(groups[2].id)).toEqual([older]);
+    // Each group's faces agree by the same descriptors.
+    expect(groups.map((g) => g.coherent)).toEqual([true, true, true]);
+  });
 
   it('groups unknown faces largest first, with stable ids that new faces of the same stranger join', async () => {
     const s = await scene();

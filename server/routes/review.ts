@@ -28,8 +28,9 @@ export function reviewRoutes(ctx: AppContext): Hono {
     store.groups({
       since: query.since ? new Date(query.since) : undefined,
       limit: query.limit,
-      // Alike enough to be one person: the distance within which the recognizer would name them.
-      max: ctx.faces.ruleFor('embedding').max,
+      // Alike enough to be one person: the distance within which the recognizer would name them (in the grouping
+      // descriptor's units: FaceService.groupingMax).
+      max: ctx.faces.groupingMax(),
     }),
   );
 
@@ -47,7 +48,7 @@ export function reviewRoutes(ctx: AppContext): Hono {
       { ...targetOf(body), label: body.label, display_name: body.display_name },
       actorOf(c),
       checkCrop,
-      ctx.faces.ruleFor('embedding').max,
+      ctx.faces.groupingMax(),
     );
     const bad = (out.checks ?? []).filter((x) => x.check && x.check.verdict !== 'ok').length;
     ctx.log.info(

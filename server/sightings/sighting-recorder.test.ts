@@ -15,7 +15,7 @@ import {
   iou,
   SightingRecorder,
 } from './sighting-recorder.js';
-import { SightingStore } from './sighting-store.js';
+import { descriptorFrom, SightingStore } from './sighting-store.js';
 
 /** A decoded image, as recognition holds it: flat grey RGB. */
 const grey = (width: number, height: number): RgbImage => ({
@@ -107,7 +107,14 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
   });
 
   async function setup(
-    settings: { enabled?: boolean; sources?: string[]; intervalS?: number; describe?: Describe; trackMax?: number } = {},
+    settings: {
+      enabled?: boolean;
+      sources?: string[];
+      intervalS?: number;
+      describe?: Describe;
+      describeForGrouping?: Describe;
+      trackMax?: number;
+    } = {},
   ) {
     const t = await open();
     opened.push(t);
@@ -117,6 +124,7 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
       store,
       settings: { enabled: settings.enabled ?? true, sources: settings.sources ?? ['api', 'camera'], intervalS: settings.intervalS ?? 10 },
       describe: settings.describe ? () => settings.describe! : null,
+      ...(settings.describeForGrouping ? { describeForGrouping: () => settings.describeForGrouping! } : {}),
       ...(settings.trackMax !== undefined ? { trackMax: () => settings.trackMax! } : {}),
       log: createLogger('silent'),
       now: () => now,
@@ -181,6 +189,55 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
       }),
     ).not.toThrow();
     expect(await bad.kept()).toBe(0);
+  });
+
+  it('#36 1: keeps a grouping descriptor for each unknown face when the recognition descriptor is of another model', async () => {
+    // The recognition model's descriptor (3 values here) and the grouping model's (128) come from two describers.
+    const grouping = { n: 0 };
+    const describeForGrouping: Describe = async (_rgb, boxes) =>
+      boxes.map(() => {
+        grouping.n++;
+        return new Float32Array(128).fill(0.25);
+      });
+    const { store, frame, kept, recorder } = await setup({
+      describe: colourDescriber({ n: 0 }),
+      describeForGrouping,
+      sources: ['api', 'browser'],
+    });
+    frame([face(10, 10), face(150, 10, 'ada')], 'api');
+    const crop = await sharp({ create: { width: 80, height: 80, channels: 3, background: '#888' } })
+      .jpeg()
+      .toBuffer();
+    recorder.recordCrops({
+      source: 'browser',
+      client: null,
+      camera: null,
+      recognizer: 'embedding',
+      model_version: null,
+      faces: [{ ...face(0, 0), crop }],
+    });
+    expect(await kept()).toBe(3);
+    const rows = await store.db.query<{
+      label: string | null;
+      source: string;
+      descriptor: Uint8Array | null;
+      group_descriptor: Uint8Array | null;
+    }>('SELECT label, source, descriptor, group_descriptor FROM sightings ORDER BY source, label NULLS FIRST');
+    expect(
+      rows.map((r) => [r.source, r.label, descriptorFrom(r.descriptor)?.length ?? null, descriptorFrom(r.group_descriptor)?.[0] ?? null]),
+    ).toEqual([
+      ['api', null, 3, 0.25],
+      // A named face is never grouped: no second descriptor is computed for it.
+      ['api', 'ada', 3, null],
+      ['browser', null, 3, 0.25],
+    ]);
+    expect(grouping.n).toBe(2);
+    // Where the recognition descriptor is the grouping one (no second describer), none is kept.
+    const same = await setup({ describe: colourDescriber({ n: 0 }) });
+    same.frame([face(10, 10)], 'api');
+    expect(await same.kept()).toBe(1);
+    const [row] = await same.store.db.query<{ group_descriptor: Uint8Array | null }>('SELECT group_descriptor FROM sightings');
+    expect(row.group_descriptor).toBeNull();
   });
 
   it('crops each face as a JPEG of at most 160 px', async () => {

@@ -99,6 +99,11 @@ export interface SightingRecorderOptions {
   /** The embedding worker's descriptors, or null when it is switched off or did not load. */
   describe: (() => Describe | null) | null;
   /**
+   * #36 1: the 128-d descriptors unknown faces are grouped by, when `describe` gives another model's (faceres-1024);
+   * null when `describe`'s are those (or the worker is off). Absent: none.
+   */
+  describeForGrouping?: () => Describe | null;
+  /**
    * The largest descriptor distance at which a camera face continues a track (the embedding rule's `max`, the
    * distance at which it would name someone). Absent: camera tracks are never matched by descriptor.
    */
@@ -478,8 +483,9 @@ export class SightingRecorder {
         const crop = await toJpeg(pixels);
         if (described === undefined) await this.yieldToRecognition();
         const descriptor = described !== undefined ? described : ((await this.describeSafely(pixels.rgb, [pixels.box]))[0] ?? null);
+        const group_descriptor = face.label === null ? await this.describeForGrouping(pixels.rgb, pixels.box) : null;
         await this.yieldToRecognition();
-        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop, descriptor });
+        await this.opts.store.add({ ...this.common(r, seenAt), ...face, crop, descriptor, group_descriptor });
         this.stored++;
       } catch (err) {
         this.failed++;
@@ -500,6 +506,7 @@ export class SightingRecorder {
           .jpeg({ quality: 85 })
           .toBuffer();
         let descriptor: Float32Array | null = null;
+        let group_descriptor: Float32Array | null = null;
         if (this.describer()) {
           const { data, info } = await sharp(crop)
             .removeAlpha()
@@ -516,12 +523,14 @@ export class SightingRecorder {
           const share = 1 / (1 + 2 * CROP_MARGIN);
           const w = info.width * share;
           const h = info.height * share;
+          const box = { x: (info.width - w) / 2, y: (info.height - h) / 2, w, h };
           await this.yieldToRecognition();
-          descriptor = (await this.describeSafely(rgb, [{ x: (info.width - w) / 2, y: (info.height - h) / 2, w, h }]))[0] ?? null;
+          descriptor = (await this.describeSafely(rgb, [box]))[0] ?? null;
+          if (face.label === null) group_descriptor = await this.describeForGrouping(rgb, box);
         }
         const { crop: _sent, id, ...decision } = face;
         await this.yieldToRecognition();
-        await this.opts.store.add({ ...this.common(r, seenAt), ...decision, ...(id ? { id } : {}), crop, descriptor });
+        await this.opts.store.add({ ...this.common(r, seenAt), ...decision, ...(id ? { id } : {}), crop, descriptor, group_descriptor });
         this.stored++;
       } catch (err) {
         this.failed++;
@@ -541,9 +550,19 @@ export class SightingRecorder {
     };
   }
 
+  /**
+   * An unknown face's 128-d descriptor for grouping when its own is of another model (describeForGrouping), after a
+   * wait for quiet like every other step; null otherwise or on failure (logged). Named faces are never grouped.
+   */
+  private async describeForGrouping(rgb: RgbImage, box: SightingBox): Promise<Float32Array | null> {
+    const describe = this.opts.describeForGrouping?.() ?? null;
+    if (!describe) return null;
+    await this.yieldToRecognition();
+    return (await this.describeSafely(rgb, [box], describe))[0] ?? null;
+  }
+
   /** Descriptors, or none (logged) when the embedding worker is off or fails: a sighting without one is still kept. */
-  private async describeSafely(rgb: RgbImage, boxes: SightingBox[]): Promise<(Float32Array | null)[]> {
-    const describe = this.describer();
+  private async describeSafely(rgb: RgbImage, boxes: SightingBox[], describe = this.describer()): Promise<(Float32Array | null)[]> {
     if (!describe || boxes.length === 0) return [];
     try {
       const rects: Rect[] = boxes.map((b) => ({ x: Math.round(b.x), y: Math.round(b.y), width: Math.round(b.w), height: Math.round(b.h) }));

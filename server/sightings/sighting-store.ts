@@ -44,6 +44,11 @@ export interface NewSighting {
   box: SightingBox;
   /** The face's descriptor (the embedding recognizer's model), when the embedding worker runs. */
   descriptor?: Float32Array | null;
+  /**
+   * The 128-d descriptor unknown faces are grouped by (GROUPING_DESCRIPTOR_MODEL), kept only when `descriptor` is
+   * of another model (faceres-1024): grouping is tuned on the 128-d one (server/review/review-groups.ts).
+   */
+  group_descriptor?: Float32Array | null;
 }
 
 export interface SightingFilter {
@@ -213,8 +218,8 @@ export class SightingStore {
         async (q, { label, candidate }) => {
           const inserted = await q.query<Row>(
             `INSERT INTO sightings (id, seen_at, source, client, camera, label, candidate, distance, confidence, certainty, reason,
-           recognizer, model_version, box, crop, crop_bytes, descriptor)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+           recognizer, model_version, box, crop, crop_bytes, descriptor, group_descriptor)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${COLUMNS}`,
             [
@@ -235,6 +240,7 @@ export class SightingStore {
               rel,
               s.crop.byteLength,
               s.descriptor ? descriptorBytes(s.descriptor) : null,
+              s.group_descriptor ? descriptorBytes(s.group_descriptor) : null,
             ],
           );
           return inserted[0] ?? null;

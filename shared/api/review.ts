@@ -64,7 +64,10 @@ export const reviewGroupsResponse = z
     max_distance: z.number().meta({
       description:
         "The embedding rule's limit the groups are made under: two groups merge when their nearest faces are within 0.85 of it, " +
-        'their faces within it on average, and no two faces further apart than 1.3 times it (server/review/grouping.ts).',
+        'their faces within it on average, and no two faces further apart than 1.3 times it (server/review/grouping.ts). ' +
+        "Faces are always grouped by face-api's 128-d descriptor, so this is in its units: the embedding rule's limit on a " +
+        "faceapi-128 server, face-api's default limit (0.515) on a faceres-1024 server (which keeps a 128-d descriptor of " +
+        'each unknown face for grouping).',
     }),
   })
   .meta({

@@ -8,11 +8,10 @@
  * assigned to one person; a group whose faces do not agree (as the grouping before #36 stored them) is flagged and
  * never assigned whole.
  */
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PEOPLE } from '../../bench/identity-sets.js';
 import { descriptorBytes } from '../../server/sightings/sighting-store.js';
-import { base64 } from '../helpers/faces.js';
+import { base64, faceCrop as cropOf } from '../helpers/faces.js';
 import { getJson, postJson, readTestImage, startTestServer, type TestServer } from '../helpers/test-server.js';
 
 let server: TestServer;
@@ -24,22 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-/** A crop of a face in its photo, widened by `margin` of the box each side, `size` px wide. */
-async function cropOf(
-  photo: Buffer,
-  box: { x: number; y: number; width: number; height: number },
-  margin: number,
-  size: number,
-  light = 1,
-) {
-  const meta = await sharp(photo).metadata();
-  const left = Math.max(0, Math.round(box.x - box.width * margin));
-  const top = Math.max(0, Math.round(box.y - box.height * margin));
-  const width = Math.min(meta.width! - left, Math.round(box.width * (1 + 2 * margin)));
-  const height = Math.min(meta.height! - top, Math.round(box.height * (1 + 2 * margin)));
-  return sharp(photo).extract({ left, top, width, height }).resize(size).modulate({ brightness: light }).jpeg({ quality: 88 }).toBuffer();
-}
 
 /** The ids of the sightings a recognition kept (stored after its answer). */
 async function recognizeKept(image: Buffer, known: Set<string>): Promise<string[]> {

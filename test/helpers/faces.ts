@@ -43,3 +43,19 @@ export async function rescaled(person: Person, scale: number): Promise<Buffer> {
 export function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('base64');
 }
+
+/** A crop of a face in its photo, widened by `margin` of the box each side, `size` px wide, lit by `light`, as a JPEG. */
+export async function faceCrop(
+  photo: Buffer,
+  box: { x: number; y: number; width: number; height: number },
+  margin: number,
+  size: number,
+  light = 1,
+): Promise<Buffer> {
+  const meta = await sharp(photo).metadata();
+  const left = Math.max(0, Math.round(box.x - box.width * margin));
+  const top = Math.max(0, Math.round(box.y - box.height * margin));
+  const width = Math.min(meta.width! - left, Math.round(box.width * (1 + 2 * margin)));
+  const height = Math.min(meta.height! - top, Math.round(box.height * (1 + 2 * margin)));
+  return sharp(photo).extract({ left, top, width, height }).resize(size).modulate({ brightness: light }).jpeg({ quality: 88 }).toBuffer();
+}

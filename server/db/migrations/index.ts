@@ -9,6 +9,7 @@ import { auditAnonymous } from './004-audit-anonymous.js';
 import { peoplePages } from './005-people-pages.js';
 import { reviewApart } from './006-review-apart.js';
 import { sharedFiles } from './007-shared-files.js';
+import { groupDescriptor } from './008-group-descriptor.js';
 
 export interface Migration {
   version: number;
@@ -16,4 +17,13 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, resultsOrder, verifyRate, auditAnonymous, peoplePages, reviewApart, sharedFiles];
+export const MIGRATIONS: readonly Migration[] = [
+  initial,
+  resultsOrder,
+  verifyRate,
+  auditAnonymous,
+  peoplePages,
+  reviewApart,
+  sharedFiles,
+  groupDescriptor,
+];

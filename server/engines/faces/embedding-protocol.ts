@@ -36,6 +36,12 @@ export interface EmbeddingOps {
   status: { args: void; result: EmbeddingAvailability & { cohortFaces?: number; cohortProblem?: string } };
   /** Descriptors of the given faces, in order. */
   describe: { args: { rgb: RgbImage; boxes: Rect[] }; result: Float32Array[] };
+  /**
+   * 128-d descriptors of the given faces for grouping unknown faces (server/review/review-groups.ts), or null when
+   * this worker's own descriptors are those (`faceapi-128`): `describe` serves then. A `faceres-1024` worker loads
+   * face-api's descriptor net for it on first use (about 6 MB of weights).
+   */
+  describeForGrouping: { args: { rgb: RgbImage; boxes: Rect[] }; result: Float32Array[] | null };
   /** How many faces this worker has described since it started (recognitions' and `describe`'s alike). */
   described: { args: void; result: number };
   /**

@@ -57,4 +57,24 @@ describe('embedding worker with faceres-1024', () => {
     expect(named.trained).toBe(true);
     expect(named.faces[0].label).toBe('grace');
   }, 120_000);
+
+  it("#36 1: describes faces for grouping with face-api's 128-d net, the same values a faceapi-128 worker gives", async () => {
+    const rgb = await photo('grace_hopper.jpg');
+    const [forGrouping] = (await pool.run('describeForGrouping', { rgb, boxes: [GRACE] }))!;
+    expect(forGrouping).toHaveLength(128);
+    const faceapi = new WorkerPool<EmbeddingOps>({
+      name: 'embedding',
+      script: 'faces/embedding-worker',
+      data: { modelDir: path.join(root, 'public/models/face-api') },
+      size: 1,
+    });
+    try {
+      const [own] = await faceapi.run('describe', { rgb, boxes: [GRACE] });
+      expect(Array.from(forGrouping)).toEqual(Array.from(own));
+      // A faceapi-128 worker's own descriptors are the grouping ones: it computes nothing more.
+      expect(await faceapi.run('describeForGrouping', { rgb, boxes: [GRACE] })).toBeNull();
+    } finally {
+      await faceapi.close();
+    }
+  }, 120_000);
 });

@@ -5,7 +5,8 @@
  */
 import path from 'node:path';
 import { workerData } from 'node:worker_threads';
-import { DEFAULT_DESCRIPTOR_MODEL } from '../../../shared/embedding/descriptor-models.js';
+import { DEFAULT_DESCRIPTOR_MODEL, GROUPING_DESCRIPTOR_MODEL } from '../../../shared/embedding/descriptor-models.js';
+import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import { refuseOtherDescriptorModel } from '../../../shared/embedding/model-check.js';
 import { cohortSize } from '../../../shared/recognition/cohort.js';
 import { FacePipeline, type Describe } from '../../../shared/recognition/pipeline.js';
@@ -30,6 +31,17 @@ const describe: Describe = async (rgb, boxes) => {
   return engine.describeFaces(rgb, boxes);
 };
 
+// #36 1: grouping is tuned on face-api's 128-d descriptor; another model's worker keeps a second engine for it,
+// loaded on the first face to group (the landmark net is loaded twice: a few hundred KB).
+let groupingEngine: NodeEmbeddingEngine | null = null;
+const describeForGrouping = async (rgb: RgbImage, boxes: Rect[]): Promise<Float32Array[] | null> => {
+  if (descriptor === GROUPING_DESCRIPTOR_MODEL) return null;
+  if (!boxes.length) return [];
+  groupingEngine ??= new NodeEmbeddingEngine({ modelDir: config.modelDir, descriptor: GROUPING_DESCRIPTOR_MODEL });
+  described += boxes.length;
+  return groupingEngine.describeFaces(rgb, boxes);
+};
+
 // The background cohort of this worker's descriptor model, for the per-person limits (cohort-file.ts).
 const { cohort, problem: cohortProblem } = readCohortFile(
   config.cohortDir ?? path.join(config.descriptorDir ?? path.dirname(config.modelDir), 'cohort'),
@@ -46,13 +58,17 @@ serveOps<EmbeddingOps>({
     ...(cohortProblem ? { cohortProblem } : {}),
   }),
   describe: ({ rgb, boxes }) => describe(rgb, boxes),
+  describeForGrouping: ({ rgb, boxes }) => describeForGrouping(rgb, boxes),
   described: () => described,
   recognize: async ({ rgb, boxes, rule }) => ({
     ...(await pipeline.recognize({ rgb }, { recognizer: 'embedding', rule, boxes, descriptors: true })),
     descriptorModel: descriptor,
   }),
   setNegatives: (embedding) => pipeline.setNegatives({ embedding }),
-  dispose: () => engine.dispose(),
+  dispose: () => {
+    engine.dispose();
+    groupingEngine?.dispose();
+  },
   setModel: (embedding) => {
     // Descriptors of another model are not comparable: never match against them (the matcher would throw).
     const reason = embedding ? refuseOtherDescriptorModel(embedding.model, descriptor) : null;

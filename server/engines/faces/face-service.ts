@@ -15,10 +15,12 @@ import type {
   TrainResponse,
   TrainStatusResponse,
 } from '../../../shared/api/index.js';
+import { DEFAULT_DESCRIPTOR_MODEL, GROUPING_DESCRIPTOR_MODEL } from '../../../shared/embedding/descriptor-models.js';
 import type { Rect, RgbImage } from '../../../shared/image/types.js';
 import type { Cohort } from '../../../shared/recognition/cohort.js';
 import type { FaceNegatives } from '../../../shared/recognition/corrections.js';
 import type { DecisionRule } from '../../../shared/recognition/decision.js';
+import { defaultRule } from '../../../shared/recognition/rules.js';
 import type { DecodedImage, ImageDecoder } from '../../imaging/decode.js';
 import type { Logger } from '../../logger.js';
 import type { FeatureVersions } from '../../storage/feature-store.js';
@@ -194,6 +196,16 @@ export class FaceService {
   /** The decision rule a recognizer answers with now. */
   ruleFor(recognizer: RecognitionModel): DecisionRule {
     return this.recognizer.ruleFor(recognizer);
+  }
+
+  /**
+   * #36 1: how alike two unknown faces must be to be grouped, in GROUPING_DESCRIPTOR_MODEL's distances (what
+   * grouping compares): the embedding rule's limit when that model recognises, else its calibrated default limit
+   * (a faceres-1024 site's limits are in other units).
+   */
+  groupingMax(): number {
+    const running = this.embeddingAvailability.descriptorModel ?? DEFAULT_DESCRIPTOR_MODEL;
+    return running === GROUPING_DESCRIPTOR_MODEL ? this.ruleFor('embedding').max : defaultRule('embedding', GROUPING_DESCRIPTOR_MODEL).max;
   }
 
   /** Detects and names the faces of an image (FaceRecognizer.recognize: `recognizer`, `withPixels`). */
