@@ -4,9 +4,8 @@
  * agree with each other.
  */
 import type { ReviewGroupsResponse } from '../../shared/api/review.js';
-import { DESCRIPTOR_MODELS, GROUPING_DESCRIPTOR_MODEL } from '../../shared/embedding/descriptor-models.js';
 import type { Database } from '../db/database.js';
-import { descriptorFrom } from '../sightings/sighting-store.js';
+import { descriptorFrom, GROUPING_DESCRIPTOR_BYTES } from '../sightings/sighting-store.js';
 import { type Coherence, type GroupingItem, groupCoherence, groupingOptions, regroupFaces } from './grouping.js';
 import { iso, pictureOf, REVIEWABLE } from './review-rows.js';
 
@@ -20,13 +19,11 @@ const GROUPING_WINDOW = 5_000;
 /** Faces of a group compared for its coherence (the newest). */
 const COHERENCE_FACES = 200;
 
-/** A grouping descriptor's size as stored (float32 values). */
-const GROUPING_DESCRIPTOR_BYTES = DESCRIPTOR_MODELS[GROUPING_DESCRIPTOR_MODEL].dim * 4;
-
 /**
  * The descriptor a face is grouped by (GROUPING_DESCRIPTOR_MODEL's): the one kept for grouping when the face's own
  * is of another model (faceres-1024), else its own. A face kept with only another model's (before #36's change,
- * or when that net failed) is left ungrouped rather than compared across models.
+ * until SightingRecorder.backfillGrouping describes it, or when that net failed) is left ungrouped rather than
+ * compared across models.
  */
 export function groupingDescriptor(r: { descriptor: Uint8Array | null; group_descriptor: Uint8Array | null }): Float32Array | null {
   const bytes = r.group_descriptor ?? r.descriptor;

@@ -24,15 +24,18 @@ export function reviewRoutes(ctx: AppContext): Hono {
   // An assigned crop is checked as an uploaded photo is (decoded within the pixel budget, the active detector).
   const checkCrop: CropCheck = (bytes) => ctx.decoder.use(bytes, async (image) => (await ctx.photoChecks.check(image)).check);
 
-  mountRoute(app, 'reviewGroups', async (_c, { query }) =>
-    store.groups({
+  mountRoute(app, 'reviewGroups', async (_c, { query }) => {
+    // #36 1: faces a faceres-1024 server kept before grouping descriptors existed are described for grouping in the
+    // background (below recognition's priority) and join groups at a later look; nothing to do elsewhere.
+    void ctx.sightingRecorder.backfillGrouping();
+    return store.groups({
       since: query.since ? new Date(query.since) : undefined,
       limit: query.limit,
       // Alike enough to be one person: the distance within which the recognizer would name them (in the grouping
       // descriptor's units: FaceService.groupingMax).
       max: ctx.faces.groupingMax(),
-    }),
-  );
+    });
+  });
 
   mountRoute(app, 'reviewPeople', async (_c, { query }) =>
     store.people({

@@ -240,6 +240,48 @@ describe.each(DATABASES.slice(0, 1))('SightingRecorder (store on %s)', (_name, o
     expect(row.group_descriptor).toBeNull();
   });
 
+  it('#36 1: describes for grouping, from their crops, the unknown faces kept before grouping descriptors existed', async () => {
+    // Kept by a server without grouping descriptors: its own (3-value) descriptors only; one of them in a group.
+    const { store, frame, kept } = await setup({ describe: colourDescriber({ n: 0 }), sources: ['api'] });
+    frame(
+      [face(10, 10), face(150, 10, 'ada'), face(300, 200)],
+      'api',
+      'door',
+      scene({ x: 10, y: 10, rgb: RED }, { x: 300, y: 200, rgb: BLUE }),
+    );
+    expect(await kept()).toBe(3);
+    await store.db.query("UPDATE sightings SET group_id = 'g-old' WHERE label IS NULL");
+    // The server after the change: a grouping describer (here the crop's mean colour, spread over 128 values).
+    const calls = { n: 0 };
+    const colour = colourDescriber(calls);
+    const recorder = new SightingRecorder({
+      store,
+      settings: { enabled: true, sources: ['api'], intervalS: 10 },
+      describe: () => colourDescriber({ n: 0 }),
+      describeForGrouping: () => async (rgb, boxes) =>
+        (await colour(rgb, boxes)).map((d) => (d ? Float32Array.from({ length: 128 }, (_, i) => d[i % 3]) : null)),
+      log: createLogger('silent'),
+    });
+    expect(await recorder.backfillGrouping()).toBe(2);
+    const rows = await store.db.query<{ label: string | null; group_id: string | null; group_descriptor: Uint8Array | null }>(
+      'SELECT label, group_id, group_descriptor FROM sightings ORDER BY label NULLS FIRST, box',
+    );
+    const described = rows.map((r) => [r.label, r.group_id, descriptorFrom(r.group_descriptor)?.length ?? null]);
+    // Both unknown faces: 128 values each, out of their old group (the next grouping pass places them); Ada untouched.
+    expect(described).toEqual([
+      [null, null, 128],
+      [null, null, 128],
+      ['ada', null, null],
+    ]);
+    // The two faces' colours came from their crops: red and blue, told apart.
+    const [a, b] = rows.slice(0, 2).map((r) => descriptorFrom(r.group_descriptor)!);
+    expect(new Set([Math.round(a[0] * 10), Math.round(b[0] * 10)]).size).toBe(2);
+    expect(calls.n).toBe(2);
+    // Nothing left: a later call describes nothing.
+    expect(await recorder.backfillGrouping()).toBe(0);
+    expect(calls.n).toBe(2);
+  });
+
   it('crops each face as a JPEG of at most 160 px', async () => {
     const { store, frame, kept } = await setup();
     frame([{ ...face(50, 40), box: { x: 50, y: 40, w: 200, h: 200 } }], 'api');

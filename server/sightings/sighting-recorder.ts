@@ -37,7 +37,7 @@ import type { SightingSource } from '../../shared/api/sightings.js';
 import type { Rect, RgbImage } from '../../shared/image/types.js';
 import type { Logger } from '../logger.js';
 import { RecognitionActivity } from './recognition-activity.js';
-import type { NewSighting, SightingBox, SightingStore } from './sighting-store.js';
+import { GROUPING_DESCRIPTOR_BYTES, type NewSighting, type SightingBox, type SightingStore } from './sighting-store.js';
 import { type FacePixels, copyFace, CROP_MARGIN, CROP_MAX_SIDE, toJpeg } from './sighting-crop.js';
 import { type FaceDecision, matchTrack, type Track, type Tracked } from './sighting-tracks.js';
 
@@ -138,6 +138,29 @@ interface QueuedJob {
   dropped?: () => void;
 }
 
+/** Most faces `backfillGrouping` describes in one run, and in one job of the queue. */
+const BACKFILL_MAX = 1000;
+const BACKFILL_BATCH = 8;
+
+/** A stored crop decoded, and the face's box in it: the crop's middle, its box widened by CROP_MARGIN each side. */
+async function cropFace(crop: Uint8Array): Promise<{ rgb: RgbImage; box: SightingBox }> {
+  const { data, info } = await sharp(crop, { failOn: 'truncated', limitInputPixels: 4_000_000 })
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw({ depth: 'uchar' })
+    .toBuffer({ resolveWithObject: true });
+  const rgb: RgbImage = {
+    width: info.width,
+    height: info.height,
+    channels: 3,
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+  };
+  const share = 1 / (1 + 2 * CROP_MARGIN);
+  const w = info.width * share;
+  const h = info.height * share;
+  return { rgb, box: { x: (info.width - w) / 2, y: (info.height - h) / 2, w, h } };
+}
+
 /** A camera frame waiting for its descriptors: its faces' copies (and their bytes, held until it is decided). */
 interface WaitingFrame {
   r: CopiedRecognition;
@@ -172,6 +195,9 @@ export class SightingRecorder {
   private purging: Promise<void> | null = null;
   private readonly now: () => number;
   private stopped = false;
+  private backfilling: Promise<number> | null = null;
+  /** Faces the grouping net could not describe (no crop, or it failed): not tried again by this process. */
+  private readonly backfillFailed = new Set<string>();
 
   constructor(private readonly opts: SightingRecorderOptions) {
     this.now = opts.now ?? Date.now;
@@ -508,22 +534,7 @@ export class SightingRecorder {
         let descriptor: Float32Array | null = null;
         let group_descriptor: Float32Array | null = null;
         if (this.describer()) {
-          const { data, info } = await sharp(crop)
-            .removeAlpha()
-            .toColourspace('srgb')
-            .raw({ depth: 'uchar' })
-            .toBuffer({ resolveWithObject: true });
-          const rgb: RgbImage = {
-            width: info.width,
-            height: info.height,
-            channels: 3,
-            data: new Uint8Array(data.buffer, data.byteOffset, data.length),
-          };
-          // The face is the crop's middle: the crop is its box widened by CROP_MARGIN each side.
-          const share = 1 / (1 + 2 * CROP_MARGIN);
-          const w = info.width * share;
-          const h = info.height * share;
-          const box = { x: (info.width - w) / 2, y: (info.height - h) / 2, w, h };
+          const { rgb, box } = await cropFace(crop);
           await this.yieldToRecognition();
           descriptor = (await this.describeSafely(rgb, [box]))[0] ?? null;
           if (face.label === null) group_descriptor = await this.describeForGrouping(rgb, box);
@@ -537,6 +548,68 @@ export class SightingRecorder {
         this.fail(err);
       }
     }
+  }
+
+  /**
+   * #36 1: describes for grouping, from their stored crops, the unknown faces kept with another model's descriptor
+   * only (a faceres-1024 server's, from before grouping descriptors existed), newest first, at most `max`; they are
+   * grouped again at the next grouping pass. In the queue, a few faces a job, each step below recognition's priority
+   * like every sighting's. One run at a time (a call meanwhile gets the running one); how many were described.
+   */
+  backfillGrouping(max = BACKFILL_MAX): Promise<number> {
+    this.backfilling ??= this.backfill(max).finally(() => {
+      this.backfilling = null;
+    });
+    return this.backfilling;
+  }
+
+  private async backfill(max: number): Promise<number> {
+    const describe = this.opts.describeForGrouping?.() ?? null;
+    if (!describe || this.stopped) return 0;
+    let ids: string[];
+    try {
+      ids = (await this.opts.store.withoutGroupDescriptor(GROUPING_DESCRIPTOR_BYTES, max + this.backfillFailed.size)).filter(
+        (id) => !this.backfillFailed.has(id),
+      );
+    } catch (err) {
+      this.fail(err);
+      return 0;
+    }
+    let described = 0;
+    for (let i = 0; i < Math.min(ids.length, max) && !this.stopped; i += BACKFILL_BATCH) {
+      const batch = ids.slice(i, Math.min(i + BACKFILL_BATCH, max));
+      // One batch in the queue at a time: the backfill never fills it (a full queue drops its oldest jobs, which
+      // would be new sightings' work).
+      await new Promise<void>((resolve) => {
+        this.enqueue(
+          async () => {
+            try {
+              for (const id of batch) {
+                await this.yieldToRecognition();
+                try {
+                  const crop = await this.opts.store.crop(id);
+                  const face = crop ? await cropFace(crop) : null;
+                  const [d] = face ? await this.describeSafely(face.rgb, [face.box], describe) : [];
+                  if (d && d.length * 4 === GROUPING_DESCRIPTOR_BYTES) {
+                    if (await this.opts.store.setGroupDescriptor(id, d)) described++;
+                  } else this.backfillFailed.add(id);
+                } catch (err) {
+                  this.backfillFailed.add(id);
+                  this.fail(err);
+                }
+              }
+            } finally {
+              resolve();
+            }
+          },
+          { bytes: 0 },
+          resolve,
+        );
+      });
+    }
+    if (described > 0)
+      this.opts.log.info(`sightings: ${described} unknown face(s) kept before grouping descriptors described for grouping`);
+    return described;
   }
 
   private common(r: Common, seenAt: Date): Omit<NewSighting, keyof FaceDecision> {

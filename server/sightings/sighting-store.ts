@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Sighting, SightingSource } from '../../shared/api/sightings.js';
+import { DESCRIPTOR_MODELS, GROUPING_DESCRIPTOR_MODEL } from '../../shared/embedding/descriptor-models.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { nameMergedInSighting } from '../people/merged-labels.js';
@@ -131,6 +132,9 @@ export interface SightingStoreOptions {
 }
 
 /** Float32 little-endian bytes (the database's bytea), and back. */
+/** A grouping descriptor's size as stored (GROUPING_DESCRIPTOR_MODEL's values as float32). */
+export const GROUPING_DESCRIPTOR_BYTES = DESCRIPTOR_MODELS[GROUPING_DESCRIPTOR_MODEL].dim * 4;
+
 export function descriptorBytes(d: Float32Array): Uint8Array {
   const out = new Uint8Array(d.length * 4);
   const view = new DataView(out.buffer);
@@ -309,6 +313,33 @@ export class SightingStore {
       if (['ENOENT', 'ELOOP', 'ENOTFILE'].includes((err as NodeJS.ErrnoException).code ?? '')) return null;
       throw err;
     }
+  }
+
+  /**
+   * #36 1: unknown faces still to describe for grouping, newest first: reviewable (as server/review/review-rows.ts
+   * REVIEWABLE), without a grouping descriptor, and with a descriptor of another size than `groupingBytes` (another
+   * model's, kept before grouping descriptors existed).
+   */
+  async withoutGroupDescriptor(groupingBytes: number, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT id FROM sightings WHERE label IS NULL AND dismissed_at IS NULL AND assigned_label IS NULL
+         AND group_descriptor IS NULL AND descriptor IS NOT NULL AND octet_length(descriptor) <> $1
+       ORDER BY seen_at DESC, id DESC LIMIT $2`,
+      [groupingBytes, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Keeps a face's grouping descriptor, out of its group so that the next grouping pass places it by that descriptor;
+   * false when it had one already (another replica was first) or is gone.
+   */
+  async setGroupDescriptor(id: string, d: Float32Array): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE sightings SET group_descriptor = $2, group_id = NULL WHERE id = $1 AND group_descriptor IS NULL RETURNING id',
+      [id, descriptorBytes(d)],
+    );
+    return rows.length > 0;
   }
 
   /** Removes one sighting and its crop; whether it was there. */

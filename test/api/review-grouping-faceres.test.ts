@@ -4,6 +4,8 @@
  * because grouping measured far better on it held out (bench/RESULTS.md "Grouping unknown faces"). Six strangers of
  * the licensed photos, nobody enrolled, each shown twice through POST /api/recognize.
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PEOPLE } from '../../bench/identity-sets.js';
 import { defaultRule } from '../../shared/recognition/rules.js';
@@ -82,5 +84,40 @@ describe('grouping unknown faces on a faceres-1024 server', () => {
       if (faces.length === 2 && groupOf.get(faces[0]) === groupOf.get(faces[1])) whole++;
     }
     expect(whole).toBeGreaterThanOrEqual(4);
+
+    // A face kept before grouping descriptors existed (its 1,024-d descriptor only, a group of its own): a look at
+    // the groups has it described for grouping from its crop in the background, and it joins its stranger's group.
+    const [first] = [...who].find(([id, p]) => p === 0 && groupOf.get(id)) ?? [];
+    expect(first).toBeDefined();
+    const [row] = await server.service.ctx.db.query<{ descriptor: Uint8Array; seen_at: Date }>(
+      'SELECT descriptor, seen_at FROM sightings WHERE id = $1',
+      [first],
+    );
+    const crop = (await server.service.ctx.sightings.crop(first!))!;
+    const day = new Date(row.seen_at).toISOString().slice(0, 10);
+    await fs.writeFile(path.join(server.service.ctx.settings.dataDir, 'sightings', day, 'kept-before.jpg'), crop);
+    await server.service.ctx.db.query(
+      `INSERT INTO sightings (id, seen_at, source, recognizer, box, crop, crop_bytes, descriptor, group_id)
+       VALUES ('kept-before', $1, 'api', 'lbph', $2, $3, $4, $5, 'g-kept-before')`,
+      [
+        new Date(row.seen_at.getTime() - 1000),
+        JSON.stringify({ x: 1, y: 1, w: 60, h: 60 }),
+        `${day}/kept-before.jpg`,
+        crop.length,
+        row.descriptor,
+      ],
+    );
+    const before = await getJson(api('/review/groups?limit=200'));
+    expect(before.body.groups.find((g: { id: string }) => g.id === 'g-kept-before')).toMatchObject({ count: 1 });
+    // The run the look started (or, were it over, one that finds nothing left).
+    await server.service.ctx.sightingRecorder.backfillGrouping();
+    const [described] = await server.service.ctx.db.query<{ group_descriptor: Uint8Array | null }>(
+      "SELECT group_descriptor FROM sightings WHERE id = 'kept-before'",
+    );
+    expect(descriptorFrom(described.group_descriptor)).toHaveLength(128);
+    await getJson(api('/review/groups?limit=200'));
+    const [joined] = await server.service.ctx.db.query<{ group_id: string }>("SELECT group_id FROM sightings WHERE id = 'kept-before'");
+    const [ofFirst] = await server.service.ctx.db.query<{ group_id: string }>('SELECT group_id FROM sightings WHERE id = $1', [first]);
+    expect(joined.group_id).toBe(ofFirst.group_id);
   }, 240_000);
 });

@@ -49,10 +49,11 @@ export const reviewRoutes = {
     ...ENDPOINTS.reviewGroups,
     summary: 'Unknown faces grouped by likeness, largest groups first',
     description:
-      'Faces named nobody, not dismissed and not assigned, grouped by their face descriptors (clustered on the faces themselves, by the ' +
-      'limit of the embedding rule of the descriptor in use); two faces of one picture are never in one group; a face without a ' +
-      'descriptor is a group of its own. Groups may be revised as faces arrive; a group keeps its id with most of its faces. A group ' +
-      'whose faces do not agree is `coherent: false`, with why.',
+      "Faces named nobody, not dismissed and not assigned, grouped by face-api's 128-d face descriptors whatever descriptor model " +
+      'recognises (clustered on the faces themselves, by `max_distance`); two faces of one picture are never in one group; a face ' +
+      'without such a descriptor is a group of its own (faces a faceres-1024 server kept before it kept them are described from ' +
+      'their crops in the background after this request, and join groups at a later one). Groups may be revised as faces arrive; ' +
+      'a group keeps its id with most of its faces. A group whose faces do not agree is `coherent: false`, with why.',
     tags: ['Review'],
     request: { query: reviewGroupsQuery },
     responses: ok(reviewGroupsResponse, 'The groups.'),
