@@ -51,9 +51,9 @@ export const reviewRoutes = {
     description:
       "Faces named nobody, not dismissed and not assigned, grouped by face-api's 128-d face descriptors whatever descriptor model " +
       'recognises (clustered on the faces themselves, by `max_distance`); two faces of one picture are never in one group; a face ' +
-      'without such a descriptor is a group of its own (faces a faceres-1024 server kept before it kept them are described from ' +
-      'their crops in the background after this request, and join groups at a later one). Groups may be revised as faces arrive; ' +
-      'a group keeps its id with most of its faces. A group whose faces do not agree is `coherent: false`, with why.',
+      'without such a descriptor is a group of its own (faces a faceres-1024 server kept with their own descriptor only are ' +
+      'described from their crops in the background after this request, and join groups at a later one). Groups may be revised ' +
+      'as faces arrive; a group keeps its id with most of its faces. A group whose faces do not agree is `coherent: false`, with why.',
     tags: ['Review'],
     request: { query: reviewGroupsQuery },
     responses: ok(reviewGroupsResponse, 'The groups.'),
