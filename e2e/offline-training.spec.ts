@@ -51,6 +51,14 @@ async function installOffline(page: Page, pathname: string) {
 }
 
 /** How many records an IndexedDB store of the app holds (a string: this project's e2e code has no DOM types). */
+/** Each capture thumbnail's status and what it says, for a failure message. */
+async function thumbsNow(page: Page): Promise<string> {
+  const thumbs = await page
+    .getByTestId('capture-thumb')
+    .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-status')}: ${(e.textContent ?? '').replace(/\s+/g, ' ').trim()}`));
+  return JSON.stringify(thumbs);
+}
+
 function storeCount(page: Page, db: string, store: string): Promise<number> {
   return page.evaluate<number>(`(async ([name, store]) => {
     const db = await new Promise((resolve, reject) => {
@@ -202,7 +210,14 @@ test('its photos are queued without Save and reach the server before any result 
     await expect(page.getByTestId('capture-thumb').first()).toHaveAttribute('data-status', 'queued');
     // Queued one by one, each checked first (#36: a picked face on its own): the first thumbnail may say so well
     // before the last photo is stored. A clean-clone CI run saw 1 of 4 after the default 20 s; the test has 180 s.
-    await expect.poll(() => storeCount(page, 'lookout-offline', 'captures'), { timeout: 60_000 }).toBe(files.length);
+    // A clean-clone CI run (stop 44) saw 2 of 4 after 60 s; not reproduced. A failure now says what each thumbnail
+    // showed (its status, check line and error), which tells a photo held by its check from one that failed to queue.
+    await expect
+      .poll(() => storeCount(page, 'lookout-offline', 'captures'), { timeout: 60_000 })
+      .toBe(files.length)
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message}\nthe thumbnails then: ${await thumbsNow(page)}`);
+      });
     await expect(page.getByRole('button', { name: /^Save \d/ })).toHaveCount(0);
     // A result naming her waits on this device.
     await page.getByRole('link', { name: 'Live recognition' }).click();
