@@ -35,6 +35,7 @@
 import sharp from 'sharp';
 import type { SightingSource } from '../../shared/api/sightings.js';
 import type { Rect, RgbImage } from '../../shared/image/types.js';
+import { decodeImage } from '../imaging/decode.js';
 import type { Logger } from '../logger.js';
 import { RecognitionActivity } from './recognition-activity.js';
 import { GROUPING_DESCRIPTOR_BYTES, type NewSighting, type SightingBox, type SightingStore } from './sighting-store.js';
@@ -141,24 +142,16 @@ interface QueuedJob {
 /** Most faces `backfillGrouping` describes in one run, and in one job of the queue. */
 const BACKFILL_MAX = 1000;
 const BACKFILL_BATCH = 8;
+/** A crop is at most CROP_MAX_SIDE a side; a bound for decoding one (a browser's crop before it is re-encoded). */
+const CROP_MAX_PIXELS = 4_000_000;
 
 /** A stored crop decoded, and the face's box in it: the crop's middle, its box widened by CROP_MARGIN each side. */
 async function cropFace(crop: Uint8Array): Promise<{ rgb: RgbImage; box: SightingBox }> {
-  const { data, info } = await sharp(crop, { failOn: 'truncated', limitInputPixels: 4_000_000 })
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw({ depth: 'uchar' })
-    .toBuffer({ resolveWithObject: true });
-  const rgb: RgbImage = {
-    width: info.width,
-    height: info.height,
-    channels: 3,
-    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
-  };
+  const { rgb } = await decodeImage(crop, { maxPixels: CROP_MAX_PIXELS });
   const share = 1 / (1 + 2 * CROP_MARGIN);
-  const w = info.width * share;
-  const h = info.height * share;
-  return { rgb, box: { x: (info.width - w) / 2, y: (info.height - h) / 2, w, h } };
+  const w = rgb.width * share;
+  const h = rgb.height * share;
+  return { rgb, box: { x: (rgb.width - w) / 2, y: (rgb.height - h) / 2, w, h } };
 }
 
 /** A camera frame waiting for its descriptors: its faces' copies (and their bytes, held until it is decided). */
@@ -526,7 +519,7 @@ export class SightingRecorder {
     for (const face of r.faces) {
       try {
         await this.yieldToRecognition();
-        const crop = await sharp(face.crop, { failOn: 'truncated', limitInputPixels: 4_000_000 })
+        const crop = await sharp(face.crop, { failOn: 'truncated', limitInputPixels: CROP_MAX_PIXELS })
           .rotate()
           .resize({ width: CROP_MAX_SIDE, height: CROP_MAX_SIDE, fit: 'inside', withoutEnlargement: true })
           .jpeg({ quality: 85 })
@@ -568,9 +561,7 @@ export class SightingRecorder {
     if (!describe || this.stopped) return 0;
     let ids: string[];
     try {
-      ids = (await this.opts.store.withoutGroupDescriptor(GROUPING_DESCRIPTOR_BYTES, max + this.backfillFailed.size)).filter(
-        (id) => !this.backfillFailed.has(id),
-      );
+      ids = (await this.opts.store.withoutGroupDescriptor(max + this.backfillFailed.size)).filter((id) => !this.backfillFailed.has(id));
     } catch (err) {
       this.fail(err);
       return 0;

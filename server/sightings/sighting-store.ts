@@ -13,6 +13,7 @@ import { DESCRIPTOR_MODELS, GROUPING_DESCRIPTOR_MODEL } from '../../shared/embed
 import type { Database } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { nameMergedInSighting } from '../people/merged-labels.js';
+import { REVIEWABLE } from '../review/review-rows.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { readFileNoFollow } from '../storage/no-follow.js';
 import { privateDir } from '../storage/private-modes.js';
@@ -131,10 +132,10 @@ export interface SightingStoreOptions {
   shared?: SharedFiles;
 }
 
-/** Float32 little-endian bytes (the database's bytea), and back. */
 /** A grouping descriptor's size as stored (GROUPING_DESCRIPTOR_MODEL's values as float32). */
 export const GROUPING_DESCRIPTOR_BYTES = DESCRIPTOR_MODELS[GROUPING_DESCRIPTOR_MODEL].dim * 4;
 
+/** Float32 little-endian bytes (the database's bytea), and back. */
 export function descriptorBytes(d: Float32Array): Uint8Array {
   const out = new Uint8Array(d.length * 4);
   const view = new DataView(out.buffer);
@@ -316,16 +317,15 @@ export class SightingStore {
   }
 
   /**
-   * #36 1: unknown faces still to describe for grouping, newest first: reviewable (as server/review/review-rows.ts
-   * REVIEWABLE), without a grouping descriptor, and with a descriptor of another size than `groupingBytes` (another
-   * model's, kept before grouping descriptors existed).
+   * #36 1: unknown faces still to describe for grouping, newest first: reviewable, without a grouping descriptor, and
+   * with a descriptor of another model (another size; kept before grouping descriptors existed).
    */
-  async withoutGroupDescriptor(groupingBytes: number, limit: number): Promise<string[]> {
+  async withoutGroupDescriptor(limit: number): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM sightings WHERE label IS NULL AND dismissed_at IS NULL AND assigned_label IS NULL
-         AND group_descriptor IS NULL AND descriptor IS NOT NULL AND octet_length(descriptor) <> $1
+      `SELECT id FROM sightings WHERE ${REVIEWABLE} AND group_descriptor IS NULL AND descriptor IS NOT NULL
+         AND octet_length(descriptor) <> $1
        ORDER BY seen_at DESC, id DESC LIMIT $2`,
-      [groupingBytes, limit],
+      [GROUPING_DESCRIPTOR_BYTES, limit],
     );
     return rows.map((r) => r.id);
   }
