@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkAccessibility, expect, test, type BrowserContext, type Page } from './helpers/fixtures.js';
-import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs } from './helpers/browser.js';
+import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs, slowFileDecoding } from './helpers/browser.js';
 import { trainingCaptures, trainOnServer } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, startLookout, type Lookout } from './helpers/lookout.js';
@@ -113,7 +113,12 @@ function watchUploads(context: BrowserContext, label: string): string[] {
 
 const firstFace = (page: Page) => page.getByTestId('face-result').first();
 
-/** With the server stopped (after the app is installed), learns the files as `Kiosk Grace` in this browser. */
+/**
+ * With the server stopped (after the app is installed), learns the files as `Kiosk Grace` in this browser: the
+ * button is pressed as soon as it can be (enabled by the first photo read), and the training learns every file picked
+ * before it. Pressed while files were still being read, it learnt the first photo only and queued those read by the
+ * time it ended: the likely cause of the CI runs that saw 1 and 2 of 4 photos queued.
+ */
 async function trainOffline(page: Page): Promise<void> {
   await installOffline(page, '/training');
   await lookout.stop();
@@ -123,7 +128,8 @@ async function trainOffline(page: Page): Promise<void> {
   const panel = page.getByTestId('browser-training');
   await panel.getByRole('button', { name: 'Train in this browser' }).click();
   await expect(panel).toContainText('Trained in this browser', { timeout: 60_000 });
-  await expect(panel).toContainText(LOCAL);
+  await expect(panel).toContainText(`${LOCAL} from ${files.length} faces`);
+  await expect(page.getByTestId('files-adding')).toHaveCount(0);
 }
 
 test('a disabled "Train in this browser" says why', async ({ page }) => {
@@ -204,6 +210,7 @@ test('its photos are queued without Save and reach the server before any result 
   // still be delivering her photos as this one starts (its tab syncs once the server is back), so the server may give
   // her a name between this count and this tab's model check: the label or that name, never anyone else's.
   const shownOffline = named ? 'Kiosk Grace' : new RegExp(`${LOCAL}|Kiosk Grace`);
+  await slowFileDecoding(page, 700);
   try {
     await trainOffline(page);
     // The photos wait for the server without Save being pressed.

@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkAccessibility, chromium, expect, test, type Page } from './helpers/fixtures.js';
-import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs, PHONE_VIEWPORT } from './helpers/browser.js';
+import { CHROMIUM_PATH, DESKTOP_VIEWPORT, fakeCameraArgs, PHONE_VIEWPORT, slowFileDecoding } from './helpers/browser.js';
+import { trainingCaptures } from './helpers/engine-page.js';
 import { makeFakeCamera } from './helpers/fake-camera.js';
 import { screenshot, SCREENSHOTS, startLookout, TESTDATA, type Lookout } from './helpers/lookout.js';
 
@@ -302,4 +303,31 @@ test('the red "Not trained yet" box stays while nothing changes, and goes once t
   expect(res.status, await res.text()).toBe(200);
   await expect(box).toHaveCount(0);
   await expect(page.getByTestId('training-label').filter({ hasText: 'mary-jackson' })).toContainText('Trained');
+});
+
+test('photos still being read from files when Train is pressed are saved and learnt with the rest', async ({ page }) => {
+  const label = 'grace-hopper';
+  const stored = async () => {
+    const res = await fetch(`${lookout.url}/api/images/${label}`);
+    return res.status === 404 ? 0 : ((await res.json()) as { count: number }).count;
+  };
+  const before = await stored();
+  const files = (await trainingCaptures('faces/grace_hopper.jpg')).slice(0, 3).map((bytes, i) => ({
+    name: `more-${i}.jpg`,
+    mimeType: 'image/jpeg',
+    buffer: bytes,
+  }));
+  await slowFileDecoding(page, 700);
+  await openTraining(page);
+  await page.getByLabel('Person’s name').fill('Grace Hopper');
+  await page.getByLabel('Or add photos from files').setInputFiles(files);
+  // The page says it is still reading them, and Save waits until it has.
+  await expect(page.getByTestId('files-adding')).toContainText(/Adding photo \d of 3/);
+  await expect(page.getByRole('button', { name: 'Adding photos…' })).toBeDisabled();
+  // Train pressed at once: every picked photo is saved first, then learnt (it saved the first one only before).
+  await page.getByRole('button', { name: 'Train the model' }).click();
+  await expect(page.getByTestId('train-finished')).toBeVisible({ timeout: 120_000 });
+  expect(await stored()).toBe(before + files.length);
+  await expect(page.getByTestId('files-adding')).toHaveCount(0);
+  await expect(page.getByTestId('capture-status').filter({ hasText: 'Saved' })).toHaveCount(files.length);
 });

@@ -26,3 +26,17 @@ export async function analyseOnServer(page: import('@playwright/test').Page): Pr
     "localStorage.setItem('lookout.place.recognize', 'server'); localStorage.setItem('lookout.place.objects', 'server');",
   );
 }
+
+/**
+ * A phone reading large photos: every picture the page decodes from a picked file takes `ms` longer, so a button
+ * pressed right after picking files is pressed while the last ones are still being read.
+ */
+export async function slowFileDecoding(page: import('@playwright/test').Page, ms: number): Promise<void> {
+  await page.addInitScript(`(() => {
+    const decode = window.createImageBitmap.bind(window);
+    window.createImageBitmap = async (source, ...rest) => {
+      if (source instanceof File) await new Promise((resolve) => setTimeout(resolve, ${ms}));
+      return decode(source, ...rest);
+    };
+  })()`);
+}

@@ -132,21 +132,36 @@ export default function Training() {
     };
   };
 
-  const addFiles = async (files: FileList | null) => {
+  // Files are read one after another (decoded, scaled down, re-encoded: a phone's 12 MP photo takes a moment). Save
+  // and both trainings first wait for the files picked before them: pressed while the last photos were still being
+  // read, they left those out (the browser model learnt only the first, and the rest were never queued).
+  const [adding, setAdding] = createSignal<{ done: number; total: number } | null>(null);
+  let filesAdded: Promise<void> = Promise.resolve();
+  const addFiles = (files: FileList | null): Promise<void> => {
+    const list = files ? Array.from(files) : [];
+    filesAdded = filesAdded.then(() => addNow(list));
+    return filesAdded;
+  };
+  const addNow = async (files: File[]) => {
     setFileError('');
-    if (!files?.length) return;
+    if (!files.length) return;
     const problems: string[] = [];
-    for (const file of Array.from(files)) {
-      try {
-        // Re-encoded as JPEG, scaled down: HEIC and huge photos then upload as fast as a capture.
-        const blob = await canvasToBlob(fitWithin(await fileToCanvas(file), MAX_FILE_SIDE));
-        if (!captures.add(blob, 'file', file.name, current())) {
-          problems.push(`Only ${MAX_BATCH} photos can wait to be saved at once; ${file.name} was not added.`);
-          break;
+    try {
+      for (const [i, file] of files.entries()) {
+        setAdding({ done: i, total: files.length });
+        try {
+          // Re-encoded as JPEG, scaled down: HEIC and huge photos then upload as fast as a capture.
+          const blob = await canvasToBlob(fitWithin(await fileToCanvas(file), MAX_FILE_SIDE));
+          if (!captures.add(blob, 'file', file.name, current())) {
+            problems.push(`Only ${MAX_BATCH} photos can wait to be saved at once; ${file.name} was not added.`);
+            break;
+          }
+        } catch (err) {
+          problems.push(`${file.name}: ${(err as Error).message}`);
         }
-      } catch (err) {
-        problems.push(`${file.name}: ${(err as Error).message}`);
       }
+    } finally {
+      setAdding(null);
     }
     setFileError(problems.join(' '));
     if (fileInput) fileInput.value = ''; // picking the same file again must fire `change` again
@@ -158,6 +173,7 @@ export default function Training() {
    */
   const save = async (ids?: number[]): Promise<boolean> => {
     setSaveMessage(null);
+    await filesAdded;
     const wantedItems = captures.unsent().filter((x) => !ids || ids.includes(x.id));
     const person = current();
     if (wantedItems.some((x) => !x.label) && !person) {
@@ -210,6 +226,7 @@ export default function Training() {
 
   /** Before training: new photos saved, none still waiting in the offline queue. A reason when it cannot start. */
   const prepareTraining = async (): Promise<string | null> => {
+    await filesAdded; // files still being read: they are photos of this training too
     await captures.idle(); // a Save still sending its last photo: the training must include it
     if (unsent() > 0 && !(await save())) {
       if (captures.unsent().some((x) => !x.label) && !current()) return 'Enter the person’s name first: the new photos are saved under it.';
@@ -306,6 +323,13 @@ export default function Training() {
                 multiple
                 onChange={(e) => void addFiles(e.currentTarget.files)}
               />
+              <Show when={adding()}>
+                {(a) => (
+                  <p class="muted small" data-testid="files-adding">
+                    Adding photo {a().done + 1} of {a().total}…
+                  </p>
+                )}
+              </Show>
               <Show when={fileError()}>
                 <p class="training-field-error" role="alert">
                   {fileError()}
@@ -355,10 +379,16 @@ export default function Training() {
               <button
                 type="button"
                 class="secondary"
-                disabled={(unsent() === 0 && held() === 0) || captures.busy()}
+                disabled={(unsent() === 0 && held() === 0) || captures.busy() || adding() !== null}
                 onClick={() => void save()}
               >
-                {captures.busy() ? 'Saving…' : unsent() > 0 ? `Save ${unsent()} ${unsent() === 1 ? 'photo' : 'photos'}` : 'Save photos'}
+                {adding()
+                  ? 'Adding photos…'
+                  : captures.busy()
+                    ? 'Saving…'
+                    : unsent() > 0
+                      ? `Save ${unsent()} ${unsent() === 1 ? 'photo' : 'photos'}`
+                      : 'Save photos'}
               </button>
               <Show when={captures.items.some((x) => x.status === 'stored')}>
                 <button type="button" class="secondary" onClick={() => captures.clearStored()}>
@@ -384,7 +414,12 @@ export default function Training() {
               onFinished={() => setLabelsVersion((v) => v + 1)}
             />
             <Show when={serverStatus.reachable() === false}>
-              <BrowserTraining samples={browserSamples} photos={count()} keep={() => (unsent() > 0 ? save() : Promise.resolve(true))} />
+              <BrowserTraining
+                samples={browserSamples}
+                photos={count()}
+                filesAdded={() => filesAdded}
+                keep={() => (unsent() > 0 ? save() : Promise.resolve(true))}
+              />
             </Show>
           </div>
         </div>

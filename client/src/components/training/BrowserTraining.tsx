@@ -20,6 +20,8 @@ export function BrowserTraining(props: {
   samples: () => { label: string; blob: Blob }[];
   /** Photos on the page, named or not. */
   photos: number;
+  /** Resolves once the files picked so far are on the page (they are read one at a time). */
+  filesAdded: () => Promise<void>;
   /** Queues the page's unsaved photos for the server (the Save path); false when some could not be kept. */
   keep: () => Promise<boolean>;
 }) {
@@ -39,6 +41,7 @@ export function BrowserTraining(props: {
   const run = async () => {
     setPhase({ kind: 'running' });
     try {
+      await props.filesAdded(); // pressed while files were still being read: they are learnt too
       const result = await trainInBrowser(props.samples());
       // The server must get the photos too, whether or not Save was pressed: they wait in the offline queue.
       const kept = await props.keep().catch(() => false);
