@@ -139,7 +139,12 @@ export default function Training() {
   let filesAdded: Promise<void> = Promise.resolve();
   const addFiles = (files: FileList | null): Promise<void> => {
     const list = files ? Array.from(files) : [];
-    filesAdded = filesAdded.then(() => addNow(list));
+    // Never a rejected chain: Save and training wait on it, and one failure must not block them until a reload.
+    filesAdded = filesAdded
+      .then(() => addNow(list))
+      .catch((err: unknown) => {
+        setFileError(`The photos could not be added: ${err instanceof Error ? err.message : String(err)}`);
+      });
     return filesAdded;
   };
   const addNow = async (files: File[]) => {
@@ -325,7 +330,7 @@ export default function Training() {
               />
               <Show when={adding()}>
                 {(a) => (
-                  <p class="muted small" data-testid="files-adding">
+                  <p class="muted small" role="status" data-testid="files-adding">
                     Adding photo {a().done + 1} of {a().total}…
                   </p>
                 )}
