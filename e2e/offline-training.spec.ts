@@ -50,7 +50,6 @@ async function installOffline(page: Page, pathname: string) {
   await expect.poll(controlled).toBe(true);
 }
 
-/** How many records an IndexedDB store of the app holds (a string: this project's e2e code has no DOM types). */
 /** Each capture thumbnail's status and what it says, for a failure message. */
 async function thumbsNow(page: Page): Promise<string> {
   const thumbs = await page
@@ -59,6 +58,7 @@ async function thumbsNow(page: Page): Promise<string> {
   return JSON.stringify(thumbs);
 }
 
+/** How many records an IndexedDB store of the app holds (a string: this project's e2e code has no DOM types). */
 function storeCount(page: Page, db: string, store: string): Promise<number> {
   return page.evaluate<number>(`(async ([name, store]) => {
     const db = await new Promise((resolve, reject) => {
@@ -217,8 +217,8 @@ test('its photos are queued without Save and reach the server before any result 
     await expect(page.getByTestId('capture-thumb').first()).toHaveAttribute('data-status', 'queued');
     // Queued one by one, each checked first (#36: a picked face on its own): the first thumbnail may say so well
     // before the last photo is stored. A clean-clone CI run saw 1 of 4 after the default 20 s; the test has 180 s.
-    // A clean-clone CI run (stop 44) saw 2 of 4 after 60 s; not reproduced. A failure now says what each thumbnail
-    // showed (its status, check line and error), which tells a photo held by its check from one that failed to queue.
+    // A clean-clone CI run (stop 44) saw 2 of 4 after 60 s, likely the race trainOffline now pins. A failure says what
+    // each thumbnail showed (its status, check line and error): a photo held by its check, or one that failed to queue.
     await expect
       .poll(() => storeCount(page, 'lookout-offline', 'captures'), { timeout: 60_000 })
       .toBe(files.length)
