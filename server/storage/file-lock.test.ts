@@ -68,6 +68,18 @@ describe('FileLock', () => {
     await taken.release();
   });
 
+  it('takes over within seconds, not staleMs, a lock file with no owner in it (a crash right after creating it)', async () => {
+    await fs.writeFile(file, '');
+    const lock = new FileLock(file, { staleMs: 60_000 });
+    // Fresh, it may be a live acquirer's that has not written its owner yet.
+    await expect(lock.acquire()).rejects.toBeInstanceOf(LockBusyError);
+    const old = new Date(Date.now() - 6_000);
+    await fs.utimes(file, old, old);
+    const taken = await lock.acquire();
+    expect(JSON.parse(await fs.readFile(file, 'utf8')).token).toBe(taken.owner.token);
+    await taken.release();
+  });
+
   it('a holder that was taken over knows it, and its release leaves the new owner alone', async () => {
     const first = await new FileLock(file, { staleMs: 100, refreshMs: 10_000 }).acquire();
     await new Promise((r) => setTimeout(r, 200));

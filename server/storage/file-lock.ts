@@ -3,7 +3,8 @@
  * file created exclusively (O_EXCL, `wx`) holding its owner (token, pid, host, start time). While held, its
  * modification time is refreshed every `staleMs / 4`; a lock file not refreshed for `staleMs` belongs to a
  * crashed or hung process and is taken over, so a crash never blocks the others for ever. A lock whose owner
- * ran on this host and whose process is gone is stale at once (a restart after a crash need not wait).
+ * ran on this host and whose process is gone is stale at once (a restart after a crash need not wait); one with no
+ * owner in it (a crash between creating it and writing the owner) after a few seconds.
  *
  * Takeover renames the stale file aside (one rename wins) and checks that what it moved is the stale owner's
  * file (same token); if another process had taken over meanwhile, its fresh file is linked back. Release
@@ -13,6 +14,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import { PRIVATE_FILE_MODE } from './private-modes.js';
+
+/** How long a lock file without an owner in it may be one still being written (see inspect). */
+const OWNERLESS_STALE_MS = 5_000;
 
 export interface LockOwner {
   token: string;
@@ -132,7 +136,11 @@ export class FileLock {
       throw err;
     }
     const owner = await readOwner(this.file);
-    return { stale: Date.now() - mtimeMs > this.staleMs || (owner !== null && deadOnThisHost(owner)), owner };
+    const age = Date.now() - mtimeMs;
+    // No owner in it (empty or torn): its creator died between creating the file and writing the owner, which a live
+    // one does at once. Waiting the whole staleMs would refuse every training for a minute after such a crash.
+    if (owner === null) return { stale: age > Math.min(this.staleMs, OWNERLESS_STALE_MS), owner };
+    return { stale: age > this.staleMs || deadOnThisHost(owner), owner };
   }
 
   /** Moves a stale lock file aside; puts it back when what was moved turns out to be another, fresh owner's. */

@@ -116,9 +116,24 @@ describe('crash safety', () => {
         const { body } = await postJson(`${server.url}/api/recognize`, { image: base64(await rescaled('eileen', 0.7)) });
         expect(body.trained).toBe(true);
         expect(body.faces[0].label).toBe('eileen');
+        // A kill after training.lbph was saved but before training.yml was put in place leaves the YAML to be
+        // written in the background after the start: its temporary file is no leftover until that write ends. The
+        // trained-models answer waits for it (CI once listed the folder mid-write).
+        expect((await fetch(`${server.url}/api/models/trained`)).status).toBe(200);
+        const leftovers = (await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'));
+        expect(leftovers, `after a kill ${delayMs} ms into a training`).toEqual([]);
       }
-      const leftovers = (await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'));
-      expect(leftovers).toEqual([]);
+
+      // The window the kills above hit only at times: training.yml renamed in place, its note not yet written. The
+      // next start writes training.yml again, in the background, and leaves nothing behind once it is written.
+      server.child.kill('SIGKILL');
+      await exited(server.child);
+      await fs.rm(path.join(dataDir, 'models', 'training.yml.source'));
+      server = await start(env);
+      expect((await fetch(`${server.url}/api/models/trained`)).status).toBe(200);
+      expect((await fs.readdir(path.join(dataDir, 'models'))).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+      const note = JSON.parse(await fs.readFile(path.join(dataDir, 'models', 'training.yml.source'), 'utf8'));
+      expect(note.ino).toBe((await fs.stat(path.join(dataDir, 'models', 'training.yml'))).ino);
     } finally {
       // The last server first: it writes its database in DATA_DIR, and removing the folder under it failed (ENOTEMPTY).
       await killAll(children);
