@@ -80,6 +80,50 @@ describe('FileLock', () => {
     await taken.release();
   });
 
+  // Replicas starting together after a crash all find its lock stale at once: one of them, never two, may take it.
+  const staleLocks: [string, () => Promise<void>][] = [
+    [
+      'whose owner process on this host is gone',
+      () =>
+        fs.writeFile(file, JSON.stringify({ token: 'dead', pid: 2 ** 22 + 12345, host: os.hostname(), started: new Date().toISOString() })),
+    ],
+    [
+      'with no owner in it',
+      async () => {
+        await fs.writeFile(file, '');
+        const old = new Date(Date.now() - 6_000);
+        await fs.utimes(file, old, old);
+      },
+    ],
+  ];
+  for (const [what, make] of staleLocks) {
+    it(`lets exactly one of many concurrent acquirers take over a stale lock ${what}`, async () => {
+      for (let round = 0; round < 20; round++) {
+        await make();
+        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => new FileLock(file).acquire()));
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        expect(won, `round ${round}`).toHaveLength(1);
+        for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(LockBusyError);
+        await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<FileLock['acquire']>>>).value.release();
+        expect((await fs.readdir(dir)).sort(), `round ${round}: only the lock's own files, and none left`).toEqual([]);
+      }
+    });
+  }
+
+  it("a takeover's guard file left by a crash holds the lock back for seconds, not for ever", async () => {
+    await fs.writeFile(
+      file,
+      JSON.stringify({ token: 'dead', pid: 2 ** 22 + 12345, host: os.hostname(), started: new Date().toISOString() }),
+    );
+    await fs.writeFile(`${file}.takeover`, '');
+    await expect(new FileLock(file).acquire()).rejects.toBeInstanceOf(LockBusyError);
+    const old = new Date(Date.now() - 11_000);
+    await fs.utimes(`${file}.takeover`, old, old);
+    const taken = await new FileLock(file).acquire();
+    await taken.release();
+    expect(await fs.readdir(dir)).toEqual([]);
+  });
+
   it('a holder that was taken over knows it, and its release leaves the new owner alone', async () => {
     const first = await new FileLock(file, { staleMs: 100, refreshMs: 10_000 }).acquire();
     await new Promise((r) => setTimeout(r, 200));

@@ -6,9 +6,9 @@
  * ran on this host and whose process is gone is stale at once (a restart after a crash need not wait); one with no
  * owner in it (a crash between creating it and writing the owner) after a few seconds.
  *
- * Takeover renames the stale file aside (one rename wins) and checks that what it moved is the stale owner's
- * file (same token); if another process had taken over meanwhile, its fresh file is linked back. Release
- * removes the file only while it still holds this owner's token.
+ * Takeover is done by one process at a time (a guard file created exclusively): it removes the stale file only
+ * while it is still the one judged stale, then creates its own like any acquirer. Release removes the file only
+ * while it still holds this owner's token.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -17,6 +17,8 @@ import { PRIVATE_FILE_MODE } from './private-modes.js';
 
 /** How long a lock file without an owner in it may be one still being written (see inspect). */
 const OWNERLESS_STALE_MS = 5_000;
+/** How long a takeover's guard file may be one in use (a takeover takes moments; see takeOver). */
+const TAKEOVER_STALE_MS = 10_000;
 
 export interface LockOwner {
   token: string;
@@ -143,21 +145,32 @@ export class FileLock {
     return { stale: age > this.staleMs || deadOnThisHost(owner), owner };
   }
 
-  /** Moves a stale lock file aside; puts it back when what was moved turns out to be another, fresh owner's. */
+  /**
+   * Removes the stale lock file, one process at a time: the remover holds `<file>.takeover` (created exclusively)
+   * and removes the lock only while it is still the stale one it saw. Then whoever creates the lock file first has
+   * it. (Renaming the stale file aside left the name free for a moment, and two newcomers could both hold the lock.)
+   */
   private async takeOver(stale: LockOwner | null): Promise<void> {
-    const aside = `${this.file}.stale-${randomUUID()}`;
+    const guard = `${this.file}.takeover`;
     try {
-      await fs.rename(this.file, aside);
+      await fs.writeFile(guard, '', { flag: 'wx', mode: PRIVATE_FILE_MODE });
     } catch (err) {
-      if (code(err) === 'ENOENT') return;
-      throw err;
+      if (code(err) !== 'EEXIST') throw err;
+      // Another process is taking over, which takes moments; one that crashed doing it left the file behind.
+      const age = await fs.stat(guard).then(
+        (st) => Date.now() - st.mtimeMs,
+        () => 0,
+      );
+      if (age > TAKEOVER_STALE_MS) await fs.rm(guard, { force: true });
+      return;
     }
-    const moved = await readOwner(aside);
-    if (moved && stale && moved.token !== stale.token) {
-      // Someone took over between our look and our rename: their lock goes back (unless a third owner exists).
-      await fs.link(aside, this.file).catch(() => {});
+    try {
+      const current = await this.inspect();
+      if (current === 'gone' || !current.stale || current.owner?.token !== stale?.token) return;
+      await fs.rm(this.file, { force: true });
+    } finally {
+      await fs.rm(guard, { force: true });
     }
-    await fs.rm(aside, { force: true });
   }
 
   private held(owner: LockOwner): HeldLock {
